@@ -1,0 +1,30 @@
+// The console's commands. Each returns the process exit status (exit_codes.h).
+#ifndef SLUICE_CONSOLE_COMMANDS_H_
+#define SLUICE_CONSOLE_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "topology/topology.h"
+
+namespace sluice::console {
+
+struct RunOptions {
+  std::string topology_path;
+  std::vector<std::string> work;  // replaces the topology's work: when not empty
+  std::string metrics_path;       // "" = no metrics file
+  bool progress = true;           // the live line, when stderr is a terminal
+};
+
+// Parses, checks every library and class, prints the plan. Exit 0 or kExitBadTopology.
+int validate_command(const std::string& topology_path);
+
+// Runs the topology (embedded when it has no hosts:) and prints the summary.
+int run_command(const RunOptions& options);
+
+// The plan: filters with their copies and code, streams with policy and memory, units.
+std::string describe_plan(const topo::Topology& topology);
+
+}  // namespace sluice::console
+
+#endif  // SLUICE_CONSOLE_COMMANDS_H_

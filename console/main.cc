@@ -1,0 +1,36 @@
+// sluice: the console. `sluice validate TOPOLOGY`, `sluice run TOPOLOGY [...]`.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "console/commands.h"
+#include "console/exit_codes.h"
+
+int main(int argc, char** argv) {
+  using namespace sluice::console;
+  CLI::App app{"sluice: run filter-stream applications written in C++ and Java"};
+  app.require_subcommand(1);
+
+  std::string validate_path;
+  CLI::App* validate = app.add_subcommand("validate", "check a topology, load its code, print the plan");
+  validate->add_option("TOPOLOGY", validate_path, "the topology file (YAML)")->required();
+
+  RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "run a topology and print a summary");
+  run_cmd->add_option("TOPOLOGY", run.topology_path, "the topology file (YAML)")->required();
+  run_cmd->add_option("--work", run.work,
+                      "a unit of work's payload; repeat for several (replaces the topology's work:)");
+  run_cmd->add_option("--metrics", run.metrics_path, "write the run's metrics as JSON to FILE");
+  bool no_progress = false;
+  run_cmd->add_flag("--no-progress", no_progress, "no live progress line, even on a terminal");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int status = app.exit(e);
+    return status == 0 ? kExitOk : kExitUsage;
+  }
+  if (validate->parsed()) return validate_command(validate_path);
+  run.progress = !no_progress;
+  return run_command(run);
+}

@@ -1,0 +1,129 @@
+#include "console/report.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sluice/error.h"
+
+namespace sluice::console {
+
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+// 1234567 -> "1.23M"
+std::string si(double value) {
+  const char* units[] = {"", "k", "M", "G", "T"};
+  int u = 0;
+  while (value >= 1000.0 && u < 4) {
+    value /= 1000.0;
+    ++u;
+  }
+  return fixed(value, value < 10 && u > 0 ? 2 : (u > 0 ? 1 : 0)) + units[u];
+}
+
+double mb(std::uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
+
+// Share of the copies' time spent blocked, in percent.
+double blocked_percent(std::uint64_t blocked_ns, int copies, double seconds) {
+  if (copies <= 0 || seconds <= 0) return 0;
+  double pct = 100.0 * static_cast<double>(blocked_ns) / 1e9 / (seconds * copies);
+  return pct > 100 ? 100 : pct;
+}
+
+std::string pad(std::string text, std::size_t width, bool right = false) {
+  if (text.size() >= width) return text;
+  std::string fill(width - text.size(), ' ');
+  return right ? fill + text : text + fill;
+}
+
+}  // namespace
+
+std::string progress_line(const std::string& unit_label, const std::vector<StreamStats>& now,
+                          const std::vector<StreamStats>& previous, double seconds,
+                          std::size_t width) {
+  std::string line = unit_label;
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    const StreamStats& cur = now[i];
+    const StreamStats prev = i < previous.size() ? previous[i] : StreamStats{};
+    double dt = seconds > 0 ? seconds : 1;
+    line += (i == 0 ? "  " : " | ") + cur.label + " " +
+            si(static_cast<double>(cur.buffers - prev.buffers) / dt) + " buf/s " +
+            fixed(mb(cur.bytes - prev.bytes) / dt, 1) + " MB/s blk " +
+            fixed(blocked_percent(cur.producer_blocked_ns - prev.producer_blocked_ns, cur.producer_copies, dt), 0) +
+            "%/" +
+            fixed(blocked_percent(cur.consumer_blocked_ns - prev.consumer_blocked_ns, cur.consumer_copies, dt), 0) +
+            "%";
+  }
+  if (width > 3 && line.size() > width) line = line.substr(0, width - 3) + "...";
+  return line;
+}
+
+std::string summary_table(const RunReport& report) {
+  std::string out;
+  std::size_t label_width = 6;
+  for (const StreamStats& s : report.streams) label_width = std::max(label_width, s.label.size());
+  const double secs = report.wall_seconds > 0 ? report.wall_seconds : 1e-9;
+  out += pad("stream", label_width) + "  " + pad("buffers", 12, true) + "  " + pad("MB", 10, true) +
+         "  " + pad("buf/s", 9, true) + "  " + pad("MB/s", 9, true) + "  " +
+         pad("prod blk", 8, true) + "  " + pad("cons blk", 8, true) + "\n";
+  for (const StreamStats& s : report.streams) {
+    out += pad(s.label, label_width) + "  " + pad(std::to_string(s.buffers), 12, true) + "  " +
+           pad(fixed(mb(s.bytes), 1), 10, true) + "  " +
+           pad(si(static_cast<double>(s.buffers) / secs), 9, true) + "  " +
+           pad(fixed(mb(s.bytes) / secs, 1), 9, true) + "  " +
+           pad(fixed(blocked_percent(s.producer_blocked_ns, s.producer_copies, secs), 0) + "%", 8, true) +
+           "  " +
+           pad(fixed(blocked_percent(s.consumer_blocked_ns, s.consumer_copies, secs), 0) + "%", 8, true) +
+           "\n";
+  }
+  std::size_t finished = 0;
+  for (const UnitRecord& u : report.units) finished += u.finished ? 1 : 0;
+  out += "units of work: " + std::to_string(finished) + "/" + std::to_string(report.units.size()) +
+         " finished in " + fixed(report.wall_seconds, 3) + " s";
+  for (const UnitRecord& u : report.units) {
+    if (u.finished) out += "; [" + u.work + "] " + fixed(u.seconds, 3) + " s";
+  }
+  out += "\n";
+  return out;
+}
+
+void write_metrics_json(const RunReport& report, const std::string& path) {
+  nlohmann::json doc;
+  doc["topology"] = {{"name", report.topology_name}, {"file", report.topology_file}};
+  doc["exit_code"] = report.exit_code;
+  doc["status"] = report.failure ? "failed" : "ok";
+  doc["wall_seconds"] = report.wall_seconds;
+  doc["units"] = nlohmann::json::array();
+  for (const UnitRecord& u : report.units) {
+    doc["units"].push_back({{"index", u.index}, {"work", u.work}, {"seconds", u.seconds},
+                            {"finished", u.finished}});
+  }
+  doc["streams"] = nlohmann::json::array();
+  for (const StreamStats& s : report.streams) {
+    doc["streams"].push_back({{"stream", s.label},
+                              {"buffers", s.buffers},
+                              {"bytes", s.bytes},
+                              {"producer_copies", s.producer_copies},
+                              {"consumer_copies", s.consumer_copies},
+                              {"producer_blocked_seconds", static_cast<double>(s.producer_blocked_ns) / 1e9},
+                              {"consumer_blocked_seconds", static_cast<double>(s.consumer_blocked_ns) / 1e9}});
+  }
+  if (report.failure) {
+    const Failure& f = *report.failure;
+    doc["failure"] = {{"filter", f.filter}, {"copy", f.copy}, {"host", f.host}, {"unit", f.unit},
+                      {"stage", f.stage}, {"message", f.message}};
+  }
+  if (!report.stuck.empty()) doc["stuck_copies"] = report.stuck;
+  std::ofstream file(path);
+  file << doc.dump(2) << "\n";
+  if (!file) throw Error("cannot write metrics to '" + path + "'; check the directory exists and is writable");
+}
+
+}  // namespace sluice::console

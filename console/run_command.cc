@@ -1,0 +1,196 @@
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "console/commands.h"
+#include "console/exit_codes.h"
+#include "console/report.h"
+#include "runtime/backends.h"
+#include "runtime/engine.h"
+
+namespace sluice::console {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::size_t terminal_width() {
+  struct winsize ws;
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 120;
+}
+
+// Turns SIGINT/SIGTERM into Engine::cancel, from a thread of its own (sigwait), so no
+// signal handler ever touches the runtime.
+class SignalWatcher {
+ public:
+  explicit SignalWatcher(Engine& engine) : engine_(engine) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGUSR1);  // our own wake-up to stop watching
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this] {
+      int sig = 0;
+      while (sigwait(&set_, &sig) == 0) {
+        if (sig == SIGUSR1) return;
+        interrupted_ = true;
+        engine_.cancel(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      }
+    });
+  }
+  ~SignalWatcher() {
+    pthread_kill(thread_.native_handle(), SIGUSR1);
+    thread_.join();
+  }
+  bool interrupted() const { return interrupted_; }
+
+ private:
+  Engine& engine_;
+  sigset_t set_;
+  std::atomic<bool> interrupted_{false};
+  std::thread thread_;
+};
+
+// Redraws the progress line on stderr twice a second while a run goes on.
+class ProgressLine {
+ public:
+  ProgressLine(const Engine& engine, bool enabled) : engine_(engine), enabled_(enabled) {
+    if (!enabled_) return;
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~ProgressLine() {
+    if (!enabled_) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    std::cerr << "\r\033[K" << std::flush;
+  }
+  void set_unit(const std::string& label) {
+    std::lock_guard<std::mutex> lock(mu_);
+    unit_label_ = label;
+  }
+
+ private:
+  void loop() {
+    std::vector<StreamStats> previous = engine_.stream_stats();
+    auto last = Clock::now();
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) {
+      std::vector<StreamStats> now = engine_.stream_stats();
+      double dt = seconds_since(last);
+      last = Clock::now();
+      std::cerr << "\r\033[K" << progress_line(unit_label_, now, previous, dt, terminal_width() - 1)
+                << std::flush;
+      previous = std::move(now);
+    }
+  }
+
+  const Engine& engine_;
+  const bool enabled_;
+  std::mutex mu_;  // guards stop_ and unit_label_
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::string unit_label_;
+  std::thread thread_;
+};
+
+int finish(RunReport& report, const RunOptions& options) {
+  std::cerr << summary_table(report);
+  if (report.failure) std::cerr << "sluice: run failed: " << report.failure->str() << "\n";
+  if (!report.stuck.empty()) {
+    std::cerr << "sluice: these copies did not stop after the failure (stuck in user code):";
+    for (const std::string& s : report.stuck) std::cerr << " " << s;
+    std::cerr << "\n";
+  }
+  if (!options.metrics_path.empty()) {
+    try {
+      write_metrics_json(report, options.metrics_path);
+    } catch (const std::exception& e) {
+      std::cerr << "sluice: " << e.what() << "\n";
+    }
+  }
+  return report.exit_code;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  topo::Topology topology;
+  try {
+    topology = topo::parse_topology_file(options.topology_path);
+    if (!options.work.empty()) topology.work = options.work;
+    if (!topology.hosts.empty()) {
+      std::cerr << topology.file << ": this topology lists hosts:, and runs across hosts need the host "
+                   "daemons (sluiced), which this build does not include yet; remove hosts: and place: "
+                   "to run it embedded in one process\n";
+      return kExitBadTopology;
+    }
+    check_loadable(topology);
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadTopology;
+  }
+
+  RunReport report;
+  report.topology_name = topology.name;
+  report.topology_file = topology.file;
+  const auto start = Clock::now();
+  std::unique_ptr<Engine> engine;
+  try {
+    engine = std::make_unique<Engine>(topology);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  {
+    SignalWatcher signals(*engine);
+    ProgressLine progress(*engine, options.progress && isatty(STDERR_FILENO));
+    report.failure = engine->start();
+    for (std::size_t i = 0; i < topology.work.size() && !report.failure; ++i) {
+      UnitRecord unit{i, topology.work[i], 0, false};
+      progress.set_unit("unit " + std::to_string(i + 1) + "/" + std::to_string(topology.work.size()) +
+                        " [" + unit.work + "]");
+      const auto unit_start = Clock::now();
+      report.failure = engine->run_unit(i, unit.work);
+      unit.seconds = seconds_since(unit_start);
+      unit.finished = !report.failure;
+      report.units.push_back(unit);
+    }
+    for (std::size_t i = report.units.size(); i < topology.work.size(); ++i) {
+      report.units.push_back(UnitRecord{i, topology.work[i], 0, false});
+    }
+    report.wall_seconds = seconds_since(start);
+    report.streams = engine->stream_stats();
+    report.stuck = engine->stuck_copies();
+    report.exit_code = !report.failure ? kExitOk
+                       : signals.interrupted() ? kExitInterrupted
+                                               : kExitRunFailed;
+  }
+  int status = finish(report, options);
+  if (!report.stuck.empty()) {
+    // Threads are stuck in user code; they cannot be joined, so do not try.
+    std::cerr.flush();
+    std::cout.flush();
+    _exit(status);
+  }
+  engine.reset();
+  return status;
+}
+
+}  // namespace sluice::console

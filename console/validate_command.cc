@@ -1,0 +1,59 @@
+#include <iostream>
+
+#include "console/commands.h"
+#include "console/exit_codes.h"
+#include "runtime/backends.h"
+#include "runtime/graph.h"
+#include "topology/size.h"
+
+namespace sluice::console {
+
+std::string describe_plan(const topo::Topology& t) {
+  std::string out = "topology '" + t.name + "' (" + t.file + "): " +
+                    (t.hosts.empty() ? std::string("embedded, one process")
+                                     : std::to_string(t.hosts.size()) + " hosts") + "\n";
+  out += "filters:\n";
+  for (const topo::FilterSpec& f : t.filters) {
+    out += "  " + f.name + ": " + topo::to_string(f.lang) + " " + f.class_name;
+    if (f.lang == topo::Lang::kCpp) out += " from " + (f.library.empty() ? std::string("(built in)") : f.library);
+    out += ", " + std::to_string(f.copies) + (f.copies == 1 ? " copy" : " copies");
+    if (!f.place.empty()) {
+      out += " on";
+      for (const auto& [host, n] : f.place) out += " " + host + ":" + std::to_string(n);
+    }
+    out += "\n";
+  }
+  out += "streams:\n";
+  std::size_t total = 0;
+  for (const topo::StreamSpec& s : t.streams) {
+    int producers = t.find_filter(s.from.filter)->copies;
+    int consumers = t.find_filter(s.to.filter)->copies;
+    std::size_t count = Graph::pool_count(s, producers, consumers);
+    total += count * s.buffer_size;
+    out += "  " + s.from.str() + " -> " + s.to.str() + ": " + topo::to_string(s.policy) + ", " +
+           topo::format_size(s.buffer_size) + " buffers, depth " + std::to_string(s.depth) +
+           ", pool " + std::to_string(count) + " buffers (" + topo::format_size(count * s.buffer_size) + ")\n";
+  }
+  out += "buffer memory: " + topo::format_size(total) + "\n";
+  out += "units of work: " + std::to_string(t.work.size());
+  for (const std::string& w : t.work) out += " [" + w + "]";
+  out += "\n";
+  return out;
+}
+
+int validate_command(const std::string& topology_path) {
+  try {
+    topo::Topology topology = topo::parse_topology_file(topology_path);
+    check_loadable(topology);
+    std::cout << describe_plan(topology) << "ok\n";
+    return kExitOk;
+  } catch (const topo::TopologyError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadTopology;
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return kExitBadTopology;
+  }
+}
+
+}  // namespace sluice::console

@@ -1,0 +1,57 @@
+// Filter: the user's unit of computation, and SLUICE_FILTER to register one.
+//
+// The runtime creates one Filter object per copy, once per run, and keeps it across units
+// of work. For each unit of work it calls init, then process, then finalize, all on the
+// copy's own thread. An exception from any of them stops the application; the console
+// reports the filter, copy, host, unit of work and the exception's message.
+//
+// A Filter need not be thread-safe: no two of its methods run at once. Different copies
+// are different objects and run on different threads.
+#ifndef SLUICE_FILTER_H_
+#define SLUICE_FILTER_H_
+
+#include <memory>
+
+#include "sluice/context.h"
+
+namespace sluice {
+
+class Filter {
+ public:
+  Filter() = default;
+  Filter(const Filter&) = delete;
+  Filter& operator=(const Filter&) = delete;
+  virtual ~Filter() = default;
+
+  // Before process, once per unit of work. Default: nothing.
+  virtual void init(Context& ctx) { (void)ctx; }
+  // Reads inputs until end of work (or not at all, for a source) and writes outputs.
+  // Returning ends this copy's part of the unit of work: its outputs then carry end of
+  // work downstream. Buffers left unread in its inputs are discarded, with a warning.
+  virtual void process(Context& ctx) = 0;
+  // After process, once per unit of work; outputs are closed by then. Default: nothing.
+  virtual void finalize(Context& ctx) { (void)ctx; }
+};
+
+using FilterFactory = std::unique_ptr<Filter> (*)();
+
+namespace detail {
+// Adds a class to the registry of the shared library being loaded (or of the program
+// itself, for filters linked into it). Used by SLUICE_FILTER; returns true.
+bool register_filter(const char* class_name, FilterFactory factory);
+}  // namespace detail
+
+}  // namespace sluice
+
+// Registers `Class` (default-constructible, derived from sluice::Filter) under the name
+// written, e.g. SLUICE_FILTER(Upper) registers "Upper", SLUICE_FILTER(text::Upper)
+// registers "text::Upper". Use at namespace scope in one .cc file of the filter library.
+#define SLUICE_FILTER(Class) SLUICE_FILTER_AS_(Class, __COUNTER__)
+#define SLUICE_FILTER_AS_(Class, n) SLUICE_FILTER_AS2_(Class, n)
+#define SLUICE_FILTER_AS2_(Class, n)                                                     \
+  namespace {                                                                            \
+  [[maybe_unused]] const bool sluice_registered_##n = ::sluice::detail::register_filter( \
+      #Class, []() -> std::unique_ptr<::sluice::Filter> { return std::make_unique<Class>(); }); \
+  }
+
+#endif  // SLUICE_FILTER_H_

@@ -1,0 +1,33 @@
+// The out-of-line parts of sluice::Buffer.
+#include <string>
+
+#include "buffer/buffer_pool.h"
+#include "buffer/slot.h"
+
+namespace sluice {
+
+void Buffer::resize(std::size_t n) {
+  if (n > capacity_) {
+    throw Error("Buffer::resize(" + std::to_string(n) + ") exceeds the buffer's capacity of " +
+                std::to_string(capacity_) + " bytes; raise the stream's buffer_size");
+  }
+  size_ = static_cast<std::uint32_t>(n);
+}
+
+namespace detail {
+
+void release_slot(Slot* slot) noexcept {
+  // Sole owner (the common case): no other holder can appear, so skip the atomic RMW.
+  if (slot->refs.load(std::memory_order_acquire) == 1 ||
+      slot->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    slot->refs.store(0, std::memory_order_relaxed);
+    slot->pool->release(slot);
+  }
+}
+
+bool slot_is_shared(const Slot* slot) noexcept {
+  return slot->refs.load(std::memory_order_acquire) > 1;
+}
+
+}  // namespace detail
+}  // namespace sluice

@@ -1,0 +1,69 @@
+#include "buffer/buffer_pool.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace sluice {
+
+namespace {
+// Blocks start on cache-line boundaries so that neighbouring buffers written by
+// different threads never share a line.
+constexpr std::size_t kAlignment = 64;
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+}  // namespace
+
+void BufferPool::FreeDeleter::operator()(std::byte* p) const noexcept { std::free(p); }
+
+BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t count,
+                       RunSignal& signal)
+    : name_(std::move(name)),
+      buffer_size_(buffer_size),
+      slots_(count),
+      free_(count),
+      not_empty_(signal) {
+  const std::size_t stride = round_up(buffer_size, kAlignment);
+  void* memory = std::aligned_alloc(kAlignment, stride * count);
+  if (memory == nullptr) {
+    throw Error("cannot allocate " + std::to_string(stride * count) + " bytes for the pool of " +
+                name_ + "; lower its buffer_size or depth");
+  }
+  memory_.reset(static_cast<std::byte*>(memory));
+  for (std::size_t i = 0; i < count; ++i) {
+    detail::Slot& slot = slots_[i];
+    slot.data = memory_.get() + i * stride;
+    slot.capacity = static_cast<std::uint32_t>(buffer_size);
+    slot.index = static_cast<std::uint32_t>(i);
+    slot.pool = this;
+    free_.try_push(&slot);
+  }
+}
+
+BufferPool::~BufferPool() {
+  if (!binding_deleter_) return;
+  for (detail::Slot& slot : slots_) {
+    if (void* binding = slot.binding.load(std::memory_order_acquire)) binding_deleter_(binding);
+  }
+}
+
+std::optional<Buffer> BufferPool::try_acquire() {
+  detail::Slot* slot = nullptr;
+  if (!free_.try_pop(slot)) return std::nullopt;
+  slot->refs.store(1, std::memory_order_relaxed);
+  return detail::BufferAccess::wrap(slot, 0, 0);
+}
+
+Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
+  detail::Slot* slot = nullptr;
+  std::uint64_t slept = not_empty_.wait([&] { return free_.try_pop(slot); });
+  if (blocked_ns != nullptr) *blocked_ns += slept;
+  slot->refs.store(1, std::memory_order_relaxed);
+  return detail::BufferAccess::wrap(slot, 0, 0);
+}
+
+void BufferPool::release(detail::Slot* slot) noexcept {
+  free_.try_push(slot);  // cannot fail: the ring holds every slot
+  not_empty_.notify();
+}
+
+}  // namespace sluice

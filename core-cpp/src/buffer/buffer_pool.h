@@ -1,0 +1,70 @@
+// BufferPool: a stream's fixed set of equally sized blocks, allocated once.
+//
+// acquire() hands out a free block as a Buffer; the Buffer's destruction (anywhere, on any
+// thread) puts it back. When the pool is empty acquire() sleeps until a block returns:
+// that is how a slow consumer holds back its producers while memory stays bounded.
+//
+// Lifetime: the pool must outlive every Buffer taken from it; the runtime guarantees this
+// by destroying pools only after every filter thread has stopped.
+// Thread safety: acquire, try_acquire and release are safe from any thread.
+#ifndef SLUICE_BUFFER_BUFFER_POOL_H_
+#define SLUICE_BUFFER_BUFFER_POOL_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "buffer/slot.h"
+#include "stream/mpmc_ring.h"
+#include "stream/waiter.h"
+
+namespace sluice {
+
+class BufferPool {
+ public:
+  // `name` appears in messages; `count` blocks of `buffer_size` bytes each.
+  // REQUIRES: buffer_size > 0, count > 0.
+  BufferPool(std::string name, std::size_t buffer_size, std::size_t count, RunSignal& signal);
+  ~BufferPool();
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+
+  // Blocks until a block is free. Adds the nanoseconds spent asleep to *blocked_ns.
+  // Throws sluice::Aborted when the run is aborted while waiting.
+  Buffer acquire(std::uint64_t* blocked_ns);
+  std::optional<Buffer> try_acquire();
+
+  // Returns a block whose last reference was dropped. Called by release_slot().
+  void release(detail::Slot* slot) noexcept;
+
+  const std::string& name() const { return name_; }
+  std::size_t buffer_size() const { return buffer_size_; }
+  std::size_t count() const { return slots_.size(); }
+  std::size_t available() const { return free_.size_approx(); }
+  // The start of the contiguous memory holding all blocks (tests use it to prove zero copy).
+  const std::byte* memory() const { return memory_.get(); }
+
+  // Called with each slot's non-null `binding` when the pool is destroyed, so a language
+  // binding can free what it attached there. Set before any binding is attached.
+  void set_binding_deleter(std::function<void(void*)> deleter) { binding_deleter_ = std::move(deleter); }
+
+ private:
+  struct FreeDeleter {
+    void operator()(std::byte* p) const noexcept;
+  };
+
+  std::string name_;
+  std::size_t buffer_size_;
+  std::unique_ptr<std::byte[], FreeDeleter> memory_;
+  std::vector<detail::Slot> slots_;
+  MpmcRing<detail::Slot*> free_;
+  Waiter not_empty_;
+  std::function<void(void*)> binding_deleter_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_BUFFER_BUFFER_POOL_H_

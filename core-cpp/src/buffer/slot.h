@@ -1,0 +1,52 @@
+// Slot: one block of a BufferPool, and BufferAccess, the runtime's way in and out of Buffer.
+#ifndef SLUICE_BUFFER_SLOT_H_
+#define SLUICE_BUFFER_SLOT_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "sluice/buffer.h"
+
+namespace sluice {
+class BufferPool;
+
+namespace detail {
+
+// A pool block. `refs` counts the Buffers (and in-flight queue items) that hold it; the
+// last release puts it back on its pool's free list. Everything else is fixed at pool
+// creation, except `binding`, which a language binding may set once per slot (e.g. the
+// Java Buffer object that wraps this block) and which the pool hands back to the binding
+// when it is destroyed.
+struct Slot {
+  std::byte* data = nullptr;
+  std::uint32_t capacity = 0;
+  std::uint32_t index = 0;  // position in the pool
+  std::atomic<std::uint32_t> refs{0};
+  BufferPool* pool = nullptr;
+  std::atomic<void*> binding{nullptr};
+};
+
+// Builds and takes apart Buffers; only the runtime uses this.
+class BufferAccess {
+ public:
+  // Wraps a slot reference the caller owns into a Buffer (which now owns it).
+  static Buffer wrap(Slot* slot, std::uint32_t size, std::uint64_t key) noexcept {
+    return Buffer(slot, slot->data, slot->capacity, size, key);
+  }
+  // Takes the slot reference out of the Buffer, leaving it invalid; the caller owns it.
+  static Slot* unwrap(Buffer& buffer) noexcept {
+    Slot* slot = buffer.slot_;
+    buffer.slot_ = nullptr;
+    buffer.data_ = nullptr;
+    buffer.capacity_ = buffer.size_ = 0;
+    return slot;
+  }
+  static Slot* slot(const Buffer& buffer) noexcept { return buffer.slot_; }
+  static std::uint32_t size(const Buffer& buffer) noexcept { return buffer.size_; }
+};
+
+}  // namespace detail
+}  // namespace sluice
+
+#endif  // SLUICE_BUFFER_SLOT_H_

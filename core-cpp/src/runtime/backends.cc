@@ -1,0 +1,119 @@
+#include "runtime/backends.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "runtime/plugin_loader.h"
+
+namespace sluice {
+
+namespace {
+
+// C++ filters: shared libraries loaded with dlopen, classes registered by SLUICE_FILTER.
+class CppBackend final : public LanguageBackend {
+ public:
+  void check(const topo::FilterSpec& spec) override {
+    find_filter_factory(spec.library, spec.class_name);
+  }
+  std::unique_ptr<Filter> create(const topo::FilterSpec& spec) override {
+    std::unique_ptr<Filter> filter = find_filter_factory(spec.library, spec.class_name)();
+    if (!filter) throw Error("the factory of class '" + spec.class_name + "' returned no filter");
+    return filter;
+  }
+};
+
+struct BackendTable {
+  std::mutex mu;  // guards both maps
+  std::map<topo::Lang, std::function<std::unique_ptr<LanguageBackend>()>> factories;
+  std::map<topo::Lang, std::unique_ptr<LanguageBackend>> backends;
+};
+
+BackendTable& table() {
+  static BackendTable* instance = new BackendTable();  // lives until exit, like the JVM
+  return *instance;
+}
+
+// Where the JNI bridge lives: $SLUICE_JNI_LIBRARY, else next to libsluice itself.
+std::string jni_library_path() {
+  if (const char* env = std::getenv("SLUICE_JNI_LIBRARY"); env != nullptr && *env != '\0') return env;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&jni_library_path), &info) != 0 && info.dli_fname != nullptr) {
+    std::string self = info.dli_fname;
+    auto slash = self.rfind('/');
+    if (slash != std::string::npos) return self.substr(0, slash + 1) + "libsluice_jni.so";
+  }
+  return "libsluice_jni.so";
+}
+
+void load_backend_library(topo::Lang lang) {
+  if (lang != topo::Lang::kJava) return;
+  const std::string path = jni_library_path();
+  // The bridge registers its factory from a static initialiser (register_backend).
+  if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    const char* why = dlerror();
+    throw Error(std::string("Java filters need the JNI bridge, which did not load: ") +
+                (why ? why : path) + "; build it (make) or set SLUICE_JNI_LIBRARY to libsluice_jni.so");
+  }
+}
+
+}  // namespace
+
+bool register_backend(topo::Lang lang, std::function<std::unique_ptr<LanguageBackend>()> factory) {
+  BackendTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.factories[lang] = std::move(factory);
+  return true;
+}
+
+LanguageBackend& backend_for(topo::Lang lang) {
+  BackendTable& t = table();
+  {
+    std::lock_guard<std::mutex> lock(t.mu);
+    auto found = t.backends.find(lang);
+    if (found != t.backends.end()) return *found->second;
+    if (lang == topo::Lang::kCpp) {
+      return *(t.backends[lang] = std::make_unique<CppBackend>());
+    }
+    if (t.factories.count(lang) == 0) {
+      // Load outside the lock: the library's initialiser calls register_backend.
+    } else {
+      return *(t.backends[lang] = t.factories[lang]());
+    }
+  }
+  load_backend_library(lang);
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto found = t.backends.find(lang);
+  if (found != t.backends.end()) return *found->second;
+  auto factory = t.factories.find(lang);
+  if (factory == t.factories.end()) {
+    throw Error(std::string("no backend for lang '") + topo::to_string(lang) +
+                "' in this build; use lang: cpp");
+  }
+  return *(t.backends[lang] = factory->second());
+}
+
+void check_loadable(const topo::Topology& topology) {
+  std::vector<topo::Diagnostic> problems;
+  std::set<topo::Lang> prepared;
+  for (const topo::FilterSpec& spec : topology.filters) {
+    try {
+      LanguageBackend& backend = backend_for(spec.lang);
+      if (prepared.insert(spec.lang).second) backend.prepare(topology);
+      backend.check(spec);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      // Point at the line the user has to change: the library for load failures,
+      // the class for a class the library does not have.
+      bool library_problem = what.rfind("cannot load", 0) == 0 || what.find("JNI bridge") != std::string::npos;
+      topo::Mark mark = library_problem ? spec.library_mark : spec.class_mark;
+      problems.push_back({topology.file, mark, "filter '" + spec.name + "': " + what});
+    }
+  }
+  if (!problems.empty()) throw topo::TopologyError(std::move(problems));
+}
+
+}  // namespace sluice

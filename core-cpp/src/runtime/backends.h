@@ -1,0 +1,30 @@
+// The backends for each `lang`, and the check that every filter of a topology can load.
+#ifndef SLUICE_RUNTIME_BACKENDS_H_
+#define SLUICE_RUNTIME_BACKENDS_H_
+
+#include <functional>
+#include <memory>
+
+#include "runtime/backend.h"
+#include "topology/topology.h"
+
+namespace sluice {
+
+// The process-wide backend for `lang`, created on first use. For Java this loads the
+// JNI bridge library (libsluice_jni.so, next to libsluice or named by the SLUICE_JNI_LIBRARY
+// environment variable). Throws sluice::Error when the language is not available.
+// Thread-safe.
+LanguageBackend& backend_for(topo::Lang lang);
+
+// Installs the factory a backend library provides for its language; the first call to
+// backend_for(lang) after it creates the backend. Returns true.
+bool register_backend(topo::Lang lang, std::function<std::unique_ptr<LanguageBackend>()> factory);
+
+// Prepares each backend the topology uses and checks that every filter's library and class
+// load. Throws topo::TopologyError with one diagnostic per filter that does not, at its
+// `library:` or `class:` line and column.
+void check_loadable(const topo::Topology& topology);
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_BACKENDS_H_

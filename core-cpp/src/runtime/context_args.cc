@@ -1,0 +1,102 @@
+// Typed conversions for Context::arg<T>().
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "sluice/context.h"
+#include "topology/size.h"
+
+namespace sluice {
+
+namespace {
+
+std::string bad_arg(const Context& ctx, std::string_view key, const std::string& raw,
+                    const char* expected) {
+  return "filter '" + ctx.filter_name() + "': argument '" + std::string(key) + "' is '" + raw +
+         "', which is not " + expected + "; fix it in the topology's args:";
+}
+
+template <typename T>
+T to_integer(const Context& ctx, std::string_view key, const std::string& raw) {
+  // Plain integers first (signed ones may be negative), then sizes such as 64KiB.
+  errno = 0;
+  char* end = nullptr;
+  long long value = std::strtoll(raw.c_str(), &end, 10);
+  if (raw.empty() || errno != 0 || *end != '\0') {
+    std::string why;
+    auto size = topo::parse_size(raw, &why);
+    if (!size) throw Error(bad_arg(ctx, key, raw, "an integer or a size such as 64KiB"));
+    if (*size > static_cast<unsigned long long>(std::numeric_limits<long long>::max())) {
+      throw Error(bad_arg(ctx, key, raw, "in range"));
+    }
+    value = static_cast<long long>(*size);
+  }
+  if constexpr (std::is_unsigned_v<T>) {
+    if (value < 0) throw Error(bad_arg(ctx, key, raw, "a non-negative integer"));
+    if (static_cast<unsigned long long>(value) > std::numeric_limits<T>::max()) {
+      throw Error(bad_arg(ctx, key, raw, "in range"));
+    }
+  } else {
+    if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) {
+      throw Error(bad_arg(ctx, key, raw, "in range"));
+    }
+  }
+  return static_cast<T>(value);
+}
+
+}  // namespace
+
+std::string Context::missing_arg_message(std::string_view key) const {
+  return "filter '" + filter_name() + "' needs argument '" + std::string(key) +
+         "'; add it to the filter's args: in the topology";
+}
+
+template <>
+std::string Context::convert_arg<std::string>(std::string_view, const std::string& raw) const {
+  return raw;
+}
+
+template <>
+bool Context::convert_arg<bool>(std::string_view key, const std::string& raw) const {
+  if (raw == "true" || raw == "yes" || raw == "1" || raw == "on") return true;
+  if (raw == "false" || raw == "no" || raw == "0" || raw == "off") return false;
+  throw Error(bad_arg(*this, key, raw, "a boolean (true or false)"));
+}
+
+#define SLUICE_INTEGER_ARG(T)                                                              \
+  template <>                                                                              \
+  T Context::convert_arg<T>(std::string_view key, const std::string& raw) const {          \
+    return to_integer<T>(*this, key, raw);                                                 \
+  }
+SLUICE_INTEGER_ARG(int)
+SLUICE_INTEGER_ARG(long)
+SLUICE_INTEGER_ARG(long long)
+SLUICE_INTEGER_ARG(unsigned)
+SLUICE_INTEGER_ARG(unsigned long)
+SLUICE_INTEGER_ARG(unsigned long long)
+#undef SLUICE_INTEGER_ARG
+
+template <>
+double Context::convert_arg<double>(std::string_view key, const std::string& raw) const {
+  errno = 0;
+  char* end = nullptr;
+  double value = std::strtod(raw.c_str(), &end);
+  if (raw.empty() || errno != 0 || *end != '\0') throw Error(bad_arg(*this, key, raw, "a number"));
+  return value;
+}
+
+template <>
+std::filesystem::path Context::convert_arg<std::filesystem::path>(std::string_view key,
+                                                                  const std::string& raw) const {
+  if (raw.empty()) throw Error(bad_arg(*this, key, raw, "a path"));
+  std::filesystem::path path(raw);
+  return path.is_absolute() ? path : std::filesystem::path(topology_dir()) / path;
+}
+
+template <>
+float Context::convert_arg<float>(std::string_view key, const std::string& raw) const {
+  return static_cast<float>(convert_arg<double>(key, raw));
+}
+
+}  // namespace sluice

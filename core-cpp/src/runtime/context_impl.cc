@@ -1,0 +1,82 @@
+#include "runtime/context_impl.h"
+
+#include "topology/suggest.h"
+
+namespace sluice {
+
+ContextImpl::ContextImpl(const topo::FilterSpec& spec, int copy_index, std::string host,
+                         std::string topology_dir)
+    : spec_(spec),
+      copy_index_(copy_index),
+      host_(std::move(host)),
+      topology_dir_(std::move(topology_dir)),
+      logger_(spec.name + "#" + std::to_string(copy_index) + "@" + host_) {}
+
+void ContextImpl::begin_unit(std::uint64_t index, const std::string& work) {
+  work_index_ = index;
+  work_ = work;
+  for (auto& input : inputs_) input->channel().begin_unit();
+  for (auto& output : outputs_) output->open();
+}
+
+void ContextImpl::end_process() {
+  for (auto& output : outputs_) output->close();
+  for (auto& input : inputs_) {
+    std::uint64_t discarded = input->channel().drain();
+    if (discarded != 0) {
+      logger_.warn("process returned with " + std::to_string(discarded) +
+                   " unread buffer(s) on input '" + input->name() + "'; they were discarded");
+    }
+  }
+}
+
+template <typename Port>
+void ContextImpl::throw_unconnected(const char* kind, std::string_view port,
+                                    const std::vector<std::unique_ptr<Port>>& ports) const {
+  std::vector<std::string> names;
+  for (const auto& p : ports) names.push_back(p->name());
+  std::string message = "filter '" + spec_.name + "' (copy " + std::to_string(copy_index_) +
+                        ") asked for " + kind + " port '" + std::string(port) +
+                        "', which no stream in the topology connects; ";
+  std::string near = topo::closest_match(port, names);
+  if (!near.empty()) message += "did you mean '" + near + "'? ";
+  message += names.empty() ? std::string("it has no ") + kind + " ports: add a stream to or from '" +
+                                 spec_.name + "." + std::string(port) + "'"
+                           : std::string("its connected ") + kind + " ports are: " + topo::join(names);
+  throw Error(message);
+}
+
+InputStream& ContextImpl::input(std::string_view port) {
+  for (auto& input : inputs_) {
+    if (input->name() == port) return *input;
+  }
+  throw_unconnected("input", port, inputs_);
+}
+
+OutputStream& ContextImpl::output(std::string_view port) {
+  for (auto& output : outputs_) {
+    if (output->name() == port) return *output;
+  }
+  throw_unconnected("output", port, outputs_);
+}
+
+bool ContextImpl::has_input(std::string_view port) const {
+  for (const auto& input : inputs_) {
+    if (input->name() == port) return true;
+  }
+  return false;
+}
+
+bool ContextImpl::has_output(std::string_view port) const {
+  for (const auto& output : outputs_) {
+    if (output->name() == port) return true;
+  }
+  return false;
+}
+
+const std::string* ContextImpl::find_arg(std::string_view key) const {
+  auto found = spec_.args.find(std::string(key));
+  return found == spec_.args.end() ? nullptr : &found->second;
+}
+
+}  // namespace sluice

@@ -1,0 +1,66 @@
+// ContextImpl: the runtime's Context for one filter copy; owns the copy's ports.
+#ifndef SLUICE_RUNTIME_CONTEXT_IMPL_H_
+#define SLUICE_RUNTIME_CONTEXT_IMPL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/context.h"
+#include "stream/input_port.h"
+#include "stream/output_port.h"
+#include "topology/topology.h"
+
+namespace sluice {
+
+class ContextImpl final : public Context {
+ public:
+  // `spec` must outlive the context (the Engine keeps the topology).
+  ContextImpl(const topo::FilterSpec& spec, int copy_index, std::string host,
+              std::string topology_dir);
+
+  void add_input(std::unique_ptr<InputPort> port) { inputs_.push_back(std::move(port)); }
+  void add_output(std::unique_ptr<OutputPort> port) { outputs_.push_back(std::move(port)); }
+
+  // Starts a unit of work: resets end-of-work counting, opens outputs.
+  void begin_unit(std::uint64_t index, const std::string& work);
+  // After process: sends end of work on every output, then discards what inputs still
+  // hold until their upstreams end (warning when anything was left unread).
+  void end_process();
+
+  InputStream& input(std::string_view port) override;
+  OutputStream& output(std::string_view port) override;
+  bool has_input(std::string_view port) const override;
+  bool has_output(std::string_view port) const override;
+  const std::string& work() const override { return work_; }
+  std::uint64_t work_index() const override { return work_index_; }
+  int copy_index() const override { return copy_index_; }
+  int copy_count() const override { return spec_.copies; }
+  const std::string& filter_name() const override { return spec_.name; }
+  const std::string& host() const override { return host_; }
+  const Logger& log() const override { return logger_; }
+  const std::string& topology_dir() const override { return topology_dir_; }
+  const std::string* find_arg(std::string_view key) const override;
+
+  const std::vector<std::unique_ptr<InputPort>>& inputs() const { return inputs_; }
+  const std::vector<std::unique_ptr<OutputPort>>& outputs() const { return outputs_; }
+
+ private:
+  template <typename Port>
+  [[noreturn]] void throw_unconnected(const char* kind, std::string_view port,
+                                      const std::vector<std::unique_ptr<Port>>& ports) const;
+
+  const topo::FilterSpec& spec_;
+  const int copy_index_;
+  const std::string host_;
+  const std::string topology_dir_;
+  const Logger logger_;
+  std::vector<std::unique_ptr<InputPort>> inputs_;
+  std::vector<std::unique_ptr<OutputPort>> outputs_;
+  std::string work_;
+  std::uint64_t work_index_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_CONTEXT_IMPL_H_

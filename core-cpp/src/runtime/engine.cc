@@ -1,0 +1,282 @@
+#include "runtime/engine.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "runtime/backends.h"
+#include "runtime/context_impl.h"
+#include "runtime/graph.h"
+#include "stream/run_signal.h"
+
+namespace sluice {
+
+std::string Failure::str() const {
+  if (filter.empty()) return message;
+  return "filter '" + filter + "' copy " + std::to_string(copy) + " on host " + host +
+         " failed in " + stage + " (unit of work " + std::to_string(unit) + "): " + message;
+}
+
+namespace {
+enum class Command { kNone, kRun, kStop };
+}  // namespace
+
+// One filter copy: its thread, its filter object and its context.
+struct CopyRunner {
+  const topo::FilterSpec* spec = nullptr;
+  int index = 0;
+  std::unique_ptr<ContextImpl> context;
+  std::thread thread;
+  std::atomic<const char*> stage{"create"};  // what the copy is doing, for stuck reports
+  bool busy = false;                          // guarded by State::mu
+};
+
+struct Engine::State {
+  const topo::Topology& topology;
+  EngineOptions options;
+  RunSignal signal;
+  Graph graph;
+  std::vector<std::unique_ptr<CopyRunner>> copies;
+
+  std::mutex mu;  // guards everything below
+  std::condition_variable changed;
+  Command command = Command::kNone;
+  std::uint64_t generation = 0;  // bumped per command
+  std::uint64_t unit = 0;
+  std::string work;
+  int pending = 0;  // copies that have not finished the current command
+  std::optional<Failure> failure;
+  bool failed = false;  // a failure happened: no more units
+
+  State(const topo::Topology& t, EngineOptions o)
+      : topology(t), options(std::move(o)), graph(t, signal) {}
+
+  void fail(Failure f) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (failure) return;  // the first failure is the one to report
+      failure = std::move(f);
+      failed = true;
+    }
+    signal.abort();
+    changed.notify_all();
+  }
+
+  void finished_command(CopyRunner& copy) {
+    std::lock_guard<std::mutex> lock(mu);
+    copy.busy = false;
+    if (--pending == 0) changed.notify_all();
+  }
+
+  void report(CopyRunner& copy, std::uint64_t index, const std::string& message) {
+    fail(Failure{copy.spec->name, copy.index, options.host, index, copy.stage.load(), message});
+  }
+
+  void run_copy(CopyRunner& copy);
+  void run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t index, const std::string& work);
+  std::optional<Failure> wait_pending();
+};
+
+void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t index,
+                                const std::string& unit_work) {
+  ContextImpl& ctx = *copy.context;
+  try {
+    ctx.begin_unit(index, unit_work);
+    copy.stage = "init";
+    filter.init(ctx);
+    copy.stage = "process";
+    filter.process(ctx);
+    copy.stage = "end of work";
+    ctx.end_process();
+    copy.stage = "finalize";
+    filter.finalize(ctx);
+  } catch (const Aborted&) {
+    // Another part failed first (or the run was cancelled); that failure is reported.
+    if (!signal.aborted()) report(copy, index, "threw sluice::Aborted although the run was not aborted");
+  } catch (const std::exception& e) {
+    report(copy, index, e.what());
+  } catch (...) {
+    report(copy, index, "threw an exception that is not a std::exception");
+  }
+  copy.stage = "idle";
+}
+
+void Engine::State::run_copy(CopyRunner& copy) {
+  LanguageBackend* backend = nullptr;
+  std::unique_ptr<Filter> filter;
+  try {
+    backend = &backend_for(copy.spec->lang);
+    backend->thread_started();
+    filter = backend->create(*copy.spec);
+  } catch (const std::exception& e) {
+    report(copy, 0, e.what());
+  }
+  copy.stage = "idle";
+  finished_command(copy);
+
+  std::uint64_t seen = 0;
+  for (;;) {
+    std::uint64_t index;
+    std::string unit_work;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      changed.wait(lock, [&] { return generation != seen; });
+      seen = generation;
+      if (command == Command::kStop) break;
+      index = unit;
+      unit_work = work;
+    }
+    if (filter) run_unit_on(copy, *filter, index, unit_work);
+    finished_command(copy);
+  }
+  // Destroy the filter on its own thread (a Java filter drops its JVM references here).
+  try {
+    filter.reset();
+  } catch (...) {
+  }
+  if (backend != nullptr) backend->thread_stopping();
+}
+
+std::optional<Failure> Engine::State::wait_pending() {
+  std::unique_lock<std::mutex> lock(mu);
+  changed.wait(lock, [&] { return pending == 0 || failed; });
+  if (pending != 0) {
+    // Give the others a moment to unwind from the abort.
+    changed.wait_for(lock, options.abort_grace, [&] { return pending == 0; });
+  }
+  return failure;
+}
+
+Engine::Engine(const topo::Topology& topology, EngineOptions options)
+    : state_(std::make_unique<State>(topology, std::move(options))) {
+  State& s = *state_;
+  // Contexts and ports first, so every stream has its writers and readers before any
+  // thread runs.
+  for (const topo::FilterSpec& spec : topology.filters) {
+    for (int c = 0; c < spec.copies; ++c) {
+      auto copy = std::make_unique<CopyRunner>();
+      copy->spec = &spec;
+      copy->index = c;
+      copy->context = std::make_unique<ContextImpl>(spec, c, s.options.host, topology.dir);
+      s.copies.push_back(std::move(copy));
+    }
+  }
+  auto copy_of = [&](const std::string& filter, int index) -> CopyRunner& {
+    for (auto& copy : s.copies) {
+      if (copy->spec->name == filter && copy->index == index) return *copy;
+    }
+    throw Error("internal: no copy " + std::to_string(index) + " of filter '" + filter + "'");
+  };
+  for (auto& stream : s.graph.streams()) {
+    const topo::StreamSpec& spec = *stream->spec;
+    for (int p = 0; p < stream->producer_copies; ++p) {
+      copy_of(spec.from.filter, p).context->add_output(std::make_unique<OutputPort>(
+          spec.from.port, stream->label, spec.policy, *stream->pool, stream->endpoints,
+          *stream->room, static_cast<std::uint32_t>(p)));
+    }
+    for (int c = 0; c < stream->consumer_copies; ++c) {
+      copy_of(spec.to.filter, c).context->add_input(
+          std::make_unique<InputPort>(spec.to.port, *stream->channels[c]));
+    }
+  }
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.pending = static_cast<int>(s.copies.size());
+  for (auto& copy : s.copies) {
+    copy->busy = true;
+    CopyRunner* raw = copy.get();
+    copy->thread = std::thread([&s, raw] { s.run_copy(*raw); });
+  }
+}
+
+Engine::~Engine() {
+  State& s = *state_;
+  bool stuck = false;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    stuck = s.pending != 0;
+    s.command = Command::kStop;
+    ++s.generation;
+    s.signal.abort();  // in case a copy is still blocked on a stream
+  }
+  s.changed.notify_all();
+  if (stuck) {
+    // A copy is stuck in user code: joining would hang. Leave the threads and the state
+    // they use; the process is about to report the failure and exit.
+    for (auto& copy : s.copies) copy->thread.detach();
+    (void)state_.release();
+    return;
+  }
+  for (auto& copy : s.copies) copy->thread.join();
+}
+
+std::optional<Failure> Engine::start() { return state_->wait_pending(); }
+
+std::optional<Failure> Engine::run_unit(std::uint64_t index, const std::string& work) {
+  State& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.failed) return s.failure;
+    if (s.pending != 0) throw Error("internal: run_unit while a unit is still running");
+    s.command = Command::kRun;
+    s.unit = index;
+    s.work = work;
+    s.pending = static_cast<int>(s.copies.size());
+    for (auto& copy : s.copies) copy->busy = true;
+    ++s.generation;
+  }
+  s.changed.notify_all();
+  return s.wait_pending();
+}
+
+void Engine::cancel(const std::string& reason) {
+  state_->fail(Failure{"", -1, state_->options.host, state_->unit, "cancelled", reason});
+}
+
+std::vector<StreamStats> Engine::stream_stats() const {
+  std::vector<StreamStats> out;
+  for (const auto& stream : state_->graph.streams()) {
+    StreamStats stats;
+    stats.label = stream->label;
+    stats.producer_copies = stream->producer_copies;
+    stats.consumer_copies = stream->consumer_copies;
+    out.push_back(stats);
+  }
+  for (const auto& copy : state_->copies) {
+    for (const auto& port : copy->context->outputs()) {
+      for (std::size_t i = 0; i < state_->graph.streams().size(); ++i) {
+        const topo::StreamSpec& spec = *state_->graph.streams()[i]->spec;
+        if (spec.from.filter == copy->spec->name && spec.from.port == port->name()) {
+          out[i].buffers += port->counters().buffers.get();
+          out[i].bytes += port->counters().bytes.get();
+          out[i].producer_blocked_ns += port->counters().blocked_ns.get();
+        }
+      }
+    }
+    for (const auto& port : copy->context->inputs()) {
+      for (std::size_t i = 0; i < state_->graph.streams().size(); ++i) {
+        const topo::StreamSpec& spec = *state_->graph.streams()[i]->spec;
+        if (spec.to.filter == copy->spec->name && spec.to.port == port->name()) {
+          out[i].consumer_blocked_ns += port->counters().blocked_ns.get();
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Engine::stuck_copies() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  std::vector<std::string> out;
+  for (const auto& copy : state_->copies) {
+    if (copy->busy) {
+      out.push_back(copy->spec->name + "#" + std::to_string(copy->index) + " (in " +
+                    copy->stage.load() + ")");
+    }
+  }
+  return out;
+}
+
+int Engine::copy_count() const { return static_cast<int>(state_->copies.size()); }
+
+}  // namespace sluice

@@ -1,0 +1,76 @@
+// Engine: runs an application's filter copies in this process, unit of work by unit of work.
+//
+// The embedded console and the app daemon both drive an Engine. It builds the streams
+// (Graph), starts one thread per filter copy, creates each copy's filter object on that
+// thread, and then, per run_unit(), has every copy run init -> process -> finalize. The
+// first failure anywhere aborts the run: every blocked read, write and allocate throws
+// sluice::Aborted so the other threads unwind promptly.
+//
+// Thread safety: start, run_unit and cancel may be called from any thread; the stats
+// accessors too (the console's progress thread reads them while a unit runs).
+#ifndef SLUICE_RUNTIME_ENGINE_H_
+#define SLUICE_RUNTIME_ENGINE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/failure.h"
+#include "topology/topology.h"
+
+namespace sluice {
+
+struct EngineOptions {
+  // What Context::host() says. Default: "local" (embedded).
+  std::string host = "local";
+  // After a failure, how long to wait for the other copies to unwind before declaring them
+  // stuck (a filter in an endless computation cannot be interrupted). Default: 5 s.
+  std::chrono::milliseconds abort_grace{5000};
+};
+
+struct StreamStats {
+  std::string label;  // "read.out -> count.in"
+  int producer_copies = 0;
+  int consumer_copies = 0;
+  std::uint64_t buffers = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t producer_blocked_ns = 0;  // summed over producer copies
+  std::uint64_t consumer_blocked_ns = 0;  // summed over consumer copies
+};
+
+class Engine {
+ public:
+  // Builds the graph and starts the copy threads. `topology` must outlive the Engine and
+  // must have passed check_loadable(). Throws sluice::Error when the graph cannot be built.
+  Engine(const topo::Topology& topology, EngineOptions options = {});
+  // Stops and joins the copy threads. If some are stuck in user code after a failure,
+  // leaves them running (detached) with the state they use.
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Waits until every copy has created its filter object. Returns the first failure.
+  std::optional<Failure> start();
+  // Runs one unit of work on every copy and waits for all of them. Returns the first
+  // failure, after which the engine runs no more units.
+  // REQUIRES: start() returned no failure.
+  std::optional<Failure> run_unit(std::uint64_t index, const std::string& work);
+  // Aborts the current unit (e.g. on Ctrl-C) with `reason`; run_unit returns it.
+  void cancel(const std::string& reason);
+
+  std::vector<StreamStats> stream_stats() const;
+  // Copies that did not unwind within abort_grace after a failure: "name#copy (stage)".
+  std::vector<std::string> stuck_copies() const;
+  int copy_count() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_ENGINE_H_

@@ -1,0 +1,24 @@
+// Failure: why a run stopped, named precisely enough to act on.
+#ifndef SLUICE_RUNTIME_FAILURE_H_
+#define SLUICE_RUNTIME_FAILURE_H_
+
+#include <cstdint>
+#include <string>
+
+namespace sluice {
+
+struct Failure {
+  std::string filter;    // "" when not a filter's fault (e.g. cancelled)
+  int copy = -1;
+  std::string host;
+  std::uint64_t unit = 0;  // unit of work index
+  std::string stage;     // create, init, process, finalize, or what the runtime was doing
+  std::string message;   // the exception's message (for Java, with the stack trace)
+
+  // "filter 'count' copy 1 on host local failed in process (unit of work 0): message"
+  std::string str() const;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_FAILURE_H_

@@ -1,0 +1,52 @@
+#include "sluice/logger.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace sluice {
+
+namespace {
+
+LogLevel level_from_env() {
+  const char* env = std::getenv("SLUICE_LOG");
+  if (env == nullptr) return LogLevel::kInfo;
+  if (std::strcmp(env, "debug") == 0) return LogLevel::kDebug;
+  if (std::strcmp(env, "warn") == 0) return LogLevel::kWarn;
+  if (std::strcmp(env, "error") == 0) return LogLevel::kError;
+  return LogLevel::kInfo;
+}
+
+std::atomic<LogLevel>& current_level() {
+  static std::atomic<LogLevel> level{level_from_env()};
+  return level;
+}
+
+const char* level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void Logger::log(LogLevel level, std::string_view message) const {
+  if (level < current_level().load(std::memory_order_relaxed)) return;
+  std::string line = "[" + prefix_ + "] " + level_name(level) + ": ";
+  line.append(message);
+  line.push_back('\n');
+  // One write per line: lines from different threads never interleave.
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
+void Logger::set_level(LogLevel level) { current_level().store(level); }
+LogLevel Logger::level() { return current_level().load(); }
+
+}  // namespace sluice

@@ -1,0 +1,59 @@
+#include "stream/input_channel.h"
+
+namespace sluice {
+
+InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal,
+                           Waiter& room)
+    : depth_(depth),
+      upstream_copies_(upstream_copies),
+      // End-of-work marks get their own room so a full queue never delays them behind
+      // the consumer's next read.
+      ring_(depth + static_cast<std::size_t>(upstream_copies)),
+      not_empty_(signal),
+      room_(room) {}
+
+InputChannel::~InputChannel() {
+  // Give back buffers nobody read (after an aborted run).
+  Item item;
+  while (ring_.try_pop(item)) {
+    if (!item.is_end_of_work()) detail::release_slot(item.slot);
+  }
+}
+
+bool InputChannel::try_push(const Item& item) noexcept {
+  // Data may use `depth_` places; marks may use the rest.
+  if (!item.is_end_of_work() && ring_.size_approx() >= depth_) return false;
+  if (!ring_.try_push(item)) return false;
+  not_empty_.notify();
+  return true;
+}
+
+std::size_t InputChannel::free_room() const noexcept {
+  std::size_t used = ring_.size_approx();
+  return used >= depth_ ? 0 : depth_ - used;
+}
+
+std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns) {
+  while (marks_seen_ < upstream_copies_) {
+    Item item;
+    if (!ring_.try_pop(item)) {
+      *blocked_ns += not_empty_.wait([&] { return ring_.try_pop(item); });
+    }
+    room_.notify();
+    if (item.is_end_of_work()) {
+      ++marks_seen_;
+      continue;
+    }
+    return detail::BufferAccess::wrap(item.slot, item.size, item.key);
+  }
+  return std::nullopt;
+}
+
+std::uint64_t InputChannel::drain() {
+  std::uint64_t discarded = 0;
+  std::uint64_t ignored = 0;
+  while (auto buffer = pop(&ignored)) ++discarded;
+  return discarded;
+}
+
+}  // namespace sluice

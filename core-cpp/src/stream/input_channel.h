@@ -1,0 +1,57 @@
+// InputChannel: the queue in front of one consumer copy's input port.
+//
+// Producers (local OutputPorts, or a network receiver) push items; the consumer copy pops
+// them. It counts end-of-work marks: the unit of work ends for this copy when every
+// upstream copy has sent its mark, which it does only after all its buffers, so nothing
+// is lost and each producer's buffers arrive in order.
+//
+// Thread safety: try_push from any number of threads; pop/begin_unit/drain only from the
+// consumer copy's thread.
+#ifndef SLUICE_STREAM_INPUT_CHANNEL_H_
+#define SLUICE_STREAM_INPUT_CHANNEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "sluice/buffer.h"
+#include "stream/endpoint.h"
+#include "stream/mpmc_ring.h"
+#include "stream/waiter.h"
+
+namespace sluice {
+
+class InputChannel final : public Endpoint {
+ public:
+  // depth: items it holds (rounded up to a power of two) plus room for every producer's
+  // end-of-work mark. room: the stream's Waiter that blocked writers sleep on.
+  InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room);
+  ~InputChannel() override;
+
+  bool try_push(const Item& item) noexcept override;
+  std::size_t free_room() const noexcept override;
+
+  // Starts a unit of work: no end-of-work marks seen yet.
+  void begin_unit() noexcept { marks_seen_ = 0; }
+  // The next buffer, or nullopt once every upstream copy has ended the unit of work.
+  // Adds time spent asleep to *blocked_ns. Throws sluice::Aborted.
+  std::optional<Buffer> pop(std::uint64_t* blocked_ns);
+  bool ended() const noexcept { return marks_seen_ == upstream_copies_; }
+  // Discards buffers until the unit of work ends; returns how many were discarded.
+  std::uint64_t drain();
+
+  int upstream_copies() const { return upstream_copies_; }
+  std::size_t depth() const { return depth_; }
+
+ private:
+  const std::size_t depth_;
+  const int upstream_copies_;
+  MpmcRing<Item> ring_;
+  Waiter not_empty_;
+  Waiter& room_;
+  int marks_seen_ = 0;  // consumer thread only
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_STREAM_INPUT_CHANNEL_H_

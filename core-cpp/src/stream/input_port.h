@@ -1,0 +1,41 @@
+// InputPort: a consumer copy's end of one stream, reading from its InputChannel.
+#ifndef SLUICE_STREAM_INPUT_PORT_H_
+#define SLUICE_STREAM_INPUT_PORT_H_
+
+#include <string>
+
+#include "sluice/stream.h"
+#include "stream/input_channel.h"
+#include "stream/port_counters.h"
+
+namespace sluice {
+
+class InputPort final : public InputStream {
+ public:
+  // The channel belongs to the stream and outlives the port.
+  InputPort(std::string name, InputChannel& channel) : name_(std::move(name)), channel_(channel) {}
+
+  std::optional<Buffer> read() override {
+    std::uint64_t blocked = 0;
+    std::optional<Buffer> buffer = channel_.pop(&blocked);
+    if (blocked != 0) counters_.blocked_ns.add(blocked);
+    if (buffer) {
+      counters_.buffers.add(1);
+      counters_.bytes.add(buffer->size());
+    }
+    return buffer;
+  }
+  const std::string& name() const override { return name_; }
+
+  InputChannel& channel() { return channel_; }
+  const PortCounters& counters() const { return counters_; }
+
+ private:
+  const std::string name_;
+  InputChannel& channel_;
+  PortCounters counters_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_STREAM_INPUT_PORT_H_

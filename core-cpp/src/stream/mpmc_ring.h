@@ -1,0 +1,88 @@
+// MpmcRing: a bounded lock-free multi-producer multi-consumer FIFO (Dmitry Vyukov's design).
+//
+// try_push/try_pop never block and never allocate. Items from one producer come out in the
+// order that producer pushed them. Capacity is rounded up to a power of two.
+#ifndef SLUICE_STREAM_MPMC_RING_H_
+#define SLUICE_STREAM_MPMC_RING_H_
+
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace sluice {
+
+template <typename T>
+class MpmcRing {
+ public:
+  explicit MpmcRing(std::size_t min_capacity)
+      : mask_(std::bit_ceil(min_capacity < 2 ? std::size_t{2} : min_capacity) - 1),
+        cells_(new Cell[mask_ + 1]) {
+    for (std::size_t i = 0; i <= mask_; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
+  }
+  MpmcRing(const MpmcRing&) = delete;
+  MpmcRing& operator=(const MpmcRing&) = delete;
+
+  bool try_push(const T& value) noexcept {
+    std::size_t pos = tail_.load(std::memory_order_relaxed);
+    for (;;) {
+      Cell& cell = cells_[pos & mask_];
+      std::size_t seq = cell.seq.load(std::memory_order_acquire);
+      auto dif = static_cast<std::intptr_t>(seq) - static_cast<std::intptr_t>(pos);
+      if (dif == 0) {
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          cell.value = value;
+          cell.seq.store(pos + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (dif < 0) {
+        return false;  // full
+      } else {
+        pos = tail_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  bool try_pop(T& out) noexcept {
+    std::size_t pos = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      Cell& cell = cells_[pos & mask_];
+      std::size_t seq = cell.seq.load(std::memory_order_acquire);
+      auto dif = static_cast<std::intptr_t>(seq) - static_cast<std::intptr_t>(pos + 1);
+      if (dif == 0) {
+        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          out = cell.value;
+          cell.seq.store(pos + mask_ + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (dif < 0) {
+        return false;  // empty
+      } else {
+        pos = head_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  std::size_t capacity() const noexcept { return mask_ + 1; }
+  // A snapshot; exact only when no push or pop runs concurrently.
+  std::size_t size_approx() const noexcept {
+    std::size_t tail = tail_.load(std::memory_order_relaxed);
+    std::size_t head = head_.load(std::memory_order_relaxed);
+    return tail >= head ? tail - head : 0;
+  }
+
+ private:
+  struct Cell {
+    std::atomic<std::size_t> seq;
+    T value;
+  };
+  const std::size_t mask_;
+  std::unique_ptr<Cell[]> cells_;
+  alignas(64) std::atomic<std::size_t> tail_{0};
+  alignas(64) std::atomic<std::size_t> head_{0};
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_STREAM_MPMC_RING_H_

@@ -1,0 +1,129 @@
+#include "stream/output_port.h"
+
+#include <string>
+
+namespace sluice {
+
+OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy policy,
+                       BufferPool& pool, std::vector<Endpoint*> endpoints, Waiter& room,
+                       std::uint32_t producer)
+    : name_(std::move(name)),
+      stream_label_(std::move(stream_label)),
+      policy_(policy),
+      pool_(pool),
+      endpoints_(std::move(endpoints)),
+      room_(room),
+      producer_(producer),
+      // Start round robin at a different copy per producer so that N producers writing
+      // one buffer each do not all pick consumer copy 0.
+      next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {}
+
+std::size_t OutputPort::key_to_copy(std::uint64_t key, std::size_t copies) noexcept {
+  // splitmix64 finaliser: neighbouring keys (1, 2, 3...) spread evenly over the copies.
+  key ^= key >> 30;
+  key *= 0xbf58476d1ce4e5b9ULL;
+  key ^= key >> 27;
+  key *= 0x94d049bb133111ebULL;
+  key ^= key >> 31;
+  return static_cast<std::size_t>(key % copies);
+}
+
+Buffer OutputPort::allocate() {
+  std::uint64_t blocked = 0;
+  Buffer buffer = pool_.acquire(&blocked);
+  if (blocked != 0) counters_.blocked_ns.add(blocked);
+  return buffer;
+}
+
+void OutputPort::throw_bad_write(const Buffer& buffer) const {
+  if (!open_) {
+    throw Error("write to output '" + name_ + "' outside init/process: end of work was already "
+                "sent on " + stream_label_ + "; write before process returns");
+  }
+  if (!buffer.valid()) {
+    throw Error("write of an invalid (moved-from or reset) buffer to output '" + name_ +
+                "'; allocate() a new one or write the one read() returned");
+  }
+  throw Error("write of a " + std::to_string(buffer.size()) + "-byte buffer to output '" + name_ +
+              "' (" + stream_label_ + ") whose buffer_size is " + std::to_string(buffer_size()) +
+              " bytes; raise the stream's buffer_size or split the data");
+}
+
+void OutputPort::push_blocking(Endpoint& endpoint, const Item& item) {
+  if (endpoint.try_push(item)) return;
+  counters_.blocked_ns.add(room_.wait([&] { return endpoint.try_push(item); }));
+}
+
+void OutputPort::push_demand_driven(const Item& item) {
+  // The copy with the most free room; ties go to the next in turn, so equal consumers
+  // share the work. When all are full, wait until any has room.
+  auto try_best = [&]() noexcept {
+    const std::size_t n = endpoints_.size();
+    std::size_t best = next_;
+    std::size_t best_room = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t candidate = (next_ + i) % n;
+      std::size_t room = endpoints_[candidate]->free_room();
+      if (room > best_room) {
+        best = candidate;
+        best_room = room;
+      }
+    }
+    if (best_room == 0 || !endpoints_[best]->try_push(item)) return false;
+    next_ = (best + 1) % n;
+    return true;
+  };
+  if (try_best()) return;
+  counters_.blocked_ns.add(room_.wait(try_best));
+}
+
+void OutputPort::write(Buffer&& buffer) {
+  if (!open_ || !buffer.valid() || buffer.size() > pool_.buffer_size()) throw_bad_write(buffer);
+  const std::uint32_t size = detail::BufferAccess::size(buffer);
+  Item item{nullptr, size, producer_, buffer.key()};
+  const std::size_t n = endpoints_.size();
+  item.slot = detail::BufferAccess::unwrap(buffer);
+  if (policy_ == topo::Policy::kBroadcast) {
+    // One payload, n holders: each consumer copy releases its own reference.
+    if (n > 1) item.slot->refs.fetch_add(static_cast<std::uint32_t>(n - 1), std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i) {
+      try {
+        push_blocking(*endpoints_[i], item);
+      } catch (...) {
+        for (std::size_t j = i; j < n; ++j) detail::release_slot(item.slot);
+        throw;
+      }
+    }
+  } else {
+    try {
+      switch (policy_) {
+        case topo::Policy::kRoundRobin: {
+          Endpoint& endpoint = *endpoints_[next_];
+          next_ = next_ + 1 == n ? 0 : next_ + 1;
+          push_blocking(endpoint, item);
+          break;
+        }
+        case topo::Policy::kByKey:
+          push_blocking(*endpoints_[key_to_copy(item.key, n)], item);
+          break;
+        default:
+          push_demand_driven(item);
+          break;
+      }
+    } catch (...) {
+      detail::release_slot(item.slot);  // aborted while waiting: the buffer goes home
+      throw;
+    }
+  }
+  counters_.buffers.add(1);
+  counters_.bytes.add(size);
+}
+
+void OutputPort::close() {
+  if (!open_) return;
+  open_ = false;
+  const Item mark = Item::end_of_work(producer_);
+  for (Endpoint* endpoint : endpoints_) push_blocking(*endpoint, mark);
+}
+
+}  // namespace sluice

@@ -1,0 +1,62 @@
+// OutputPort: a producer copy's end of one stream; applies the stream's policy.
+//
+// Owns nothing but its counters: the pool and the endpoints belong to the stream (see
+// runtime/graph.h) and outlive it. Used only from its copy's thread.
+#ifndef SLUICE_STREAM_OUTPUT_PORT_H_
+#define SLUICE_STREAM_OUTPUT_PORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "buffer/buffer_pool.h"
+#include "sluice/stream.h"
+#include "stream/endpoint.h"
+#include "stream/port_counters.h"
+#include "topology/topology.h"
+
+namespace sluice {
+
+class OutputPort final : public OutputStream {
+ public:
+  // endpoints: one per consumer copy, in copy order. room: the stream's Waiter that
+  // endpoints notify when they gain room. producer: this copy's index.
+  OutputPort(std::string name, std::string stream_label, topo::Policy policy, BufferPool& pool,
+             std::vector<Endpoint*> endpoints, Waiter& room, std::uint32_t producer);
+
+  Buffer allocate() override;
+  void write(Buffer&& buffer) override;
+  std::size_t buffer_size() const override { return pool_.buffer_size(); }
+  const std::string& name() const override { return name_; }
+
+  // Writes are allowed between open() and close(); close() sends end of work to every
+  // consumer copy (blocking while their queues are full).
+  void open() noexcept { open_ = true; }
+  void close();
+
+  const PortCounters& counters() const { return counters_; }
+
+  // The consumer copy a by_key stream sends `key` to, out of `copies`. Stable across
+  // runs and hosts (the daemons rely on this).
+  static std::size_t key_to_copy(std::uint64_t key, std::size_t copies) noexcept;
+
+ private:
+  void push_blocking(Endpoint& endpoint, const Item& item);
+  void push_demand_driven(const Item& item);
+  [[noreturn]] void throw_bad_write(const Buffer& buffer) const;
+
+  const std::string name_;
+  const std::string stream_label_;  // "a.out -> b.in", for messages
+  const topo::Policy policy_;
+  BufferPool& pool_;
+  const std::vector<Endpoint*> endpoints_;
+  Waiter& room_;
+  const std::uint32_t producer_;
+  std::size_t next_ = 0;  // round_robin position; demand_driven tie-break start
+  bool open_ = false;
+  PortCounters counters_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_STREAM_OUTPUT_PORT_H_

@@ -1,0 +1,31 @@
+// PortCounters: one port's traffic, written by its copy's thread, read by the console.
+#ifndef SLUICE_STREAM_PORT_COUNTERS_H_
+#define SLUICE_STREAM_PORT_COUNTERS_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace sluice {
+
+// Single writer: add() is a relaxed load and store, not an atomic read-modify-write, so
+// counting costs the hot path almost nothing. Readers on other threads see a recent value.
+class Counter {
+ public:
+  void add(std::uint64_t n) noexcept {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
+};
+
+struct alignas(64) PortCounters {
+  Counter buffers;
+  Counter bytes;
+  Counter blocked_ns;  // time asleep waiting for data, room or a free buffer
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_STREAM_PORT_COUNTERS_H_

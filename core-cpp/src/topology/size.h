@@ -1,0 +1,21 @@
+// Sizes as written in topologies and arguments: "65536", "64B", "64KiB", "1MiB", "1GiB".
+#ifndef SLUICE_TOPOLOGY_SIZE_H_
+#define SLUICE_TOPOLOGY_SIZE_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sluice::topo {
+
+// Returns the size in bytes, or nullopt with *why set to a message that says what would be
+// right (e.g. "'64KB' is not a size; write 64KiB (1024-based units: B, KiB, MiB, GiB)").
+std::optional<std::size_t> parse_size(std::string_view text, std::string* why);
+
+// "64KiB", "1MiB", "100B": the shortest exact spelling.
+std::string format_size(std::size_t bytes);
+
+}  // namespace sluice::topo
+
+#endif  // SLUICE_TOPOLOGY_SIZE_H_

@@ -1,0 +1,63 @@
+#include "topology/suggest.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace sluice::topo {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Optimal string alignment distance: an insertion, a deletion, a substitution or a swap of two
+// adjacent characters each cost 1, so "plicy", "polcy" and "poilcy" are all one edit from
+// "policy".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string typed = lower(word);
+  // A typo changes a few characters: allow about a third of the word, and at least two.
+  const std::size_t limit = std::max<std::size_t>(2, typed.size() / 3);
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  for (const std::string& candidate : candidates) {
+    const std::size_t distance = edit_distance(typed, lower(candidate));
+    // Rewriting every character is not a typo: "x" is not a misspelt "to".
+    const bool plausible = distance < std::max(typed.size(), candidate.size());
+    if (plausible && distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::string join(const std::vector<std::string>& words, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += separator;
+    out += words[i];
+  }
+  return out;
+}
+
+}  // namespace sluice::topo

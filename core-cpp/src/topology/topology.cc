@@ -1,0 +1,804 @@
+// The topology parser. Parser walks the YAML tree once, recording a Diagnostic for every
+// problem instead of stopping at the first, then checks the stream graph as a whole (one
+// stream per port, no cycles). Anything wrong anywhere means TopologyError with all of them.
+#include "topology/topology.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include "topology/size.h"
+#include "topology/suggest.h"
+
+namespace sluice::topo {
+
+std::string Diagnostic::str() const {
+  if (mark.line == 0) return file + ": " + message;
+  return file + ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column) + ": " +
+         message;
+}
+
+namespace {
+
+std::string one_per_line(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const Diagnostic& d : diagnostics) {
+    if (!out.empty()) out += '\n';
+    out += d.str();
+  }
+  return out;
+}
+
+// Spellings in the file, indexed by the enums.
+constexpr const char* kLangNames[] = {"cpp", "java"};
+constexpr const char* kPolicyNames[] = {"round_robin", "demand_driven", "by_key", "broadcast"};
+
+}  // namespace
+
+TopologyError::TopologyError(std::vector<Diagnostic> diagnostics)
+    : Error(one_per_line(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+
+const char* to_string(Lang lang) { return kLangNames[static_cast<int>(lang)]; }
+const char* to_string(Policy policy) { return kPolicyNames[static_cast<int>(policy)]; }
+
+const FilterSpec* Topology::find_filter(std::string_view name) const {
+  for (const FilterSpec& filter : filters) {
+    if (filter.name == name) return &filter;
+  }
+  return nullptr;
+}
+
+bool Topology::has_java() const {
+  return std::any_of(filters.begin(), filters.end(),
+                     [](const FilterSpec& f) { return f.lang == Lang::kJava; });
+}
+
+namespace {
+
+using Names = std::vector<std::string>;
+
+const Names kTopKeys = {"name", "defaults", "hosts", "filters", "streams", "work", "jvm"};
+const Names kDefaultsKeys = {"buffer_size", "depth"};
+const Names kFilterKeys = {"lang", "class", "library", "classpath", "args", "copies", "place"};
+const Names kStreamKeys = {"from", "to", "policy", "buffer_size", "depth"};
+const Names kJvmKeys = {"heap", "options"};
+const Names kLangs(std::begin(kLangNames), std::end(kLangNames));
+const Names kPolicies(std::begin(kPolicyNames), std::end(kPolicyNames));
+
+constexpr const char* kFilterExample = "e.g. filters: {hello: {class: Hello}}";
+
+// yaml-cpp counts from 0; people and editors count from 1.
+Mark to_mark(const YAML::Mark& m) {
+  if (m.is_null()) return {};
+  return {m.line + 1, m.column + 1};
+}
+
+Mark mark_of(const YAML::Node& node) { return to_mark(node.Mark()); }
+
+// What a node is, for "must be X, not Y" messages.
+std::string kind(const YAML::Node& node) {
+  if (node.IsMap()) return "a map";
+  if (node.IsSequence()) return "a list";
+  if (node.IsNull()) return "an empty value";
+  return "'" + node.Scalar() + "'";
+}
+
+bool is_identifier(std::string_view s) {
+  auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
+  auto rest = [&](char c) {
+    return letter(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+  };
+  return !s.empty() && letter(s[0]) && std::all_of(s.begin() + 1, s.end(), rest);
+}
+
+std::string not_identifier(const std::string& what, const std::string& name) {
+  return what + " '" + name + "' is not a valid name; use letters, digits, '_' and '-', " +
+         "starting with a letter or '_'";
+}
+
+std::optional<long long> parse_integer(std::string_view s) {
+  long long n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return n;
+}
+
+std::string did_you_mean(std::string_view word, const Names& candidates) {
+  const std::string match = closest_match(word, candidates);
+  return match.empty() ? "" : "; did you mean '" + match + "'?";
+}
+
+// What is wrong with a "host:port" or "[v6]:port" address, or "" when nothing is.
+std::string address_problem(const std::string& address) {
+  const std::string quoted = "'" + address + "'";
+  const std::string form = "; write host:port, e.g. 127.0.0.1:7700 or [::1]:7700";
+  std::string host;
+  std::string port;
+  if (address.starts_with('[')) {
+    const std::size_t close = address.find(']');
+    if (close == std::string::npos || address.compare(close, 2, "]:") != 0) {
+      return quoted + " is not an address" + form;
+    }
+    host = address.substr(1, close - 1);
+    port = address.substr(close + 2);
+  } else {
+    const std::size_t colon = address.rfind(':');
+    if (colon == std::string::npos) return "address " + quoted + " has no port" + form;
+    host = address.substr(0, colon);
+    port = address.substr(colon + 1);
+    if (host.find(':') != std::string::npos) {
+      return "IPv6 address " + quoted + " needs brackets around the host, e.g. [::1]:7700";
+    }
+  }
+  const bool blank = std::any_of(host.begin(), host.end(),
+                                 [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  if (host.empty() || blank) return quoted + " is not an address" + form;
+  const std::optional<long long> n = parse_integer(port);
+  if (!n || *n < 1 || *n > 65535) {
+    return "'" + port + "' in " + quoted + " is not a port; use a number from 1 to 65535";
+  }
+  return "";
+}
+
+// dir made absolute and normal, without a trailing '/'.
+std::string absolute_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::string s =
+      fs::absolute(dir.empty() ? fs::path(".") : fs::path(dir)).lexically_normal().string();
+  if (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::string default_name(const std::string& file) {
+  const std::string stem = std::filesystem::path(file).stem().string();
+  return stem.empty() ? "topology" : stem;
+}
+
+// One key: value pair of a YAML map.
+struct Field {
+  std::string key;
+  Mark key_mark;
+  YAML::Node value;
+  // The value's position, or the key's when the value is empty: yaml-cpp marks an empty value
+  // at whatever token follows it, often on the next line.
+  Mark at;
+};
+
+using Fields = std::map<std::string, Field>;
+
+const Field* find(const Fields& fields, const std::string& key) {
+  const auto it = fields.find(key);
+  return it == fields.end() ? nullptr : &it->second;
+}
+
+class Parser {
+ public:
+  Parser(std::string file, std::string dir) : file_(std::move(file)) {
+    t_.file = file_;
+    t_.dir = std::move(dir);
+    t_.name = default_name(file_);
+  }
+
+  Topology run(std::string_view text);
+
+ private:
+  void error(Mark at, std::string message) {
+    diagnostics_.push_back({file_, at, std::move(message)});
+  }
+
+  // Walking maps.
+  std::vector<Field> entries(const YAML::Node& map, const std::string& what);
+  Fields fields(const YAML::Node& map, const Names& keys, const std::string& where);
+
+  // Values.
+  std::optional<std::string> text(const Field& f);
+  std::optional<std::string> plain(const YAML::Node& node, Mark at, const std::string& what);
+  std::optional<long long> integer(const Field& f, const std::string& what, long long low,
+                                   long long high);
+  std::optional<std::size_t> size(const Field& f, std::size_t max, const std::string& if_zero);
+  std::optional<std::size_t> buffer_size(const Field& f);
+  std::optional<std::size_t> depth(const Field& f);
+  std::string resolve(const std::string& path) const;
+
+  // Sections.
+  void parse_root(const YAML::Node& root);
+  void parse_defaults(const Field& f);
+  void parse_hosts(const Field& f);
+  void parse_filters(const Field& f);
+  void parse_filter(const Field& entry);
+  bool parse_lang(const Field* f, FilterSpec& spec);
+  void parse_library(const Field& f, bool lang_known, FilterSpec& spec);
+  void parse_classpath(const Field& f, bool lang_known, FilterSpec& spec);
+  void parse_args(const Field& f, FilterSpec& spec);
+  void parse_copies(const Field* copies, const Field* place, FilterSpec& spec);
+  int parse_place(const Field& f, FilterSpec& spec);
+  void parse_streams(const Field& f);
+  void parse_stream(const YAML::Node& item);
+  std::optional<PortRef> parse_port(const Field* f, const std::string& role, Mark stream);
+  void parse_policy(const Field& f, StreamSpec& stream);
+  void parse_work(const Field* f);
+  void parse_jvm(const Field& f);
+
+  // The graph.
+  void check_ports();
+  void check_acyclic();
+
+  std::string file_;
+  Topology t_;
+  Names filter_names_;  // every filter key, even of filters with errors
+  std::vector<Diagnostic> diagnostics_;
+};
+
+Topology Parser::run(std::string_view text) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    error(to_mark(e.mark), "invalid YAML: " + e.msg);
+  }
+  if (diagnostics_.empty()) {
+    if (documents.empty()) {
+      error({}, std::string("the topology is empty; it needs at least filters:, ") +
+                    kFilterExample);
+    } else {
+      if (documents.size() > 1) {
+        error(mark_of(documents[1]),
+              "a topology file holds one YAML document; remove this one or the '---' before it");
+      }
+      parse_root(documents[0]);
+    }
+  }
+  if (!diagnostics_.empty()) {
+    // In file order, whichever check found them.
+    std::stable_sort(diagnostics_.begin(), diagnostics_.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) {
+                       return std::pair(a.mark.line, a.mark.column) <
+                              std::pair(b.mark.line, b.mark.column);
+                     });
+    throw TopologyError(std::move(diagnostics_));
+  }
+  return std::move(t_);
+}
+
+// The pairs of `map` in file order, each key once: repeats are reported and dropped.
+std::vector<Field> Parser::entries(const YAML::Node& map, const std::string& what) {
+  std::vector<Field> out;
+  std::map<std::string, Mark> seen;
+  for (const auto& pair : map) {
+    const Mark key_mark = mark_of(pair.first);
+    if (!pair.first.IsScalar()) {
+      error(key_mark, "a " + what + " name must be plain text, not " + kind(pair.first));
+      continue;
+    }
+    const std::string key = pair.first.Scalar();
+    const auto [first, fresh] = seen.emplace(key, key_mark);
+    if (!fresh) {
+      error(key_mark, "duplicate " + what + " '" + key + "'; the first is at line " +
+                          std::to_string(first->second.line));
+      continue;
+    }
+    const Mark at = pair.second.IsNull() ? key_mark : mark_of(pair.second);
+    out.push_back({key, key_mark, pair.second, at});
+  }
+  return out;
+}
+
+// The pairs of `map` whose keys are among `keys`; other keys are reported as "unknown key 'x'
+// <where>", e.g. where = "in a stream".
+Fields Parser::fields(const YAML::Node& map, const Names& keys, const std::string& where) {
+  Fields known;
+  for (Field& f : entries(map, "key")) {
+    if (std::find(keys.begin(), keys.end(), f.key) == keys.end()) {
+      error(f.key_mark, "unknown key '" + f.key + "' " + where + "; use one of " + join(keys) +
+                            did_you_mean(f.key, keys));
+    } else {
+      known.emplace(f.key, std::move(f));
+    }
+  }
+  return known;
+}
+
+// A non-empty string value, such as class: or library:.
+std::optional<std::string> Parser::text(const Field& f) {
+  if (f.value.IsScalar() && !f.value.Scalar().empty()) return f.value.Scalar();
+  error(f.at, f.key + ": must be a non-empty string, not " + kind(f.value));
+  return std::nullopt;
+}
+
+// A value kept as written (args, work payloads): any scalar, or "" for an empty value.
+std::optional<std::string> Parser::plain(const YAML::Node& node, Mark at,
+                                         const std::string& what) {
+  if (node.IsNull()) return "";
+  if (node.IsScalar()) return node.Scalar();
+  error(at, what + " must be a plain value (text or a number), not " + kind(node) +
+                "; write it as one string");
+  return std::nullopt;
+}
+
+std::optional<long long> Parser::integer(const Field& f, const std::string& what, long long low,
+                                         long long high) {
+  if (f.value.IsScalar()) {
+    const std::optional<long long> n = parse_integer(f.value.Scalar());
+    if (n && *n >= low && *n <= high) return n;
+  }
+  error(f.at, what + " must be a whole number from " + std::to_string(low) + " to " +
+                  std::to_string(high) + ", not " + kind(f.value));
+  return std::nullopt;
+}
+
+std::optional<std::size_t> Parser::size(const Field& f, std::size_t max,
+                                        const std::string& if_zero) {
+  if (!f.value.IsScalar()) {
+    error(f.at, f.key + " must be a size such as 64KiB, not " + kind(f.value));
+    return std::nullopt;
+  }
+  std::string why;
+  const std::optional<std::size_t> bytes = parse_size(f.value.Scalar(), &why);
+  if (!bytes) {
+    error(f.at, f.key + ": " + why);
+  } else if (*bytes == 0) {
+    error(f.at, f.key + " cannot be 0; " + if_zero);
+  } else if (*bytes > max) {
+    error(f.at, f.key + " " + f.value.Scalar() + " is absurd; the maximum is " + format_size(max));
+  } else {
+    return bytes;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> Parser::buffer_size(const Field& f) {
+  return size(f, kMaxBufferSize,
+              "a buffer holds at least 1 byte (the default is " + format_size(kDefaultBufferSize) +
+                  ")");
+}
+
+std::optional<std::size_t> Parser::depth(const Field& f) {
+  const std::optional<long long> n = integer(f, "depth", 1, kMaxDepth);
+  if (!n) return std::nullopt;
+  return static_cast<std::size_t>(*n);
+}
+
+// Relative paths are relative to the topology file, whatever the current directory.
+std::string Parser::resolve(const std::string& path) const {
+  const std::filesystem::path p(path);
+  return (p.is_absolute() ? p : std::filesystem::path(t_.dir) / p).lexically_normal().string();
+}
+
+void Parser::parse_root(const YAML::Node& root) {
+  if (!root.IsMap()) {
+    error(mark_of(root), "the top level must be a map with filters: (and optionally name:, " +
+                             std::string("defaults:, hosts:, streams:, work:, jvm:), not ") +
+                             kind(root));
+    return;
+  }
+  const Fields top = fields(root, kTopKeys, "at the top level");
+  if (const Field* f = find(top, "name")) t_.name = text(*f).value_or(t_.name);
+  if (const Field* f = find(top, "defaults")) parse_defaults(*f);
+  if (const Field* f = find(top, "hosts")) parse_hosts(*f);
+  if (const Field* f = find(top, "jvm")) parse_jvm(*f);
+  if (const Field* f = find(top, "filters")) {
+    parse_filters(*f);
+  } else {
+    error(mark_of(root), std::string("there is no filters: section; a topology needs at least ") +
+                             "one filter, " + kFilterExample);
+  }
+  if (const Field* f = find(top, "streams")) parse_streams(*f);
+  parse_work(find(top, "work"));
+  check_ports();
+  check_acyclic();
+}
+
+void Parser::parse_defaults(const Field& f) {
+  if (f.value.IsNull()) return;
+  if (!f.value.IsMap()) {
+    error(f.at, "defaults: must be a map such as {buffer_size: 64KiB, depth: 16}, not " +
+                    kind(f.value));
+    return;
+  }
+  const Fields d = fields(f.value, kDefaultsKeys, "in defaults:");
+  if (const Field* b = find(d, "buffer_size")) {
+    t_.defaults.buffer_size = buffer_size(*b).value_or(t_.defaults.buffer_size);
+  }
+  if (const Field* n = find(d, "depth")) t_.defaults.depth = depth(*n).value_or(t_.defaults.depth);
+}
+
+void Parser::parse_hosts(const Field& f) {
+  const bool empty = f.value.IsNull() || (f.value.IsMap() && f.value.size() == 0);
+  if (empty) {
+    error(f.at, "hosts: is empty; list hosts as name: address:port, or leave hosts: out to run " +
+                    std::string("everything in one process"));
+    return;
+  }
+  if (!f.value.IsMap()) {
+    error(f.at, "hosts: must be a map from host name to address:port, e.g. " +
+                    std::string("{a: 127.0.0.1:7700}, not ") + kind(f.value));
+    return;
+  }
+  for (const Field& h : entries(f.value, "host")) {
+    if (!is_identifier(h.key)) error(h.key_mark, not_identifier("host name", h.key));
+    const std::optional<std::string> address = text(h);
+    if (address) {
+      const std::string problem = address_problem(*address);
+      if (!problem.empty()) error(h.at, "host '" + h.key + "': " + problem);
+    }
+    // Listed even when broken, so that place: does not also call it unknown.
+    t_.hosts.push_back({h.key, address.value_or(""), h.key_mark});
+  }
+}
+
+void Parser::parse_filters(const Field& f) {
+  if (f.value.IsMap() && f.value.size() > 0) {
+    for (const Field& entry : entries(f.value, "filter")) parse_filter(entry);
+  } else if (f.value.IsMap() || f.value.IsNull()) {
+    error(f.at, std::string("filters: is empty; a topology needs at least one filter, ") +
+                    kFilterExample);
+  } else {
+    error(f.at, "filters: must be a map from filter name to its settings, " +
+                    std::string(kFilterExample) + ", not " + kind(f.value));
+  }
+}
+
+void Parser::parse_filter(const Field& entry) {
+  FilterSpec spec;
+  spec.name = entry.key;
+  spec.mark = spec.class_mark = spec.library_mark = spec.classpath_mark = entry.key_mark;
+  filter_names_.push_back(spec.name);
+  const std::string where = "filter '" + spec.name + "'";
+  if (!is_identifier(spec.name)) error(entry.key_mark, not_identifier("filter name", spec.name));
+  if (!entry.value.IsMap()) {
+    error(entry.at, where + " must be a map of settings, e.g. {class: Hello}, not " +
+                        kind(entry.value));
+    return;
+  }
+  const Fields fs = fields(entry.value, kFilterKeys, "in " + where);
+  const bool lang_known = parse_lang(find(fs, "lang"), spec);
+  if (const Field* f = find(fs, "class")) {
+    spec.class_name = text(*f).value_or("");
+    spec.class_mark = f->at;
+  } else {
+    error(spec.mark, where + " has no class:; add class: with the name its library registers " +
+                         "(cpp) or the Java class name (java)");
+  }
+  if (const Field* f = find(fs, "library")) parse_library(*f, lang_known, spec);
+  if (const Field* f = find(fs, "classpath")) parse_classpath(*f, lang_known, spec);
+  if (const Field* f = find(fs, "args")) parse_args(*f, spec);
+  parse_copies(find(fs, "copies"), find(fs, "place"), spec);
+  t_.filters.push_back(std::move(spec));
+}
+
+// False when lang: is there but unusable, so that library:/classpath: are not also blamed.
+bool Parser::parse_lang(const Field* f, FilterSpec& spec) {
+  if (f == nullptr) return true;
+  const std::optional<std::string> name = text(*f);
+  if (!name) return false;
+  const auto it = std::find(kLangs.begin(), kLangs.end(), *name);
+  if (it == kLangs.end()) {
+    error(f->at, "unknown lang '" + *name + "'; use cpp or java" + did_you_mean(*name, kLangs));
+    return false;
+  }
+  spec.lang = static_cast<Lang>(it - kLangs.begin());
+  return true;
+}
+
+void Parser::parse_library(const Field& f, bool lang_known, FilterSpec& spec) {
+  if (lang_known && spec.lang != Lang::kCpp) {
+    error(f.key_mark, "library: is only for cpp filters; a java filter lists its jars in " +
+                          std::string("classpath:"));
+    return;
+  }
+  if (const std::optional<std::string> path = text(f)) {
+    spec.library = resolve(*path);
+    spec.library_mark = f.at;
+  }
+}
+
+void Parser::parse_classpath(const Field& f, bool lang_known, FilterSpec& spec) {
+  if (lang_known && spec.lang != Lang::kJava) {
+    error(f.key_mark, "classpath: is only for java filters; add lang: java, or use library: " +
+                          std::string("for a cpp filter"));
+    return;
+  }
+  spec.classpath_mark = f.at;
+  if (!f.value.IsSequence()) {
+    if (const std::optional<std::string> path = text(f)) spec.classpath.push_back(resolve(*path));
+    return;
+  }
+  if (f.value.size() == 0) {
+    error(f.at, "classpath: is empty; list jars or directories, or leave classpath: out");
+  }
+  for (const YAML::Node& item : f.value) {
+    const Mark at = item.IsNull() ? f.at : mark_of(item);
+    if (const std::optional<std::string> path = text({f.key, f.key_mark, item, at})) {
+      spec.classpath.push_back(resolve(*path));
+    }
+  }
+}
+
+void Parser::parse_args(const Field& f, FilterSpec& spec) {
+  if (f.value.IsNull()) return;
+  if (!f.value.IsMap()) {
+    error(f.at, "args: must be a map of name: value, e.g. {path: data.txt}, not " +
+                    kind(f.value));
+    return;
+  }
+  for (const Field& arg : entries(f.value, "arg")) {
+    if (const std::optional<std::string> value = plain(arg.value, arg.at, "args: " + arg.key)) {
+      spec.args[arg.key] = *value;
+    }
+  }
+}
+
+void Parser::parse_copies(const Field* copies, const Field* place, FilterSpec& spec) {
+  std::optional<long long> count;
+  if (copies != nullptr) count = integer(*copies, "copies", 1, kMaxCopies);
+  if (place == nullptr) {
+    if (count) spec.copies = static_cast<int>(*count);
+    return;
+  }
+  const int placed = parse_place(*place, spec);
+  if (placed == 0) return;  // place: had errors, already reported
+  if (placed > kMaxCopies) {
+    error(place->at, "place: runs " + std::to_string(placed) + " copies of filter '" + spec.name +
+                         "'; the maximum is " + std::to_string(kMaxCopies));
+  } else if (count && *count != placed) {
+    error(copies->at, "copies: " + std::to_string(*count) + " does not match place:, which runs " +
+                          std::to_string(placed) + "; leave copies: out (place: decides) or " +
+                          "make them agree");
+  }
+  spec.copies = placed;
+}
+
+// The copies place: asks for in all, or 0 after reporting what is wrong with it.
+int Parser::parse_place(const Field& f, FilterSpec& spec) {
+  const std::string form = "map host names to copies, e.g. {a: 1, b: 2}";
+  if (f.value.IsMap() && f.value.size() == 0) {
+    error(f.at, "place: is empty; " + form + ", or leave place: out");
+    return 0;
+  }
+  if (!f.value.IsMap()) {
+    error(f.at, "place: must " + form + ", not " + kind(f.value));
+    return 0;
+  }
+  if (t_.hosts.empty()) {
+    error(f.at, "place: needs hosts:; without hosts: everything runs in one process, so add " +
+                    std::string("hosts: or leave place: out"));
+    return 0;
+  }
+  Names hosts;
+  for (const HostSpec& h : t_.hosts) hosts.push_back(h.name);
+  bool ok = true;
+  int sum = 0;
+  for (const Field& p : entries(f.value, "host")) {
+    if (std::find(hosts.begin(), hosts.end(), p.key) == hosts.end()) {
+      error(p.key_mark, "host '" + p.key + "' is not listed in hosts: (listed: " + join(hosts) +
+                            ")" + did_you_mean(p.key, hosts));
+      ok = false;
+    }
+    const std::optional<long long> n = integer(p, "copies on host '" + p.key + "'", 1, kMaxCopies);
+    if (!n) {
+      ok = false;
+      continue;
+    }
+    sum += static_cast<int>(*n);
+    spec.place.emplace_back(p.key, static_cast<int>(*n));
+  }
+  return ok ? sum : 0;
+}
+
+void Parser::parse_streams(const Field& f) {
+  if (f.value.IsNull()) return;
+  if (!f.value.IsSequence()) {
+    error(f.at, "streams: must be a list, e.g. [{from: read.out, to: upper.in}], not " +
+                    kind(f.value));
+    return;
+  }
+  for (const YAML::Node& item : f.value) parse_stream(item);
+}
+
+void Parser::parse_stream(const YAML::Node& item) {
+  StreamSpec stream;
+  stream.mark = mark_of(item);
+  stream.buffer_size = t_.defaults.buffer_size;
+  stream.depth = t_.defaults.depth;
+  if (!item.IsMap()) {
+    error(stream.mark, "a stream must be a map such as {from: read.out, to: upper.in}, not " +
+                           kind(item));
+    return;
+  }
+  const Fields fs = fields(item, kStreamKeys, "in a stream");
+  const std::optional<PortRef> from = parse_port(find(fs, "from"), "from", stream.mark);
+  const std::optional<PortRef> to = parse_port(find(fs, "to"), "to", stream.mark);
+  if (const Field* f = find(fs, "policy")) parse_policy(*f, stream);
+  if (const Field* f = find(fs, "buffer_size")) {
+    stream.buffer_size = buffer_size(*f).value_or(stream.buffer_size);
+  }
+  if (const Field* f = find(fs, "depth")) stream.depth = depth(*f).value_or(stream.depth);
+  if (!from || !to) return;
+  if (from->filter == to->filter) {
+    error(stream.mark, "stream from filter '" + from->filter + "' to itself; sluice graphs are " +
+                           "acyclic, so a filter cannot feed its own input");
+    return;
+  }
+  stream.from = *from;
+  stream.to = *to;
+  t_.streams.push_back(std::move(stream));
+}
+
+// `role` is "from" or "to"; a missing one is reported at the stream.
+std::optional<PortRef> Parser::parse_port(const Field* f, const std::string& role, Mark stream) {
+  const std::string port_example = role == "from" ? ".out" : ".in";
+  if (f == nullptr) {
+    error(stream, "stream has no " + role + ":; add " + role + ": filter.port, e.g. " + role +
+                      ": " + (role == "from" ? "read" : "upper") + port_example);
+    return std::nullopt;
+  }
+  const std::optional<std::string> name = text(*f);
+  if (!name) return std::nullopt;
+  const std::size_t dot = name->find('.');
+  const std::string filter = name->substr(0, dot);
+  const std::string port = dot == std::string::npos ? "" : name->substr(dot + 1);
+  if (!is_identifier(filter) || !is_identifier(port)) {
+    const std::string example = (is_identifier(filter) ? filter : "read") + port_example;
+    error(f->at, role + ": '" + *name + "' is not a port; write filter.port, e.g. " + example +
+                     " (names are letters, digits, '_' and '-')");
+    return std::nullopt;
+  }
+  if (std::find(filter_names_.begin(), filter_names_.end(), filter) == filter_names_.end()) {
+    error(f->at, "no filter named '" + filter + "' (filters: " + join(filter_names_) + ")" +
+                     did_you_mean(filter, filter_names_));
+    return std::nullopt;
+  }
+  return PortRef{filter, port, f->at};
+}
+
+void Parser::parse_policy(const Field& f, StreamSpec& stream) {
+  const std::optional<std::string> name = text(f);
+  if (!name) return;
+  const auto it = std::find(kPolicies.begin(), kPolicies.end(), *name);
+  if (it == kPolicies.end()) {
+    error(f.at, "unknown policy '" + *name + "'; use one of " + join(kPolicies) +
+                    did_you_mean(*name, kPolicies));
+    return;
+  }
+  stream.policy = static_cast<Policy>(it - kPolicies.begin());
+}
+
+void Parser::parse_work(const Field* f) {
+  if (f == nullptr) {
+    t_.work = {""};
+    return;
+  }
+  if (f->value.IsSequence() && f->value.size() > 0) {
+    for (const YAML::Node& item : f->value) {
+      const Mark at = item.IsNull() ? f->at : mark_of(item);
+      if (const std::optional<std::string> payload = plain(item, at, "a work payload")) {
+        t_.work.push_back(*payload);
+      }
+    }
+  } else if (f->value.IsSequence() || f->value.IsNull()) {
+    error(f->at, "work: is empty; leave work: out for one unit of work with an empty payload");
+  } else {
+    error(f->at, "work: must be a list of payloads, e.g. [first-pass, second-pass], not " +
+                     kind(f->value));
+  }
+}
+
+void Parser::parse_jvm(const Field& f) {
+  if (f.value.IsNull()) return;
+  if (!f.value.IsMap()) {
+    error(f.at, "jvm: must be a map such as {heap: 512MiB, options: [-Xss2m]}, not " +
+                    kind(f.value));
+    return;
+  }
+  const Fields jvm = fields(f.value, kJvmKeys, "in jvm:");
+  if (const Field* heap = find(jvm, "heap")) {
+    t_.jvm.heap = size(*heap, std::numeric_limits<std::size_t>::max(),
+                       "leave heap: out for the JVM's default")
+                      .value_or(0);
+  }
+  const Field* options = find(jvm, "options");
+  if (options == nullptr || options->value.IsNull()) return;
+  if (!options->value.IsSequence()) {
+    error(options->at, "options: must be a list of JVM flags, e.g. [-Xss2m], not " +
+                           kind(options->value));
+    return;
+  }
+  for (const YAML::Node& item : options->value) {
+    const Mark at = item.IsNull() ? options->at : mark_of(item);
+    const std::optional<std::string> flag = text({"options", options->key_mark, item, at});
+    if (flag && !flag->starts_with('-')) {
+      error(at, "JVM option '" + *flag + "' must start with '-', e.g. -" + *flag);
+    } else if (flag) {
+      t_.jvm.options.push_back(*flag);
+    }
+  }
+}
+
+// An output port feeds one stream and an input port is fed by one: a stream's buffers go
+// to exactly one place, and end of work on an input means one upstream filter finished.
+void Parser::check_ports() {
+  std::map<std::string, const StreamSpec*> outputs;
+  std::map<std::string, const StreamSpec*> inputs;
+  for (const StreamSpec& s : t_.streams) {
+    const auto [out, fresh_out] = outputs.emplace(s.from.str(), &s);
+    if (!fresh_out) {
+      error(s.from.mark, "output " + s.from.str() + " already feeds the stream at line " +
+                             std::to_string(out->second->mark.line) + "; an output port feeds " +
+                             "one stream, so give this one its own port (e.g. " + s.from.filter +
+                             ".out2)");
+    }
+    const auto [in, fresh_in] = inputs.emplace(s.to.str(), &s);
+    if (!fresh_in) {
+      error(s.to.mark, "input " + s.to.str() + " is already fed by the stream at line " +
+                           std::to_string(in->second->mark.line) + "; an input port is fed by " +
+                           "one stream, so give this one its own port (e.g. " + s.to.filter +
+                           ".in2)");
+    }
+  }
+}
+
+// Depth-first search from each filter in file order; a stream to a filter that is still on
+// the current path closes a cycle, reported at that stream.
+void Parser::check_acyclic() {
+  std::map<std::string, std::vector<const StreamSpec*>> downstream;
+  for (const StreamSpec& s : t_.streams) downstream[s.from.filter].push_back(&s);
+  enum class State { kUnseen, kOnPath, kDone };
+  std::map<std::string, State> state;
+  std::vector<std::string> path;
+  auto visit = [&](auto& self, const std::string& filter) -> void {
+    state[filter] = State::kOnPath;
+    path.push_back(filter);
+    for (const StreamSpec* s : downstream[filter]) {
+      const State next = state[s->to.filter];
+      if (next == State::kUnseen) {
+        self(self, s->to.filter);
+      } else if (next == State::kOnPath) {
+        const auto start = std::find(path.begin(), path.end(), s->to.filter);
+        Names cycle(start, path.end());
+        cycle.push_back(s->to.filter);
+        error(s->mark, "streams form a cycle: " + join(cycle, " -> ") + "; sluice graphs are " +
+                           "acyclic, so remove or redirect one of these streams");
+      }
+    }
+    path.pop_back();
+    state[filter] = State::kDone;
+  };
+  for (const std::string& filter : filter_names_) {
+    if (state[filter] == State::kUnseen) visit(visit, filter);
+  }
+}
+
+}  // namespace
+
+Topology parse_topology_text(std::string_view text, const std::string& file,
+                             const std::string& base_dir) {
+  return Parser(file, absolute_dir(base_dir)).run(text);
+}
+
+Topology parse_topology_file(const std::string& path) {
+  const std::string dir = absolute_dir(std::filesystem::path(path).parent_path().string());
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw TopologyError({{path, {}, "cannot read the topology: it is a directory, not a file"}});
+  }
+  std::ifstream in(path);
+  if (!in) {
+    throw TopologyError(
+        {{path, {}, "cannot open the topology file: " + std::string(std::strerror(errno)) +
+                        "; check the path"}});
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return Parser(path, dir).run(text.str());
+}
+
+}  // namespace sluice::topo

@@ -1,0 +1,130 @@
+// The validated, in-memory form of a topology file, and the parser that produces it.
+//
+// parse_topology_file() reads YAML with yaml-cpp, checks everything that can be checked
+// without loading code (keys, types, sizes, policies, names, endpoints, hosts) and reports
+// every mistake at once as "file:line:column: what is wrong, what would be right".
+// Loading libraries and classes is checked later, by the runtime (runtime/loader.h), which
+// reports against the marks kept here.
+#ifndef SLUICE_TOPOLOGY_TOPOLOGY_H_
+#define SLUICE_TOPOLOGY_TOPOLOGY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/error.h"
+
+namespace sluice::topo {
+
+// A position in the topology file, 1-based. line == 0 means "no position" (e.g. the
+// file itself, or a value that came from the command line).
+struct Mark {
+  int line = 0;
+  int column = 0;
+};
+
+struct Diagnostic {
+  std::string file;
+  Mark mark;
+  std::string message;
+  // "file:line:column: message" (or "file: message" without a position).
+  std::string str() const;
+};
+
+// Thrown with every problem found. what() is all diagnostics, one per line.
+class TopologyError : public Error {
+ public:
+  explicit TopologyError(std::vector<Diagnostic> diagnostics);
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+};
+
+enum class Lang { kCpp, kJava };
+enum class Policy { kRoundRobin, kDemandDriven, kByKey, kBroadcast };
+
+const char* to_string(Lang lang);
+const char* to_string(Policy policy);
+
+// Limits that make a value "absurd" rather than merely large.
+inline constexpr std::size_t kMaxBufferSize = std::size_t{1} << 30;  // 1 GiB
+inline constexpr std::size_t kMaxDepth = 1 << 16;
+inline constexpr int kMaxCopies = 1024;
+inline constexpr std::size_t kDefaultBufferSize = 64 * 1024;
+inline constexpr std::size_t kDefaultDepth = 16;
+
+struct Defaults {
+  std::size_t buffer_size = kDefaultBufferSize;
+  std::size_t depth = kDefaultDepth;
+};
+
+struct HostSpec {
+  std::string name;
+  std::string address;  // "host:port" as written
+  Mark mark;
+};
+
+struct FilterSpec {
+  std::string name;
+  Lang lang = Lang::kCpp;
+  std::string class_name;
+  std::string library;                 // absolute path, or "" for a class linked into the program
+  std::vector<std::string> classpath;  // absolute paths (lang: java)
+  std::map<std::string, std::string> args;
+  int copies = 1;                                  // total over all hosts
+  std::vector<std::pair<std::string, int>> place;  // host name -> copies, in file order
+  Mark mark;          // the filter's key
+  Mark class_mark;    // `class:` value
+  Mark library_mark;  // `library:` value (or the filter's mark)
+  Mark classpath_mark;
+};
+
+struct PortRef {
+  std::string filter;
+  std::string port;
+  Mark mark;
+  std::string str() const { return filter + "." + port; }
+};
+
+struct StreamSpec {
+  PortRef from;
+  PortRef to;
+  Policy policy = Policy::kRoundRobin;
+  std::size_t buffer_size = kDefaultBufferSize;
+  std::size_t depth = kDefaultDepth;
+  Mark mark;  // the stream's entry in `streams:`
+};
+
+struct JvmSpec {
+  std::size_t heap = 0;              // -Xmx, 0 = JVM default
+  std::vector<std::string> options;  // extra flags, passed as written
+};
+
+struct Topology {
+  std::string name;
+  std::string file;  // as given to the parser
+  std::string dir;   // absolute directory relative paths were resolved against
+  Defaults defaults;
+  std::vector<HostSpec> hosts;  // empty: embedded (everything in one process)
+  std::vector<FilterSpec> filters;
+  std::vector<StreamSpec> streams;
+  std::vector<std::string> work;  // UOW payloads; never empty after parsing ({""} by default)
+  JvmSpec jvm;
+
+  const FilterSpec* find_filter(std::string_view name) const;
+  bool has_java() const;
+};
+
+// Parses and validates. Throws TopologyError listing every problem found.
+Topology parse_topology_file(const std::string& path);
+// Same, from text; `file` names it in diagnostics, relative paths resolve against base_dir.
+Topology parse_topology_text(std::string_view text, const std::string& file,
+                             const std::string& base_dir);
+
+}  // namespace sluice::topo
+
+#endif  // SLUICE_TOPOLOGY_TOPOLOGY_H_

@@ -1,0 +1,156 @@
+// Failures stop the whole run promptly and are reported precisely.
+#include <gtest/gtest.h>
+
+#include "graph_harness.h"
+#include "test_filters.h"
+
+namespace testing_filters {
+namespace {
+
+class GraphFailureTest : public ::testing::Test {
+ protected:
+  void SetUp() override { observed().reset(); }
+};
+
+// A relay copy throws while the source is blocked on a full stream (forever: it would
+// never finish) and the other relay and the sink wait on empty ones.
+TEST_F(GraphFailureTest, ThrowingFilterStopsBlockedGraphWithinSeconds) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {forever: true}}
+  mid:  {class: "testing_filters::TestRelay", copies: 2, args: {throw_copy: 1, throw_at: 50}}
+  sink: {class: "testing_filters::TestSink", args: {sleep_us: 100}}
+streams:
+  - {from: src.out, to: mid.in, depth: 1}
+  - {from: mid.out, to: sink.in, depth: 1}
+work: [first, second]
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "mid");
+  EXPECT_EQ(out.failure->copy, 1);
+  EXPECT_EQ(out.failure->host, "local");
+  EXPECT_EQ(out.failure->stage, "process");
+  EXPECT_EQ(out.failure->unit, 0u);
+  EXPECT_EQ(out.failure->message, "relay copy 1 refuses buffer 50");
+  EXPECT_NE(out.failure->str().find("filter 'mid' copy 1 on host local failed in process (unit of work 0)"),
+            std::string::npos) << out.failure->str();
+  EXPECT_TRUE(out.stuck.empty());
+  EXPECT_LT(out.seconds, 10.0) << "the abort should unblock every thread at once";
+}
+
+TEST_F(GraphFailureTest, ExceptionInInitIsReportedWithStage) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {throw_in: init}}
+  sink: {class: "testing_filters::TestSink"}
+streams:
+  - {from: src.out, to: sink.in}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "src");
+  EXPECT_EQ(out.failure->stage, "init");
+  EXPECT_EQ(out.failure->message, "boom in init");
+}
+
+TEST_F(GraphFailureTest, ExceptionInFinalizeOfSecondUnitNamesTheUnit) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 10, throw_in: finalize}}
+  sink: {class: "testing_filters::TestSink"}
+streams:
+  - {from: src.out, to: sink.in}
+work: [a]
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->stage, "finalize");
+  EXPECT_EQ(out.failure->unit, 0u);
+}
+
+TEST_F(GraphFailureTest, SourceThrowingMidStreamStopsConsumers) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", copies: 2, args: {count: 100000, throw_at: 777}}
+  sink: {class: "testing_filters::TestSink", copies: 2}
+streams:
+  - {from: src.out, to: sink.in, depth: 2}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "src");
+  EXPECT_EQ(out.failure->message, "source gave up at 777");
+}
+
+TEST_F(GraphFailureTest, ConstructorFailureIsReportedBeforeAnyUnit) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  bad:  {class: "testing_filters::TestBadConstructor"}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "bad");
+  EXPECT_EQ(out.failure->stage, "create");
+  EXPECT_EQ(out.failure->message, "cannot construct");
+}
+
+TEST_F(GraphFailureTest, UnconnectedPortNamesFilterAndPort) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 1}}
+  ask:  {class: "testing_filters::TestAskPort", args: {port: left}}
+streams:
+  - {from: src.out, to: ask.in}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "ask");
+  EXPECT_NE(out.failure->message.find("filter 'ask' (copy 0) asked for input port 'left'"), std::string::npos)
+      << out.failure->message;
+  EXPECT_NE(out.failure->message.find("its connected input ports are: in"), std::string::npos)
+      << out.failure->message;
+}
+
+TEST_F(GraphFailureTest, WritingFromFinalizeIsAnError) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  w:    {class: "testing_filters::TestWriteInFinalize"}
+  sink: {class: "testing_filters::TestSink"}
+streams:
+  - {from: w.out, to: sink.in}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->stage, "finalize");
+  EXPECT_NE(out.failure->message.find("end of work was already sent"), std::string::npos) << out.failure->message;
+}
+
+TEST_F(GraphFailureTest, ResizingPastCapacityIsAnError) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  w:    {class: "testing_filters::TestOversize"}
+  sink: {class: "testing_filters::TestSink"}
+streams:
+  - {from: w.out, to: sink.in, buffer_size: 1KiB}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_NE(out.failure->message.find("exceeds the buffer's capacity of 1024 bytes"), std::string::npos)
+      << out.failure->message;
+}
+
+TEST_F(GraphFailureTest, CopyStuckInUserCodeIsNamedAfterTheGrace) {
+  sluice::EngineOptions options;
+  options.abort_grace = std::chrono::milliseconds(200);
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {throw_at: 0}}
+  sink: {class: "testing_filters::TestSink"}
+  spin: {class: "testing_filters::TestSpinner", args: {ms: 1500}}
+streams:
+  - {from: src.out, to: sink.in}
+)", options);
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "src");
+  ASSERT_EQ(out.stuck.size(), 1u);
+  EXPECT_EQ(out.stuck[0], "spin#0 (in process)");
+  // The spinner ends by itself after 1.5 s; let it, so the detached thread does not
+  // outlive the test's observations.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+}
+
+}  // namespace
+}  // namespace testing_filters

@@ -1,0 +1,274 @@
+// Test filters. Arguments:
+//   TestSource: count (per copy), size (bytes, default kRecordSize), keys (if > 0, key =
+//               seq % keys), record_address (bool), forever (bool: ignore count),
+//               throw_at (seq at which to throw), throw_in (init|finalize: throw there).
+//   TestRelay:  forwards, checking and re-stamping hops. throw_at / throw_copy: copy
+//               throw_copy throws after throw_at buffers. sleep_us: per buffer.
+//   TestSink:   checks hops, records arrivals. sleep_us, record_keys, record_address,
+//               read: false to return without reading (leaves input to the runtime).
+//   TestAskPort: asks for input port `port` (an unconnected one, in tests).
+//   TestWriteInFinalize: writes to out from finalize.
+//   TestOversize: writes a buffer bigger than the stream's buffer_size.
+#include "test_filters.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace testing_filters {
+
+namespace {
+
+struct Record {
+  std::uint32_t magic;
+  std::uint32_t source;
+  std::uint64_t source_seq;
+  std::uint32_t hop;
+  std::uint32_t pad;
+  std::uint64_t hop_seq;
+  std::uint64_t checksum;
+  std::uint64_t reserved;
+};
+static_assert(sizeof(Record) == kRecordSize);
+constexpr std::uint32_t kMagic = 0x7e57ab1e;
+
+std::uint64_t checksum(const Record& r, const std::byte* data, std::size_t size) {
+  std::uint64_t h = (r.source * 0x9e3779b97f4a7c15ULL) ^ (r.source_seq + 0x632be59bd9b4e019ULL);
+  for (std::size_t i = kRecordSize; i < size; ++i) h = (h ^ static_cast<std::uint8_t>(data[i])) * 0x100000001b3ULL;
+  return h;
+}
+
+void sleep_us(int us) {
+  if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+
+// Checks a received record's hop order and checksum; `next` tracks, per immediate
+// producer, the lowest acceptable hop sequence number.
+bool check_record(const sluice::Context& ctx, const sluice::Buffer& b,
+                  std::map<std::uint32_t, std::uint64_t>& next, Record& r) {
+  if (b.size() < kRecordSize) return false;
+  std::memcpy(&r, b.data(), sizeof r);
+  std::string where = ctx.filter_name() + "#" + std::to_string(ctx.copy_index());
+  if (r.magic != kMagic) {
+    observed().violation(where + ": bad magic");
+    return false;
+  }
+  if (checksum(r, b.data(), b.size()) != r.checksum) {
+    observed().violation(where + ": checksum mismatch for source " + std::to_string(r.source) +
+                         " seq " + std::to_string(r.source_seq));
+  }
+  auto& expected = next[r.hop];
+  if (r.hop_seq < expected) {
+    observed().violation(where + ": from upstream copy " + std::to_string(r.hop) + " seq " +
+                         std::to_string(r.hop_seq) + " after " + std::to_string(expected - 1));
+  }
+  expected = r.hop_seq + 1;
+  return true;
+}
+
+void stamp_hop(sluice::Buffer& b, std::uint32_t hop, std::uint64_t hop_seq) {
+  if (b.size() < kRecordSize) return;
+  Record r;
+  std::memcpy(&r, b.data(), sizeof r);
+  r.hop = hop;
+  r.hop_seq = hop_seq;
+  std::memcpy(b.data(), &r, sizeof r);
+}
+
+template <typename T>
+struct Counted {
+  Counted() {
+    std::lock_guard<std::mutex> lock(observed().mu);
+    ++observed().constructed[T::kName];
+  }
+};
+
+}  // namespace
+
+void Observations::reset() {
+  std::lock_guard<std::mutex> lock(mu);
+  violations.clear();
+  arrivals.clear();
+  received.clear();
+  key_copies.clear();
+  units_seen.clear();
+  constructed.clear();
+  inits.clear();
+  source_address.clear();
+  sink_address.clear();
+}
+
+void Observations::violation(const std::string& what) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (violations.size() < 20) violations.push_back(what);
+}
+
+Observations& observed() {
+  static Observations instance;
+  return instance;
+}
+
+class TestSource : public sluice::Filter, Counted<TestSource> {
+ public:
+  static constexpr const char* kName = "TestSource";
+  void init(sluice::Context& ctx) override {
+    {
+      std::lock_guard<std::mutex> lock(observed().mu);
+      ++observed().inits[ctx.filter_name()];
+    }
+    if (ctx.arg("throw_in", "") == std::string("init")) throw std::runtime_error("boom in init");
+  }
+  void process(sluice::Context& ctx) override {
+    auto& out = ctx.output("out");
+    const std::uint64_t count = ctx.arg<std::uint64_t>("count", 1000);
+    const std::size_t size = ctx.arg<std::size_t>("size", kRecordSize);
+    const std::uint64_t keys = ctx.arg<std::uint64_t>("keys", 0);
+    const bool forever = ctx.arg<bool>("forever", false);
+    const bool record_address = ctx.arg<bool>("record_address", false);
+    const std::int64_t throw_at = ctx.arg<std::int64_t>("throw_at", -1);
+    const auto me = static_cast<std::uint32_t>(ctx.copy_index());
+    for (std::uint64_t seq = 0; forever || seq < count; ++seq) {
+      if (static_cast<std::int64_t>(seq) == throw_at) throw sluice::Error("source gave up at " + std::to_string(seq));
+      sluice::Buffer b = out.allocate();
+      b.resize(size);
+      if (size >= kRecordSize) {
+        for (std::size_t i = kRecordSize; i < size; ++i) b.data()[i] = std::byte((seq + i) & 0xff);
+        Record r{kMagic, me, seq, me, 0, seq, 0, 0};
+        r.checksum = checksum(r, b.data(), size);
+        std::memcpy(b.data(), &r, sizeof r);
+      }
+      b.set_key(keys > 0 ? seq % keys : seq);
+      if (record_address) {
+        std::lock_guard<std::mutex> lock(observed().mu);
+        observed().source_address[{me, seq}] = b.data();
+      }
+      out.write(std::move(b));
+    }
+  }
+  void finalize(sluice::Context& ctx) override {
+    if (ctx.arg("throw_in", "") == std::string("finalize")) throw std::runtime_error("boom in finalize");
+  }
+};
+
+class TestRelay : public sluice::Filter, Counted<TestRelay> {
+ public:
+  static constexpr const char* kName = "TestRelay";
+  void process(sluice::Context& ctx) override {
+    auto& in = ctx.input("in");
+    auto& out = ctx.output("out");
+    const int sleep = ctx.arg<int>("sleep_us", 0);
+    const std::int64_t throw_at = ctx.arg<std::int64_t>("throw_at", -1);
+    const int throw_copy = ctx.arg<int>("throw_copy", 0);
+    const auto me = static_cast<std::uint32_t>(ctx.copy_index());
+    std::map<std::uint32_t, std::uint64_t> next;
+    std::uint64_t seq = 0;
+    while (auto b = in.read()) {
+      if (ctx.copy_index() == throw_copy && static_cast<std::int64_t>(seq) == throw_at) {
+        throw sluice::Error("relay copy " + std::to_string(me) + " refuses buffer " + std::to_string(seq));
+      }
+      Record r;
+      check_record(ctx, *b, next, r);
+      stamp_hop(*b, me, seq++);
+      sleep_us(sleep);
+      out.write(std::move(*b));
+    }
+  }
+};
+
+class TestSink : public sluice::Filter, Counted<TestSink> {
+ public:
+  static constexpr const char* kName = "TestSink";
+  void init(sluice::Context& ctx) override {
+    std::lock_guard<std::mutex> lock(observed().mu);
+    ++observed().inits[ctx.filter_name()];
+    observed().units_seen.push_back(ctx.filter_name() + "#" + std::to_string(ctx.copy_index()) + ":" +
+                                    std::to_string(ctx.work_index()) + ":" + ctx.work());
+  }
+  void process(sluice::Context& ctx) override {
+    if (!ctx.arg<bool>("read", true)) return;
+    auto& in = ctx.input("in");
+    // sleep_us applies to every copy, or only to copy `slow_copy` when that is given.
+    const int slow_copy = ctx.arg<int>("slow_copy", -1);
+    const int sleep = slow_copy < 0 || slow_copy == ctx.copy_index() ? ctx.arg<int>("sleep_us", 0) : 0;
+    const bool record_keys = ctx.arg<bool>("record_keys", false);
+    const bool record_address = ctx.arg<bool>("record_address", false);
+    std::map<std::uint32_t, std::uint64_t> next;
+    std::map<std::uint32_t, std::vector<std::uint64_t>> seen;  // merged at the end: no lock per buffer
+    std::map<std::uint64_t, bool> keys;
+    std::vector<std::pair<std::pair<std::uint32_t, std::uint64_t>, const void*>> addresses;
+    std::uint64_t count = 0;
+    while (auto b = in.read()) {
+      ++count;
+      Record r;
+      if (check_record(ctx, *b, next, r)) {
+        seen[r.source].push_back(r.source_seq);
+        if (record_address) addresses.push_back({{r.source, r.source_seq}, b->data()});
+      }
+      if (record_keys) keys[b->key()] = true;
+      sleep_us(sleep);
+    }
+    std::lock_guard<std::mutex> lock(observed().mu);
+    auto& arrivals = observed().arrivals[ctx.filter_name()];
+    for (auto& [source, seqs] : seen) {
+      auto& counts = arrivals[source];
+      for (std::uint64_t s : seqs) {
+        if (counts.size() <= s) counts.resize(s + 1, 0);
+        ++counts[s];
+      }
+    }
+    observed().received[ctx.filter_name()][ctx.copy_index()] += count;
+    for (auto& [key, unused] : keys) observed().key_copies[ctx.filter_name()][key].push_back(ctx.copy_index());
+    for (auto& [id, address] : addresses) observed().sink_address[id].push_back(address);
+  }
+};
+
+class TestAskPort : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override { ctx.input(ctx.arg("port")); }
+};
+
+class TestWriteInFinalize : public sluice::Filter {
+ public:
+  void process(sluice::Context&) override {}
+  void finalize(sluice::Context& ctx) override {
+    auto& out = ctx.output("out");
+    out.write(out.allocate());
+  }
+};
+
+class TestOversize : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& out = ctx.output("out");
+    sluice::Buffer b = out.allocate();
+    b.resize(b.capacity() + 1);  // throws: bigger than the buffer
+  }
+};
+
+// Throws from its constructor: creation failures must be reported too.
+class TestBadConstructor : public sluice::Filter {
+ public:
+  TestBadConstructor() { throw std::runtime_error("cannot construct"); }
+  void process(sluice::Context&) override {}
+};
+
+// Spins in user code without ever blocking on a stream after the others fail.
+class TestSpinner : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx.arg<int>("ms", 1000));
+    while (std::chrono::steady_clock::now() < deadline) {
+    }
+  }
+};
+
+}  // namespace testing_filters
+
+SLUICE_FILTER(testing_filters::TestSource)
+SLUICE_FILTER(testing_filters::TestRelay)
+SLUICE_FILTER(testing_filters::TestSink)
+SLUICE_FILTER(testing_filters::TestAskPort)
+SLUICE_FILTER(testing_filters::TestWriteInFinalize)
+SLUICE_FILTER(testing_filters::TestOversize)
+SLUICE_FILTER(testing_filters::TestBadConstructor)
+SLUICE_FILTER(testing_filters::TestSpinner)

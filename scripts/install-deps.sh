@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sluice needs that are missing (as root; uses sudo otherwise).
+# Safe to run again: it installs nothing when everything is there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libyaml-cpp-dev libgtest-dev nlohmann-json3-dev libcli11-dev   # core, console, tests
+  libzmq3-dev                                                    # benchmark peer
+  openjdk-17-jdk-headless maven                                  # Java filters
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
