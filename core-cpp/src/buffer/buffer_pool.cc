@@ -1,6 +1,7 @@
 #include "buffer/buffer_pool.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace sluice {
@@ -29,6 +30,9 @@ BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t co
                 name_ + "; lower its buffer_size or depth");
   }
   memory_.reset(static_cast<std::byte*>(memory));
+  // Touch every page now: page faults belong to setup, not to the first unit of work,
+  // and the memory the pool needs is committed before anything runs.
+  std::memset(memory, 0, stride * count);
   for (std::size_t i = 0; i < count; ++i) {
     detail::Slot& slot = slots_[i];
     slot.data = memory_.get() + i * stride;
@@ -39,10 +43,19 @@ BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t co
   }
 }
 
+namespace {
+std::atomic<BufferPool::BindingDeleter> binding_deleter{nullptr};
+}  // namespace
+
+void BufferPool::set_binding_deleter(BindingDeleter deleter) noexcept {
+  binding_deleter.store(deleter, std::memory_order_release);
+}
+
 BufferPool::~BufferPool() {
-  if (!binding_deleter_) return;
+  BindingDeleter deleter = binding_deleter.load(std::memory_order_acquire);
+  if (deleter == nullptr) return;
   for (detail::Slot& slot : slots_) {
-    if (void* binding = slot.binding.load(std::memory_order_acquire)) binding_deleter_(binding);
+    if (void* binding = slot.binding.load(std::memory_order_acquire)) deleter(binding);
   }
 }
 

@@ -11,7 +11,6 @@
 #define SLUICE_BUFFER_BUFFER_POOL_H_
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,9 +46,11 @@ class BufferPool {
   // The start of the contiguous memory holding all blocks (tests use it to prove zero copy).
   const std::byte* memory() const { return memory_.get(); }
 
-  // Called with each slot's non-null `binding` when the pool is destroyed, so a language
-  // binding can free what it attached there. Set before any binding is attached.
-  void set_binding_deleter(std::function<void(void*)> deleter) { binding_deleter_ = std::move(deleter); }
+  // Process-wide: called with each slot's non-null `binding` when its pool is destroyed,
+  // so a language binding (the Java bridge) can free what it attached there. Set once,
+  // before any binding is attached (the bridge does it when it loads).
+  using BindingDeleter = void (*)(void* binding);
+  static void set_binding_deleter(BindingDeleter deleter) noexcept;
 
  private:
   struct FreeDeleter {
@@ -62,7 +63,6 @@ class BufferPool {
   std::vector<detail::Slot> slots_;
   MpmcRing<detail::Slot*> free_;
   Waiter not_empty_;
-  std::function<void(void*)> binding_deleter_;
 };
 
 }  // namespace sluice

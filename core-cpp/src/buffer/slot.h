@@ -18,7 +18,9 @@ namespace detail {
 // creation, except `binding`, which a language binding may set once per slot (e.g. the
 // Java Buffer object that wraps this block) and which the pool hands back to the binding
 // when it is destroyed.
-struct Slot {
+// Cache-line aligned: neighbouring slots are written by different threads (one released
+// by a consumer while the next is acquired by a producer).
+struct alignas(64) Slot {
   std::byte* data = nullptr;
   std::uint32_t capacity = 0;
   std::uint32_t index = 0;  // position in the pool

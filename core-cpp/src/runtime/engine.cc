@@ -1,9 +1,13 @@
 #include "runtime/engine.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+
+#include <sched.h>
 
 #include "runtime/backends.h"
 #include "runtime/context_impl.h"
@@ -30,6 +34,7 @@ struct CopyRunner {
   std::thread thread;
   std::atomic<const char*> stage{"create"};  // what the copy is doing, for stuck reports
   bool busy = false;                          // guarded by State::mu
+  int cpu = -1;                               // the CPU it is pinned to; -1: none
 };
 
 struct Engine::State {
@@ -102,7 +107,37 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
   copy.stage = "idle";
 }
 
+// Pins the calling thread to `cpu` (-1: leaves it alone). Two copies that spin briefly
+// while waiting for each other can end up sharing one CPU and stay there (both always
+// look busy to the load balancer), which cuts a stream's throughput by 4x or more; pinned
+// to distinct CPUs they cannot. See docs/runtime.md, "Threads and CPUs".
+void pin_to_cpu(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  sched_setaffinity(0, sizeof one, &one);  // best effort: running unpinned is still correct
+}
+
+// The CPUs to pin copies to, one each, or none when there are more copies than CPUs
+// this process may use, or when SLUICE_PIN=off.
+std::vector<int> cpus_for_copies(std::size_t copies) {
+  const char* pin = std::getenv("SLUICE_PIN");
+  if (pin != nullptr && (std::string(pin) == "off" || std::string(pin) == "0")) return {};
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return {};
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  }
+  if (copies > cpus.size()) return {};
+  cpus.resize(copies);
+  return cpus;
+}
+
 void Engine::State::run_copy(CopyRunner& copy) {
+  pin_to_cpu(copy.cpu);
   LanguageBackend* backend = nullptr;
   std::unique_ptr<Filter> filter;
   try {
@@ -180,6 +215,8 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
           std::make_unique<InputPort>(spec.to.port, *stream->channels[c]));
     }
   }
+  const std::vector<int> cpus = cpus_for_copies(s.copies.size());
+  for (std::size_t i = 0; i < cpus.size(); ++i) s.copies[i]->cpu = cpus[i];
   std::lock_guard<std::mutex> lock(s.mu);
   s.pending = static_cast<int>(s.copies.size());
   for (auto& copy : s.copies) {

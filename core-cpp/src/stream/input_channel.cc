@@ -6,9 +6,7 @@ InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& si
                            Waiter& room)
     : depth_(depth),
       upstream_copies_(upstream_copies),
-      // End-of-work marks get their own room so a full queue never delays them behind
-      // the consumer's next read.
-      ring_(depth + static_cast<std::size_t>(upstream_copies)),
+      ring_(depth),
       not_empty_(signal),
       room_(room) {}
 
@@ -21,8 +19,9 @@ InputChannel::~InputChannel() {
 }
 
 bool InputChannel::try_push(const Item& item) noexcept {
-  // Data may use `depth_` places; marks may use the rest.
-  if (!item.is_end_of_work() && ring_.size_approx() >= depth_) return false;
+  // The ring's capacity is the bound (depth rounded up to a power of two). Checking it
+  // through the ring's cells, not its head index, keeps the consumer's index out of the
+  // producer's cache on every push.
   if (!ring_.try_push(item)) return false;
   not_empty_.notify();
   return true;
@@ -30,7 +29,7 @@ bool InputChannel::try_push(const Item& item) noexcept {
 
 std::size_t InputChannel::free_room() const noexcept {
   std::size_t used = ring_.size_approx();
-  return used >= depth_ ? 0 : depth_ - used;
+  return used >= ring_.capacity() ? 0 : ring_.capacity() - used;
 }
 
 std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns) {

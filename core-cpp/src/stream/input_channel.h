@@ -23,8 +23,8 @@ namespace sluice {
 
 class InputChannel final : public Endpoint {
  public:
-  // depth: items it holds (rounded up to a power of two) plus room for every producer's
-  // end-of-work mark. room: the stream's Waiter that blocked writers sleep on.
+  // depth: items it holds, rounded up to a power of two (end-of-work marks included).
+  // room: the stream's Waiter that blocked writers sleep on.
   InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room);
   ~InputChannel() override;
 
@@ -41,7 +41,7 @@ class InputChannel final : public Endpoint {
   std::uint64_t drain();
 
   int upstream_copies() const { return upstream_copies_; }
-  std::size_t depth() const { return depth_; }
+  std::size_t depth() const { return ring_.capacity(); }
 
  private:
   const std::size_t depth_;

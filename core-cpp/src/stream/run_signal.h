@@ -3,6 +3,7 @@
 #define SLUICE_STREAM_RUN_SIGNAL_H_
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -13,6 +14,18 @@ class Waiter;
 // Thread safety: all methods are safe from any thread.
 class RunSignal {
  public:
+  // How long a blocked call spins, then yields, before it sleeps (see Waiter::wait).
+  // Measured on 2 cores (bench/RESULTS.md): a 2 us spin catches a peer on the other
+  // core; yielding up to 50 us serves a peer on our core, and when copies outnumber
+  // cores it lets a runnable copy work instead of paying a futex sleep and wake-up.
+  struct Patience {
+    std::uint64_t spin_ns = 2000;
+    std::uint64_t yield_ns = 50000;
+  };
+  const Patience& patience() const noexcept { return patience_; }
+  // REQUIRES: no thread is waiting (set before the run starts).
+  void set_patience(Patience patience) noexcept { patience_ = patience; }
+
   bool aborted() const noexcept { return aborted_.load(std::memory_order_acquire); }
   // Sets the flag and wakes every registered Waiter, so every blocked read, write and
   // allocate in the run throws sluice::Aborted promptly. Idempotent.
@@ -25,6 +38,7 @@ class RunSignal {
 
  private:
   std::atomic<bool> aborted_{false};
+  Patience patience_;
   std::mutex mu_;                  // guards waiters_
   std::vector<Waiter*> waiters_;
 };

@@ -1,6 +1,7 @@
 #include "stream/waiter.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@ void Waiter::sleep_until_changed(std::uint32_t seen) noexcept {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&seq_), FUTEX_WAIT_PRIVATE, seen,
           &timeout, nullptr, 0);
 }
+
+void Waiter::yield() noexcept { sched_yield(); }
 
 void Waiter::wake_all() noexcept {
   seq_.fetch_add(1, std::memory_order_seq_cst);

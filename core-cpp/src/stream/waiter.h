@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "sluice/error.h"
+#include "stream/asymmetric_barrier.h"
 #include "stream/run_signal.h"
 
 namespace sluice {
@@ -24,34 +25,53 @@ class Waiter {
   Waiter& operator=(const Waiter&) = delete;
 
   // Calls try_once() until it returns true. Throws sluice::Aborted if the run is aborted
-  // first. Returns the nanoseconds spent sleeping (0 when try_once() succeeded quickly).
+  // first. Returns the nanoseconds spent waiting (0 when try_once() succeeded at once).
+  //
+  // Three phases: spin (the peer is likely running on the other core and about to act),
+  // yield (let a peer that shares our core run), then sleep on the futex.
   template <typename TryOnce>
   std::uint64_t wait(TryOnce&& try_once) {
-    for (int i = 0; i < kSpins; ++i) {
-      if (try_once()) return 0;
-      if (signal_.aborted()) throw Aborted();
-      cpu_relax();
-    }
+    if (try_once()) return 0;
     const std::uint64_t start = now_ns();
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    // Spin briefly, backing off between looks: a waiter that polls the line its peer is
+    // writing slows that peer down; polling less lets the peer run ahead and hand over
+    // several items per cache-line transfer.
+    for (std::uint32_t i = 0;; ++i) {
+      const std::uint32_t pauses = 1u << (i < kMaxBackoffShift ? i : kMaxBackoffShift);
+      for (std::uint32_t p = 0; p < pauses; ++p) cpu_relax();
+      if (try_once()) return now_ns() - start;
+      if (signal_.aborted()) throw Aborted();
+      if (i >= kMaxBackoffShift && now_ns() - start > signal_.patience().spin_ns) break;
+    }
+    // Then yield: when the peer shares our CPU (the scheduler often puts a woken thread
+    // next to its waker) this runs it at once; when it does not, it is a cheap syscall.
+    while (now_ns() - start < signal_.patience().yield_ns) {
+      yield();
+      if (try_once()) return now_ns() - start;
+      if (signal_.aborted()) throw Aborted();
+    }
     for (;;) {
+      // Announce the sleep before the last look, so a notify() after our look sees it.
+      may_sleep_.store(1, std::memory_order_seq_cst);
+      heavy_barrier();  // pairs with light_barrier() in notify()
       const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
       if (try_once()) break;
-      if (signal_.aborted()) {
-        sleepers_.fetch_sub(1, std::memory_order_relaxed);
-        throw Aborted();
-      }
+      if (signal_.aborted()) throw Aborted();
       sleep_until_changed(seen);
     }
-    sleepers_.fetch_sub(1, std::memory_order_relaxed);
     return now_ns() - start;
   }
 
   // Tells sleepers that the condition may have changed. Call after the state change
-  // (push, pop, release) is visible.
+  // (push, pop, release) is visible. One load and no fence when nobody sleeps (the
+  // sleeper pays with a membarrier instead: see asymmetric_barrier.h); the first
+  // notify after a sleep clears the flag, so a sleeper costs one wake-up, not one per push.
   void notify() noexcept {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_relaxed) != 0) wake_all();
+    light_barrier();
+    if (may_sleep_.load(std::memory_order_relaxed) != 0 &&
+        may_sleep_.exchange(0, std::memory_order_seq_cst) != 0) {
+      wake_all();
+    }
   }
 
   // Wakes every sleeper unconditionally (used by RunSignal::abort).
@@ -60,9 +80,11 @@ class Waiter {
   static std::uint64_t now_ns() noexcept;
 
  private:
-  // Bounded spin before sleeping: about a microsecond, enough to catch a peer that is
-  // running on the other core, short enough not to starve one that shares ours.
-  static constexpr int kSpins = 64;
+  // By default (RunSignal::Patience) spin about 2 us (enough to catch a peer running on
+  // the other core), yield until 50 us (enough to cover a futex wake-up and a peer sharing
+  // our core), then sleep: an idle copy costs nothing measurable, and a busy pipeline
+  // rarely enters the kernel to sleep.
+  static constexpr std::uint32_t kMaxBackoffShift = 4;  // at most 16 pauses between looks
 
   static void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -72,10 +94,13 @@ class Waiter {
 #endif
   }
   void sleep_until_changed(std::uint32_t seen) noexcept;
+  static void yield() noexcept;
 
   RunSignal& signal_;
   std::atomic<std::uint32_t> seq_{0};
-  std::atomic<std::uint32_t> sleepers_{0};
+  // 1 when some thread may be about to sleep or sleeping; set by each sleeper before its
+  // last look, cleared by the notify() that wakes them all.
+  std::atomic<std::uint32_t> may_sleep_{0};
 };
 
 }  // namespace sluice

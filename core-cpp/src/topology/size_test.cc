@@ -41,7 +41,8 @@ TEST(ParseSize, DecimalUnitsSuggestTheBinaryOne) {
   EXPECT_EQ(why_not("64kib"), "'64kib' is not a size; did you mean 64KiB? units: B, KiB, MiB, GiB");
   EXPECT_EQ(why_not("2MB"), "'2MB' is not a size; did you mean 2MiB? units: B, KiB, MiB, GiB");
   EXPECT_EQ(why_not("1g"), "'1g' is not a size; did you mean 1GiB? units: B, KiB, MiB, GiB");
-  EXPECT_EQ(why_not("10bytes"), "'10bytes' is not a size; did you mean 10B? units: B, KiB, MiB, GiB");
+  EXPECT_EQ(why_not("10bytes"),
+            "'10bytes' is not a size; did you mean 10B? units: B, KiB, MiB, GiB");
 }
 
 TEST(ParseSize, FractionsSuggestAnExactWholeSpelling) {

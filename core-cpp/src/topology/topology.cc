@@ -3,8 +3,6 @@
 // stream per port, no cycles). Anything wrong anywhere means TopologyError with all of them.
 #include "topology/topology.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -15,6 +13,8 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+
+#include <yaml-cpp/yaml.h>
 
 #include "topology/size.h"
 #include "topology/suggest.h"
@@ -139,8 +139,8 @@ std::string address_problem(const std::string& address) {
       return "IPv6 address " + quoted + " needs brackets around the host, e.g. [::1]:7700";
     }
   }
-  const bool blank = std::any_of(host.begin(), host.end(),
-                                 [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  const bool blank = std::any_of(host.begin(), host.end(), space);
   if (host.empty() || blank) return quoted + " is not an address" + form;
   const std::optional<long long> n = parse_integer(port);
   if (!n || *n < 1 || *n > 65535) {
@@ -243,7 +243,8 @@ Topology Parser::run(std::string_view text) {
   try {
     documents = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
-    error(to_mark(e.mark), "invalid YAML: " + e.msg);
+    error(to_mark(e.mark),
+          "invalid YAML: " + e.msg + "; check the brackets, quotes and indentation here");
   }
   if (diagnostics_.empty()) {
     if (documents.empty()) {
