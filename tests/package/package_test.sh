@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Proves the installed package works for users: install sluice into a scratch prefix,
+# build examples/out-of-tree against it with find_package(Sluice), and run that library
+# with the installed console. Cleans up after itself, pass or fail.
+#   package_test.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1
+build=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+cmake -S "$src/examples/out-of-tree" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
+cmake --build "$work/build" > "$work/build.log"
+
+cat > "$work/rot13.yaml" <<YAML
+name: rot13
+filters:
+  greet: {class: Greet, library: build/librot13.so, args: {count: 3}}
+  rot:   {class: Rot13, library: build/librot13.so, copies: 2}
+  print: {class: Print, library: build/librot13.so}
+streams:
+  - {from: greet.out, to: rot.in}
+  - {from: rot.out, to: print.in}
+YAML
+
+"$work/prefix/bin/sluice" validate "$work/rot13.yaml" > "$work/validate.log"
+"$work/prefix/bin/sluice" run "$work/rot13.yaml" > "$work/out.txt" 2> "$work/err.txt"
+sort "$work/out.txt" > "$work/sorted.txt"
+printf 'uryyb 0\nuryyb 1\nuryyb 2\n' > "$work/expected.txt"
+if ! diff -u "$work/expected.txt" "$work/sorted.txt"; then
+  echo "package test: unexpected output; stderr was:" >&2
+  cat "$work/err.txt" >&2
+  exit 1
+fi
+echo "package test: installed, built out of tree with find_package(Sluice), ran: ok"
