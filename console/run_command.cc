@@ -32,16 +32,30 @@ std::size_t terminal_width() {
   return 120;
 }
 
+// The signals the console turns into a cancelled run, plus SIGUSR1 (our own wake-up).
+sigset_t watched_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  return set;
+}
+
+// Must run before any thread starts: threads inherit the mask, and a signal that reaches a
+// thread which does not block it is handled there (or dropped, if the shell started us
+// with it ignored) instead of reaching sigwait.
+void block_watched_signals() {
+  sigset_t set = watched_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 // Turns SIGINT/SIGTERM into Engine::cancel, from a thread of its own (sigwait), so no
-// signal handler ever touches the runtime.
+// signal handler ever touches the runtime. REQUIRES: block_watched_signals() was called
+// before any other thread started.
 class SignalWatcher {
  public:
-  explicit SignalWatcher(Engine& engine) : engine_(engine) {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    sigaddset(&set_, SIGUSR1);  // our own wake-up to stop watching
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+  explicit SignalWatcher(Engine& engine) : engine_(engine), set_(watched_signals()) {
     thread_ = std::thread([this] {
       int sig = 0;
       while (sigwait(&set_, &sig) == 0) {
@@ -151,6 +165,7 @@ int run_command(const RunOptions& options) {
   report.topology_name = topology.name;
   report.topology_file = topology.file;
   const auto start = Clock::now();
+  block_watched_signals();
   std::unique_ptr<Engine> engine;
   try {
     engine = std::make_unique<Engine>(topology);

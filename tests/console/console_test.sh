@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# End-to-end tests of the console binary: exit statuses, messages, --metrics, and the
+# examples' results checked against an independent computation.
+#   console_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+src=$1
+build=$2
+sluice="$build/console/sluice"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passed=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { passed=$((passed + 1)); }
+# expect_status WANT DESCRIPTION -- command...
+expect_status() {
+  local want=$1 what=$2
+  shift 3
+  "$@" > "$work/out" 2> "$work/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "$what: exit $got, want $want"; sed 's/^/  | /' "$work/err" >&2
+  else
+    pass
+  fi
+}
+expect_in() {  # expect_in FILE TEXT DESCRIPTION
+  if grep -qF -- "$2" "$1"; then pass; else fail "$3: '$2' not in output"; sed 's/^/  | /' "$1" >&2; fi
+}
+
+lib="$build/examples/libexamples.so"
+
+# --- word count: the result equals an independent count of the same file --------------
+expect_status 0 "wordcount runs" -- "$sluice" run "$src/examples/wordcount.yaml" --work one --work two --metrics "$work/m.json"
+tr 'A-Z' 'a-z' < "$src/examples/data/words.txt" | tr -cs "a-z'" '\n' | sed "s/^'*//" | grep -v '^$' \
+  | sort | uniq -c | sort -k1,1nr -k2,2 | head -8 | awk '{print "  " $1 "\t" $2}' > "$work/expected_top"
+total=$(tr 'A-Z' 'a-z' < "$src/examples/data/words.txt" | tr -cs "a-z'" '\n' | sed "s/^'*//" | grep -cv '^$')
+grep -A8 '^unit 0 \[one\]' "$work/out" | tail -8 > "$work/got_top"
+if diff -u "$work/expected_top" "$work/got_top" > "$work/diff"; then pass; else fail "wordcount top words differ from tr|sort|uniq"; cat "$work/diff" >&2; fi
+expect_in "$work/out" "unit 0 [one]: $total words" "wordcount total"
+expect_in "$work/out" "unit 1 [two]: $total words" "second unit of work"
+expect_in "$work/err" "units of work: 2/2 finished" "summary"
+python3 - "$work/m.json" <<'PY' && pass || fail "metrics JSON"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["status"] == "ok" and m["exit_code"] == 0, m
+assert [u["work"] for u in m["units"]] == ["one", "two"] and all(u["finished"] for u in m["units"])
+s = {x["stream"]: x for x in m["streams"]}
+assert s["read.out -> tokenize.in"]["producer_copies"] == 1 and s["read.out -> tokenize.in"]["consumer_copies"] == 2
+assert s["tokenize.out -> count.in"]["buffers"] > 0 and s["tokenize.out -> count.in"]["buffers"] % 2 == 0
+PY
+
+# --- producer -> consumer: every buffer verified in order ------------------------------
+expect_status 0 "producer-consumer runs" -- "$sluice" run "$src/examples/producer-consumer.yaml"
+expect_in "$work/err" "received 100000 buffers, 102400000 bytes; 100000 verified in order from 1 producer(s)" "consumer verified"
+
+# --- a throwing filter: status 1, named precisely, metrics say so ----------------------
+cat > "$work/throw.yaml" <<YAML
+filters:
+  produce: {class: Produce, library: $lib, args: {size: 100KiB}}
+  consume: {class: Consume, library: $lib}
+streams:
+  - {from: produce.out, to: consume.in}
+YAML
+expect_status 1 "filter error" -- "$sluice" run "$work/throw.yaml" --metrics "$work/fail.json"
+expect_in "$work/err" "sluice: run failed: filter 'produce' copy 0 on host local failed in process (unit of work 0): args.size 102400 exceeds the stream's buffer_size 65536" "failure line"
+python3 -c "import json,sys; m=json.load(open('$work/fail.json')); assert m['status']=='failed' and m['failure']['filter']=='produce' and m['failure']['stage']=='process'" && pass || fail "failure metrics"
+
+# --- an invalid topology: status 3, file:line:column, nothing runs ----------------------
+cat > "$work/bad.yaml" <<YAML
+filters:
+  produce: {class: Produce, library: $lib}
+  consume: {class: Consum, library: $lib}
+streams:
+  - {from: produce.out, to: consume.in, policy: round-robin}
+YAML
+expect_status 3 "invalid topology (run)" -- "$sluice" run "$work/bad.yaml"
+expect_in "$work/err" "bad.yaml:5:" "policy error position"
+expect_in "$work/err" "unknown policy 'round-robin'" "policy error text"
+expect_status 3 "invalid topology (validate)" -- "$sluice" validate "$work/bad.yaml"
+expect_in "$work/err" "bad.yaml:5:" "validate reports too"
+sed -i 's/round-robin/round_robin/' "$work/bad.yaml"
+expect_status 3 "unknown class" -- "$sluice" validate "$work/bad.yaml"
+expect_in "$work/err" "bad.yaml:3:" "class error position"
+expect_in "$work/err" "has no filter class 'Consum'; did you mean 'Consume'?" "class suggestion"
+sed -i "s#library: $lib}#library: $work/nope.so}#" "$work/bad.yaml"
+expect_status 3 "missing library" -- "$sluice" validate "$work/bad.yaml"
+expect_in "$work/err" "cannot load filter library '$work/nope.so'" "library error"
+expect_status 3 "missing file" -- "$sluice" run "$work/does-not-exist.yaml"
+
+# --- validate prints the plan ----------------------------------------------------------
+expect_status 0 "validate" -- "$sluice" validate "$src/examples/wordcount.yaml"
+expect_in "$work/out" "tokenize.out -> count.in: by_key, 64B buffers, depth 256" "plan"
+
+# --- usage errors: status 2 -------------------------------------------------------------
+expect_status 2 "no command" -- "$sluice"
+expect_status 2 "unknown option" -- "$sluice" run "$src/examples/wordcount.yaml" --frobnicate
+
+# --- SIGINT cancels: status 130 ----------------------------------------------------------
+cat > "$work/forever.yaml" <<YAML
+filters:
+  produce: {class: Produce, library: $lib, args: {count: 1000000000000, verify: false}}
+  consume: {class: Consume, library: $lib, args: {verify: false}}
+streams:
+  - {from: produce.out, to: consume.in}
+YAML
+"$sluice" run "$work/forever.yaml" > /dev/null 2> "$work/err" &
+pid=$!
+sleep 0.5
+kill -INT $pid
+wait $pid
+status=$?
+[ $status -eq 130 ] && pass || fail "SIGINT: exit $status, want 130"
+expect_in "$work/err" "interrupted by SIGINT" "SIGINT message"
+
+echo "$passed passed, $failures failed"
+[ "$failures" -eq 0 ]
