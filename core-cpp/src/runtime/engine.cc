@@ -40,6 +40,7 @@ struct CopyRunner {
 struct Engine::State {
   const topo::Topology& topology;
   EngineOptions options;
+  Placement placement;
   RunSignal signal;
   Graph graph;
   std::vector<std::unique_ptr<CopyRunner>> copies;
@@ -55,7 +56,10 @@ struct Engine::State {
   bool failed = false;  // a failure happened: no more units
 
   State(const topo::Topology& t, EngineOptions o)
-      : topology(t), options(std::move(o)), graph(t, signal) {}
+      : topology(t),
+        options(std::move(o)),
+        placement(options.placement ? *options.placement : Placement::everything(t)),
+        graph(t, signal, placement, options.wiring) {}
 
   void fail(Failure f) {
     {
@@ -190,6 +194,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
   // thread runs.
   for (const topo::FilterSpec& spec : topology.filters) {
     for (int c = 0; c < spec.copies; ++c) {
+      if (!s.placement.runs_here(spec.name, c)) continue;
       auto copy = std::make_unique<CopyRunner>();
       copy->spec = &spec;
       copy->index = c;
@@ -197,24 +202,28 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       s.copies.push_back(std::move(copy));
     }
   }
-  auto copy_of = [&](const std::string& filter, int index) -> CopyRunner& {
+  auto copy_of = [&](const std::string& filter, int index) -> CopyRunner* {
     for (auto& copy : s.copies) {
-      if (copy->spec->name == filter && copy->index == index) return *copy;
+      if (copy->spec->name == filter && copy->index == index) return copy.get();
     }
-    throw Error("internal: no copy " + std::to_string(index) + " of filter '" + filter + "'");
+    return nullptr;  // runs in another process
   };
   for (auto& stream : s.graph.streams()) {
     const topo::StreamSpec& spec = *stream->spec;
     for (int p = 0; p < stream->producer_copies; ++p) {
-      copy_of(spec.from.filter, p).context->add_output(std::make_unique<OutputPort>(
-          spec.from.port, stream->label, spec.policy, *stream->pool, stream->endpoints,
-          *stream->room, static_cast<std::uint32_t>(p)));
+      if (CopyRunner* producer = copy_of(spec.from.filter, p)) {
+        producer->context->add_output(std::make_unique<OutputPort>(
+            spec.from.port, stream->label, spec.policy, *stream->pool, stream->endpoints,
+            *stream->room, static_cast<std::uint32_t>(p)));
+      }
     }
     for (int c = 0; c < stream->consumer_copies; ++c) {
-      copy_of(spec.to.filter, c).context->add_input(
-          std::make_unique<InputPort>(spec.to.port, *stream->channels[c]));
+      if (CopyRunner* consumer = copy_of(spec.to.filter, c)) {
+        consumer->context->add_input(std::make_unique<InputPort>(spec.to.port, *stream->channels[c]));
+      }
     }
   }
+  if (s.options.wiring != nullptr) s.options.wiring->graph_ready(s.graph);
   const std::vector<int> cpus = cpus_for_copies(s.copies.size());
   for (std::size_t i = 0; i < cpus.size(); ++i) s.copies[i]->cpu = cpus[i];
   std::lock_guard<std::mutex> lock(s.mu);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runtime/failure.h"
+#include "runtime/placement.h"
 #include "topology/topology.h"
 
 namespace sluice {
@@ -29,6 +30,11 @@ struct EngineOptions {
   // After a failure, how long to wait for the other copies to unwind before declaring them
   // stuck (a filter in an endless computation cannot be interrupted). Default: 5 s.
   std::chrono::milliseconds abort_grace{5000};
+  // The copies that run in this process. Default (nullopt): all of them (embedded).
+  std::optional<Placement> placement;
+  // How streams reach copies in other processes; required when `placement` leaves out a
+  // consumer copy that a local producer writes to. Not owned; must outlive the Engine.
+  StreamWiring* wiring = nullptr;
 };
 
 struct StreamStats {
@@ -61,6 +67,7 @@ class Engine {
   // Aborts the current unit (e.g. on Ctrl-C) with `reason`; run_unit returns it.
   void cancel(const std::string& reason);
 
+  // Traffic of this process's ports (producers' writes, consumers' blocked time).
   std::vector<StreamStats> stream_stats() const;
   // Copies that did not unwind within abort_grace after a failure: "name#copy (stage)".
   std::vector<std::string> stuck_copies() const;

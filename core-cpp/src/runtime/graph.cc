@@ -2,48 +2,70 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "topology/size.h"
 
 namespace sluice {
 
-std::size_t Graph::pool_count(const topo::StreamSpec& spec, int producers, int consumers) {
-  return spec.depth * static_cast<std::size_t>(consumers) + static_cast<std::size_t>(producers) +
-         static_cast<std::size_t>(consumers);
+std::size_t Graph::pool_count(const topo::StreamSpec& spec, int producers, int consumers,
+                              int remote_producers) {
+  const auto depth = spec.depth;
+  const auto p = static_cast<std::size_t>(producers);
+  const auto c = static_cast<std::size_t>(consumers);
+  const auto r = static_cast<std::size_t>(remote_producers);
+  return depth * c + p + c + (r > 0 ? depth * c : 0);
 }
 
-Graph::Graph(const topo::Topology& topology, RunSignal& signal) {
+Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
+             StreamWiring* wiring) {
   // Check the memory first, so an absurd topology fails before allocating anything.
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
   const std::size_t physical = pages > 0 && page_size > 0
                                    ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
                                    : 0;
+  auto local_pool_count = [&](const topo::StreamSpec& spec) {
+    const int producers = placement.count_here(spec.from.filter);
+    const int consumers = placement.count_here(spec.to.filter);
+    const int remote = topology.find_filter(spec.from.filter)->copies - producers;
+    return pool_count(spec, producers, consumers, consumers > 0 ? remote : 0);
+  };
   std::size_t total = 0;
-  for (const topo::StreamSpec& spec : topology.streams) {
-    const int producers = topology.find_filter(spec.from.filter)->copies;
-    const int consumers = topology.find_filter(spec.to.filter)->copies;
-    total += pool_count(spec, producers, consumers) * spec.buffer_size;
-  }
+  for (const topo::StreamSpec& spec : topology.streams) total += local_pool_count(spec) * spec.buffer_size;
   if (physical != 0 && total > physical / 4 * 3) {
     throw Error("the streams' buffer pools need " + topo::format_size(total) + " but this machine has " +
                 topo::format_size(physical) + "; lower buffer_size or depth (each stream's pool holds "
                 "depth x consumer copies + producer copies + consumer copies buffers)");
   }
 
-  for (const topo::StreamSpec& spec : topology.streams) {
+  for (std::size_t i = 0; i < topology.streams.size(); ++i) {
+    const topo::StreamSpec& spec = topology.streams[i];
     auto stream = std::make_unique<StreamRuntime>();
     stream->spec = &spec;
+    stream->index = static_cast<int>(i);
     stream->label = spec.from.str() + " -> " + spec.to.str();
     stream->producer_copies = topology.find_filter(spec.from.filter)->copies;
     stream->consumer_copies = topology.find_filter(spec.to.filter)->copies;
     stream->room = std::make_unique<Waiter>(signal);
-    stream->pool = std::make_unique<BufferPool>(
-        stream->label, spec.buffer_size,
-        pool_count(spec, stream->producer_copies, stream->consumer_copies), signal);
+    // Every stream gets a pool, even one with neither end here (one block, never used),
+    // so that stream indices match across processes.
+    stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size,
+                                                std::max<std::size_t>(1, local_pool_count(spec)), signal);
+    const bool producers_here = placement.count_here(spec.from.filter) > 0;
     for (int c = 0; c < stream->consumer_copies; ++c) {
-      stream->channels.push_back(std::make_unique<InputChannel>(spec.depth, stream->producer_copies,
-                                                                signal, *stream->room));
-      stream->endpoints.push_back(stream->channels.back().get());
+      if (placement.runs_here(spec.to.filter, c)) {
+        stream->channels.push_back(std::make_unique<InputChannel>(spec.depth, stream->producer_copies,
+                                                                  signal, *stream->room));
+        stream->endpoints.push_back(stream->channels.back().get());
+      } else {
+        stream->channels.push_back(nullptr);
+        if (producers_here && wiring == nullptr) {
+          throw Error("consumer copy " + std::to_string(c) + " of '" + spec.to.filter +
+                      "' runs in another process, and this process has no network wiring");
+        }
+        stream->endpoints.push_back(producers_here ? wiring->remote_consumer(*stream, c) : nullptr);
+      }
     }
     streams_.push_back(std::move(stream));
   }

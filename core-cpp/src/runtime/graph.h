@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "buffer/buffer_pool.h"
+#include "runtime/placement.h"
 #include "stream/input_channel.h"
 #include "stream/waiter.h"
 #include "topology/topology.h"
@@ -19,20 +20,25 @@ namespace sluice {
 
 struct StreamRuntime {
   const topo::StreamSpec* spec = nullptr;
+  int index = 0;      // position in topology.streams: the stream's id on the wire
   std::string label;  // "read.out -> count.in"
-  int producer_copies = 0;
+  int producer_copies = 0;  // global counts, over all processes
   int consumer_copies = 0;
-  std::unique_ptr<Waiter> room;
+  std::unique_ptr<Waiter> room;  // writers sleep here when their consumer copy is full
   std::unique_ptr<BufferPool> pool;
-  std::vector<std::unique_ptr<InputChannel>> channels;  // one per consumer copy
-  std::vector<Endpoint*> endpoints;                     // what producers write to
+  // Indexed by global consumer copy: the channel when that copy runs here, else null.
+  std::vector<std::unique_ptr<InputChannel>> channels;
+  // Indexed by global consumer copy: a local channel or the wiring's remote endpoint.
+  std::vector<Endpoint*> endpoints;
 };
 
 class Graph {
  public:
-  // Builds every stream of `topology` in memory. Throws sluice::Error when the pools would
-  // not fit in this machine's memory.
-  Graph(const topo::Topology& topology, RunSignal& signal);
+  // Builds every stream of `topology` that touches a copy placed here. Consumer copies
+  // elsewhere are reached through `wiring` (required when there are any). Throws
+  // sluice::Error when the pools would not fit in this machine's memory.
+  Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
+        StreamWiring* wiring);
   // Empties every channel before any pool goes: a queued buffer may come from another
   // stream's pool (filters forward buffers).
   ~Graph();
@@ -44,7 +50,11 @@ class Graph {
 
   // Blocks a stream's pool holds: enough for every queue to be full while each producer
   // and consumer copy holds one more.
-  static std::size_t pool_count(const topo::StreamSpec& spec, int producers, int consumers);
+  // `producers` and `consumers` count the copies in this process; `remote_producers`
+  // those elsewhere whose buffers land here (each may have `depth` in flight to each local
+  // consumer copy, by credit).
+  static std::size_t pool_count(const topo::StreamSpec& spec, int producers, int consumers,
+                                int remote_producers = 0);
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;
