@@ -54,9 +54,9 @@ class Context {
   // The raw text of an argument from the topology's `args:`, or nullptr when absent.
   virtual const std::string* find_arg(std::string_view key) const = 0;
 
-  // Typed arguments. T may be std::string, bool (true/false/yes/no/1/0), any integer
-  // type (decimal, or a size with B/KiB/MiB/GiB), float, double, or
-  // std::filesystem::path (a relative path resolves against topology_dir()).
+  // Typed arguments. T may be std::string, bool (true/false, yes/no, on/off, 1/0), any
+  // integer type (plain decimal, or a size with B/KiB/MiB/GiB), float or double (finite),
+  // or std::filesystem::path (a relative path resolves against topology_dir()).
   // arg(key) throws sluice::Error when the argument is missing or does not parse as T;
   // arg(key, fallback) returns fallback when it is missing (and still throws when present
   // but malformed).

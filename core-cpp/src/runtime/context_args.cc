@@ -1,5 +1,7 @@
 // Typed conversions for Context::arg<T>().
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -17,32 +19,43 @@ std::string bad_arg(const Context& ctx, std::string_view key, const std::string&
          "', which is not " + expected + "; fix it in the topology's args:";
 }
 
+// Whole decimal integers only: an optional '-', then digits. No spaces, no '+', no hex.
+bool plain_integer(const std::string& raw) {
+  std::size_t i = raw.size() > 1 && raw[0] == '-' ? 1 : 0;
+  if (i == raw.size()) return false;
+  for (; i < raw.size(); ++i) {
+    if (raw[i] < '0' || raw[i] > '9') return false;
+  }
+  return true;
+}
+
 template <typename T>
 T to_integer(const Context& ctx, std::string_view key, const std::string& raw) {
-  // Plain integers first (signed ones may be negative), then sizes such as 64KiB.
-  errno = 0;
-  char* end = nullptr;
-  long long value = std::strtoll(raw.c_str(), &end, 10);
-  if (raw.empty() || errno != 0 || *end != '\0') {
+  if (!plain_integer(raw)) {
+    // Not a plain integer: a size such as 64KiB, for non-negative targets.
     std::string why;
     auto size = topo::parse_size(raw, &why);
     if (!size) throw Error(bad_arg(ctx, key, raw, "an integer or a size such as 64KiB"));
-    if (*size > static_cast<unsigned long long>(std::numeric_limits<long long>::max())) {
-      throw Error(bad_arg(ctx, key, raw, "in range"));
+    if (*size > static_cast<unsigned long long>(std::numeric_limits<T>::max())) {
+      throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
     }
-    value = static_cast<long long>(*size);
+    return static_cast<T>(*size);
   }
+  errno = 0;
   if constexpr (std::is_unsigned_v<T>) {
-    if (value < 0) throw Error(bad_arg(ctx, key, raw, "a non-negative integer"));
-    if (static_cast<unsigned long long>(value) > std::numeric_limits<T>::max()) {
-      throw Error(bad_arg(ctx, key, raw, "in range"));
+    if (raw[0] == '-') throw Error(bad_arg(ctx, key, raw, "a non-negative integer"));
+    unsigned long long value = std::strtoull(raw.c_str(), nullptr, 10);
+    if (errno == ERANGE || value > std::numeric_limits<T>::max()) {
+      throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
     }
+    return static_cast<T>(value);
   } else {
-    if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) {
-      throw Error(bad_arg(ctx, key, raw, "in range"));
+    long long value = std::strtoll(raw.c_str(), nullptr, 10);
+    if (errno == ERANGE || value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) {
+      throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
     }
+    return static_cast<T>(value);
   }
-  return static_cast<T>(value);
 }
 
 }  // namespace
@@ -82,7 +95,9 @@ double Context::convert_arg<double>(std::string_view key, const std::string& raw
   errno = 0;
   char* end = nullptr;
   double value = std::strtod(raw.c_str(), &end);
-  if (raw.empty() || errno != 0 || *end != '\0') throw Error(bad_arg(*this, key, raw, "a number"));
+  if (raw.empty() || errno != 0 || *end != '\0' || !std::isfinite(value) || std::isspace(static_cast<unsigned char>(raw[0]))) {
+    throw Error(bad_arg(*this, key, raw, "a number (finite)"));
+  }
   return value;
 }
 
@@ -96,7 +111,9 @@ std::filesystem::path Context::convert_arg<std::filesystem::path>(std::string_vi
 
 template <>
 float Context::convert_arg<float>(std::string_view key, const std::string& raw) const {
-  return static_cast<float>(convert_arg<double>(key, raw));
+  double value = convert_arg<double>(key, raw);
+  if (std::fabs(value) > std::numeric_limits<float>::max()) throw Error(bad_arg(*this, key, raw, "in range for a float"));
+  return static_cast<float>(value);
 }
 
 }  // namespace sluice

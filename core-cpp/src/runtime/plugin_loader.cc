@@ -1,9 +1,12 @@
 #include "runtime/plugin_loader.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "sluice/error.h"
 #include "topology/suggest.h"
@@ -12,13 +15,20 @@ namespace sluice {
 
 namespace {
 
-using ClassTable = std::map<std::string, FilterFactory>;
+// Every SLUICE_FILTER registration, with the shared object that defines it. Registrations
+// arrive from static initialisers: the program's before main(), a library's inside
+// dlopen(). Attributing each to the object its factory lives in (dladdr) is right even
+// when a library links another filter library, whose initialisers run in the same dlopen.
+struct Registration {
+  std::string class_name;
+  FilterFactory factory;
+  std::string object;  // canonical path of the defining executable or library
+};
 
-// Registrations arrive from static initialisers: the program's own before main(), a
-// library's during dlopen() on the loading thread. `loading` says which table they go to.
 struct Registry {
-  std::mutex mu;                             // guards libraries; held across dlopen
-  std::map<std::string, ClassTable> libraries;  // key: library path; "" = the program
+  std::mutex mu;  // guards both members; never held across dlopen (initialisers register)
+  std::vector<Registration> registrations;
+  std::set<std::string> opened;  // libraries we dlopen()ed, canonical paths
 };
 
 Registry& registry() {
@@ -26,78 +36,91 @@ Registry& registry() {
   return *instance;
 }
 
-thread_local ClassTable* loading = nullptr;
+std::string canonical(const std::string& path) {
+  char resolved[PATH_MAX];
+  return realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : path;
+}
 
-ClassTable& load_locked(Registry& reg, const std::string& library) {
-  auto found = reg.libraries.find(library);
-  if (found != reg.libraries.end()) return found->second;
-  ClassTable& table = reg.libraries[library];
-  loading = &table;
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  loading = nullptr;
-  if (handle == nullptr) {
+std::string program_path() {
+  static const std::string path = canonical("/proc/self/exe");
+  return path;
+}
+
+std::string defining_object(FilterFactory factory) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(factory), &info) == 0 || info.dli_fname == nullptr ||
+      info.dli_fname[0] == '\0') {
+    return program_path();
+  }
+  return canonical(info.dli_fname);
+}
+
+void load(const std::string& library, const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(registry().mu);
+    if (registry().opened.count(path) != 0) return;
+  }
+  // Deliberately never dlclose()d: filter objects and their vtables must stay valid.
+  if (dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
     const char* why = dlerror();
-    reg.libraries.erase(library);
     std::string reason = why ? why : "unknown error";
     std::string hint = reason.find("undefined symbol") != std::string::npos
                            ? "; link the library against everything it uses (and Sluice::sluice)"
                            : "; build it first, or fix the path (relative paths are relative to the topology file)";
     throw Error("cannot load filter library '" + library + "': " + reason + hint);
   }
-  // Deliberately never dlclose()d: filter objects and their vtables must stay valid.
-  return table;
+  std::lock_guard<std::mutex> lock(registry().mu);
+  registry().opened.insert(path);
 }
 
 }  // namespace
 
 namespace detail {
 bool register_filter(const char* class_name, FilterFactory factory) {
-  if (loading != nullptr) {
-    (*loading)[class_name] = factory;  // inside dlopen, on the thread holding the registry lock
-  } else {
-    Registry& reg = registry();
-    std::lock_guard<std::mutex> lock(reg.mu);
-    reg.libraries[""][class_name] = factory;
-  }
+  Registration registration{class_name, factory, defining_object(factory)};
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  reg.registrations.push_back(std::move(registration));
   return true;
 }
 }  // namespace detail
 
 FilterFactory find_filter_factory(const std::string& library, const std::string& class_name) {
+  const std::string path = library.empty() ? std::string() : canonical(library);
+  if (!library.empty()) load(library, path);
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
-  ClassTable& table = library.empty() ? reg.libraries[""] : load_locked(reg, library);
-  auto found = table.find(class_name);
-  if (found != table.end()) return found->second;
-  // A library already loaded with the program registered into the program's table.
-  if (!library.empty()) {
-    ClassTable& program = reg.libraries[""];
-    auto builtin = program.find(class_name);
-    if (table.empty() && builtin != program.end()) return builtin->second;
+  // Without a library: anything linked into the program, preferring the executable's own.
+  const Registration* found = nullptr;
+  std::set<std::string> names;
+  for (const Registration& r : reg.registrations) {
+    if (!library.empty() && r.object != path) continue;
+    names.insert(r.class_name);
+    if (r.class_name == class_name && (found == nullptr || r.object == program_path())) found = &r;
   }
-  std::vector<std::string> names;
-  for (const auto& entry : table) names.push_back(entry.first);
+  if (found != nullptr) return found->factory;
+  std::vector<std::string> sorted(names.begin(), names.end());
   std::string where = library.empty() ? "this program" : "library '" + library + "'";
   std::string message = where + " has no filter class '" + class_name + "'";
-  std::string near = topo::closest_match(class_name, names);
+  std::string near = topo::closest_match(class_name, sorted);
   if (!near.empty()) message += "; did you mean '" + near + "'?";
-  if (names.empty()) {
+  if (sorted.empty()) {
     message += "; it registers none: add SLUICE_FILTER(" + class_name + ") to the library's sources";
   } else {
-    message += " (it registers: " + topo::join(names) + ")";
+    message += " (it registers: " + topo::join(sorted) + ")";
   }
   throw Error(message);
 }
 
 std::vector<std::string> registered_classes(const std::string& library) {
+  const std::string path = library.empty() ? program_path() : canonical(library);
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
-  std::vector<std::string> names;
-  auto found = reg.libraries.find(library);
-  if (found != reg.libraries.end()) {
-    for (const auto& entry : found->second) names.push_back(entry.first);
+  std::set<std::string> names;
+  for (const Registration& r : reg.registrations) {
+    if (r.object == path) names.insert(r.class_name);
   }
-  return names;
+  return {names.begin(), names.end()};
 }
 
 }  // namespace sluice

@@ -1,12 +1,12 @@
-// The topology parser. Parser walks the YAML tree once, recording a Diagnostic for every
-// problem instead of stopping at the first, then checks the stream graph as a whole (one
-// stream per port, no cycles). Anything wrong anywhere means TopologyError with all of them.
+// The topology parser's entry points and the sections of a topology file other than its
+// streams: the top level, defaults:, hosts:, filters:, work: and jvm:. Streams and the graph
+// checks are in topology_streams.cc; the YAML readers and the diagnostics collector in
+// yaml_reader.cc. Anything wrong anywhere means a TopologyError with every problem found.
 #include "topology/topology.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,36 +16,14 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "topology/parser.h"
 #include "topology/size.h"
 #include "topology/suggest.h"
 
 namespace sluice::topo {
 
-std::string Diagnostic::str() const {
-  if (mark.line == 0) return file + ": " + message;
-  return file + ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column) + ": " +
-         message;
-}
-
-namespace {
-
-std::string one_per_line(const std::vector<Diagnostic>& diagnostics) {
-  std::string out;
-  for (const Diagnostic& d : diagnostics) {
-    if (!out.empty()) out += '\n';
-    out += d.str();
-  }
-  return out;
-}
-
-// Spellings in the file, indexed by the enums.
-constexpr const char* kLangNames[] = {"cpp", "java"};
-constexpr const char* kPolicyNames[] = {"round_robin", "demand_driven", "by_key", "broadcast"};
-
-}  // namespace
-
-TopologyError::TopologyError(std::vector<Diagnostic> diagnostics)
-    : Error(one_per_line(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+using internal::kLangNames;
+using internal::kPolicyNames;
 
 const char* to_string(Lang lang) { return kLangNames[static_cast<int>(lang)]; }
 const char* to_string(Policy policy) { return kPolicyNames[static_cast<int>(policy)]; }
@@ -64,58 +42,32 @@ bool Topology::has_java() const {
 
 namespace {
 
-using Names = std::vector<std::string>;
+// dir made absolute and normal, without a trailing '/'.
+std::string absolute_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::string s =
+      fs::absolute(dir.empty() ? fs::path(".") : fs::path(dir)).lexically_normal().string();
+  if (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::string default_name(const std::string& file) {
+  const std::string stem = std::filesystem::path(file).stem().string();
+  return stem.empty() ? "topology" : stem;
+}
+
+}  // namespace
+
+namespace internal {
+namespace {
 
 const Names kTopKeys = {"name", "defaults", "hosts", "filters", "streams", "work", "jvm"};
 const Names kDefaultsKeys = {"buffer_size", "depth"};
 const Names kFilterKeys = {"lang", "class", "library", "classpath", "args", "copies", "place"};
-const Names kStreamKeys = {"from", "to", "policy", "buffer_size", "depth"};
 const Names kJvmKeys = {"heap", "options"};
 const Names kLangs(std::begin(kLangNames), std::end(kLangNames));
-const Names kPolicies(std::begin(kPolicyNames), std::end(kPolicyNames));
 
 constexpr const char* kFilterExample = "e.g. filters: {hello: {class: Hello}}";
-
-// yaml-cpp counts from 0; people and editors count from 1.
-Mark to_mark(const YAML::Mark& m) {
-  if (m.is_null()) return {};
-  return {m.line + 1, m.column + 1};
-}
-
-Mark mark_of(const YAML::Node& node) { return to_mark(node.Mark()); }
-
-// What a node is, for "must be X, not Y" messages.
-std::string kind(const YAML::Node& node) {
-  if (node.IsMap()) return "a map";
-  if (node.IsSequence()) return "a list";
-  if (node.IsNull()) return "an empty value";
-  return "'" + node.Scalar() + "'";
-}
-
-bool is_identifier(std::string_view s) {
-  auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
-  auto rest = [&](char c) {
-    return letter(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
-  };
-  return !s.empty() && letter(s[0]) && std::all_of(s.begin() + 1, s.end(), rest);
-}
-
-std::string not_identifier(const std::string& what, const std::string& name) {
-  return what + " '" + name + "' is not a valid name; use letters, digits, '_' and '-', " +
-         "starting with a letter or '_'";
-}
-
-std::optional<long long> parse_integer(std::string_view s) {
-  long long n = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return n;
-}
-
-std::string did_you_mean(std::string_view word, const Names& candidates) {
-  const std::string match = closest_match(word, candidates);
-  return match.empty() ? "" : "; did you mean '" + match + "'?";
-}
 
 // What is wrong with a "host:port" or "[v6]:port" address, or "" when nothing is.
 std::string address_problem(const std::string& address) {
@@ -149,94 +101,13 @@ std::string address_problem(const std::string& address) {
   return "";
 }
 
-// dir made absolute and normal, without a trailing '/'.
-std::string absolute_dir(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::string s =
-      fs::absolute(dir.empty() ? fs::path(".") : fs::path(dir)).lexically_normal().string();
-  if (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
+}  // namespace
+
+Parser::Parser(std::string file, std::string dir) : YamlReader(file) {
+  t_.file = file;
+  t_.dir = std::move(dir);
+  t_.name = default_name(file);
 }
-
-std::string default_name(const std::string& file) {
-  const std::string stem = std::filesystem::path(file).stem().string();
-  return stem.empty() ? "topology" : stem;
-}
-
-// One key: value pair of a YAML map.
-struct Field {
-  std::string key;
-  Mark key_mark;
-  YAML::Node value;
-  // The value's position, or the key's when the value is empty: yaml-cpp marks an empty value
-  // at whatever token follows it, often on the next line.
-  Mark at;
-};
-
-using Fields = std::map<std::string, Field>;
-
-const Field* find(const Fields& fields, const std::string& key) {
-  const auto it = fields.find(key);
-  return it == fields.end() ? nullptr : &it->second;
-}
-
-class Parser {
- public:
-  Parser(std::string file, std::string dir) : file_(std::move(file)) {
-    t_.file = file_;
-    t_.dir = std::move(dir);
-    t_.name = default_name(file_);
-  }
-
-  Topology run(std::string_view text);
-
- private:
-  void error(Mark at, std::string message) {
-    diagnostics_.push_back({file_, at, std::move(message)});
-  }
-
-  // Walking maps.
-  std::vector<Field> entries(const YAML::Node& map, const std::string& what);
-  Fields fields(const YAML::Node& map, const Names& keys, const std::string& where);
-
-  // Values.
-  std::optional<std::string> text(const Field& f);
-  std::optional<std::string> plain(const YAML::Node& node, Mark at, const std::string& what);
-  std::optional<long long> integer(const Field& f, const std::string& what, long long low,
-                                   long long high);
-  std::optional<std::size_t> size(const Field& f, std::size_t max, const std::string& if_zero);
-  std::optional<std::size_t> buffer_size(const Field& f);
-  std::optional<std::size_t> depth(const Field& f);
-  std::string resolve(const std::string& path) const;
-
-  // Sections.
-  void parse_root(const YAML::Node& root);
-  void parse_defaults(const Field& f);
-  void parse_hosts(const Field& f);
-  void parse_filters(const Field& f);
-  void parse_filter(const Field& entry);
-  bool parse_lang(const Field* f, FilterSpec& spec);
-  void parse_library(const Field& f, bool lang_known, FilterSpec& spec);
-  void parse_classpath(const Field& f, bool lang_known, FilterSpec& spec);
-  void parse_args(const Field& f, FilterSpec& spec);
-  void parse_copies(const Field* copies, const Field* place, FilterSpec& spec);
-  int parse_place(const Field& f, FilterSpec& spec);
-  void parse_streams(const Field& f);
-  void parse_stream(const YAML::Node& item);
-  std::optional<PortRef> parse_port(const Field* f, const std::string& role, Mark stream);
-  void parse_policy(const Field& f, StreamSpec& stream);
-  void parse_work(const Field* f);
-  void parse_jvm(const Field& f);
-
-  // The graph.
-  void check_ports();
-  void check_acyclic();
-
-  std::string file_;
-  Topology t_;
-  Names filter_names_;  // every filter key, even of filters with errors
-  std::vector<Diagnostic> diagnostics_;
-};
 
 Topology Parser::run(std::string_view text) {
   std::vector<YAML::Node> documents;
@@ -246,7 +117,7 @@ Topology Parser::run(std::string_view text) {
     error(to_mark(e.mark),
           "invalid YAML: " + e.msg + "; check the brackets, quotes and indentation here");
   }
-  if (diagnostics_.empty()) {
+  if (!has_errors()) {
     if (documents.empty()) {
       error({}, std::string("the topology is empty; it needs at least filters:, ") +
                     kFilterExample);
@@ -258,102 +129,8 @@ Topology Parser::run(std::string_view text) {
       parse_root(documents[0]);
     }
   }
-  if (!diagnostics_.empty()) {
-    // In file order, whichever check found them.
-    std::stable_sort(diagnostics_.begin(), diagnostics_.end(),
-                     [](const Diagnostic& a, const Diagnostic& b) {
-                       return std::pair(a.mark.line, a.mark.column) <
-                              std::pair(b.mark.line, b.mark.column);
-                     });
-    throw TopologyError(std::move(diagnostics_));
-  }
+  throw_if_any();
   return std::move(t_);
-}
-
-// The pairs of `map` in file order, each key once: repeats are reported and dropped.
-std::vector<Field> Parser::entries(const YAML::Node& map, const std::string& what) {
-  std::vector<Field> out;
-  std::map<std::string, Mark> seen;
-  for (const auto& pair : map) {
-    const Mark key_mark = mark_of(pair.first);
-    if (!pair.first.IsScalar()) {
-      error(key_mark, "a " + what + " name must be plain text, not " + kind(pair.first));
-      continue;
-    }
-    const std::string key = pair.first.Scalar();
-    const auto [first, fresh] = seen.emplace(key, key_mark);
-    if (!fresh) {
-      error(key_mark, "duplicate " + what + " '" + key + "'; the first is at line " +
-                          std::to_string(first->second.line));
-      continue;
-    }
-    const Mark at = pair.second.IsNull() ? key_mark : mark_of(pair.second);
-    out.push_back({key, key_mark, pair.second, at});
-  }
-  return out;
-}
-
-// The pairs of `map` whose keys are among `keys`; other keys are reported as "unknown key 'x'
-// <where>", e.g. where = "in a stream".
-Fields Parser::fields(const YAML::Node& map, const Names& keys, const std::string& where) {
-  Fields known;
-  for (Field& f : entries(map, "key")) {
-    if (std::find(keys.begin(), keys.end(), f.key) == keys.end()) {
-      error(f.key_mark, "unknown key '" + f.key + "' " + where + "; use one of " + join(keys) +
-                            did_you_mean(f.key, keys));
-    } else {
-      known.emplace(f.key, std::move(f));
-    }
-  }
-  return known;
-}
-
-// A non-empty string value, such as class: or library:.
-std::optional<std::string> Parser::text(const Field& f) {
-  if (f.value.IsScalar() && !f.value.Scalar().empty()) return f.value.Scalar();
-  error(f.at, f.key + ": must be a non-empty string, not " + kind(f.value));
-  return std::nullopt;
-}
-
-// A value kept as written (args, work payloads): any scalar, or "" for an empty value.
-std::optional<std::string> Parser::plain(const YAML::Node& node, Mark at,
-                                         const std::string& what) {
-  if (node.IsNull()) return "";
-  if (node.IsScalar()) return node.Scalar();
-  error(at, what + " must be a plain value (text or a number), not " + kind(node) +
-                "; write it as one string");
-  return std::nullopt;
-}
-
-std::optional<long long> Parser::integer(const Field& f, const std::string& what, long long low,
-                                         long long high) {
-  if (f.value.IsScalar()) {
-    const std::optional<long long> n = parse_integer(f.value.Scalar());
-    if (n && *n >= low && *n <= high) return n;
-  }
-  error(f.at, what + " must be a whole number from " + std::to_string(low) + " to " +
-                  std::to_string(high) + ", not " + kind(f.value));
-  return std::nullopt;
-}
-
-std::optional<std::size_t> Parser::size(const Field& f, std::size_t max,
-                                        const std::string& if_zero) {
-  if (!f.value.IsScalar()) {
-    error(f.at, f.key + " must be a size such as 64KiB, not " + kind(f.value));
-    return std::nullopt;
-  }
-  std::string why;
-  const std::optional<std::size_t> bytes = parse_size(f.value.Scalar(), &why);
-  if (!bytes) {
-    error(f.at, f.key + ": " + why);
-  } else if (*bytes == 0) {
-    error(f.at, f.key + " cannot be 0; " + if_zero);
-  } else if (*bytes > max) {
-    error(f.at, f.key + " " + f.value.Scalar() + " is absurd; the maximum is " + format_size(max));
-  } else {
-    return bytes;
-  }
-  return std::nullopt;
 }
 
 std::optional<std::size_t> Parser::buffer_size(const Field& f) {
@@ -595,84 +372,6 @@ int Parser::parse_place(const Field& f, FilterSpec& spec) {
   return ok ? sum : 0;
 }
 
-void Parser::parse_streams(const Field& f) {
-  if (f.value.IsNull()) return;
-  if (!f.value.IsSequence()) {
-    error(f.at, "streams: must be a list, e.g. [{from: read.out, to: upper.in}], not " +
-                    kind(f.value));
-    return;
-  }
-  for (const YAML::Node& item : f.value) parse_stream(item);
-}
-
-void Parser::parse_stream(const YAML::Node& item) {
-  StreamSpec stream;
-  stream.mark = mark_of(item);
-  stream.buffer_size = t_.defaults.buffer_size;
-  stream.depth = t_.defaults.depth;
-  if (!item.IsMap()) {
-    error(stream.mark, "a stream must be a map such as {from: read.out, to: upper.in}, not " +
-                           kind(item));
-    return;
-  }
-  const Fields fs = fields(item, kStreamKeys, "in a stream");
-  const std::optional<PortRef> from = parse_port(find(fs, "from"), "from", stream.mark);
-  const std::optional<PortRef> to = parse_port(find(fs, "to"), "to", stream.mark);
-  if (const Field* f = find(fs, "policy")) parse_policy(*f, stream);
-  if (const Field* f = find(fs, "buffer_size")) {
-    stream.buffer_size = buffer_size(*f).value_or(stream.buffer_size);
-  }
-  if (const Field* f = find(fs, "depth")) stream.depth = depth(*f).value_or(stream.depth);
-  if (!from || !to) return;
-  if (from->filter == to->filter) {
-    error(stream.mark, "stream from filter '" + from->filter + "' to itself; sluice graphs are " +
-                           "acyclic, so a filter cannot feed its own input");
-    return;
-  }
-  stream.from = *from;
-  stream.to = *to;
-  t_.streams.push_back(std::move(stream));
-}
-
-// `role` is "from" or "to"; a missing one is reported at the stream.
-std::optional<PortRef> Parser::parse_port(const Field* f, const std::string& role, Mark stream) {
-  const std::string port_example = role == "from" ? ".out" : ".in";
-  if (f == nullptr) {
-    error(stream, "stream has no " + role + ":; add " + role + ": filter.port, e.g. " + role +
-                      ": " + (role == "from" ? "read" : "upper") + port_example);
-    return std::nullopt;
-  }
-  const std::optional<std::string> name = text(*f);
-  if (!name) return std::nullopt;
-  const std::size_t dot = name->find('.');
-  const std::string filter = name->substr(0, dot);
-  const std::string port = dot == std::string::npos ? "" : name->substr(dot + 1);
-  if (!is_identifier(filter) || !is_identifier(port)) {
-    const std::string example = (is_identifier(filter) ? filter : "read") + port_example;
-    error(f->at, role + ": '" + *name + "' is not a port; write filter.port, e.g. " + example +
-                     " (names are letters, digits, '_' and '-')");
-    return std::nullopt;
-  }
-  if (std::find(filter_names_.begin(), filter_names_.end(), filter) == filter_names_.end()) {
-    error(f->at, "no filter named '" + filter + "' (filters: " + join(filter_names_) + ")" +
-                     did_you_mean(filter, filter_names_));
-    return std::nullopt;
-  }
-  return PortRef{filter, port, f->at};
-}
-
-void Parser::parse_policy(const Field& f, StreamSpec& stream) {
-  const std::optional<std::string> name = text(f);
-  if (!name) return;
-  const auto it = std::find(kPolicies.begin(), kPolicies.end(), *name);
-  if (it == kPolicies.end()) {
-    error(f.at, "unknown policy '" + *name + "'; use one of " + join(kPolicies) +
-                    did_you_mean(*name, kPolicies));
-    return;
-  }
-  stream.policy = static_cast<Policy>(it - kPolicies.begin());
-}
-
 void Parser::parse_work(const Field* f) {
   if (f == nullptr) {
     t_.work = {""};
@@ -724,65 +423,11 @@ void Parser::parse_jvm(const Field& f) {
   }
 }
 
-// An output port feeds one stream and an input port is fed by one: a stream's buffers go
-// to exactly one place, and end of work on an input means one upstream filter finished.
-void Parser::check_ports() {
-  std::map<std::string, const StreamSpec*> outputs;
-  std::map<std::string, const StreamSpec*> inputs;
-  for (const StreamSpec& s : t_.streams) {
-    const auto [out, fresh_out] = outputs.emplace(s.from.str(), &s);
-    if (!fresh_out) {
-      error(s.from.mark, "output " + s.from.str() + " already feeds the stream at line " +
-                             std::to_string(out->second->mark.line) + "; an output port feeds " +
-                             "one stream, so give this one its own port (e.g. " + s.from.filter +
-                             ".out2)");
-    }
-    const auto [in, fresh_in] = inputs.emplace(s.to.str(), &s);
-    if (!fresh_in) {
-      error(s.to.mark, "input " + s.to.str() + " is already fed by the stream at line " +
-                           std::to_string(in->second->mark.line) + "; an input port is fed by " +
-                           "one stream, so give this one its own port (e.g. " + s.to.filter +
-                           ".in2)");
-    }
-  }
-}
-
-// Depth-first search from each filter in file order; a stream to a filter that is still on
-// the current path closes a cycle, reported at that stream.
-void Parser::check_acyclic() {
-  std::map<std::string, std::vector<const StreamSpec*>> downstream;
-  for (const StreamSpec& s : t_.streams) downstream[s.from.filter].push_back(&s);
-  enum class State { kUnseen, kOnPath, kDone };
-  std::map<std::string, State> state;
-  std::vector<std::string> path;
-  auto visit = [&](auto& self, const std::string& filter) -> void {
-    state[filter] = State::kOnPath;
-    path.push_back(filter);
-    for (const StreamSpec* s : downstream[filter]) {
-      const State next = state[s->to.filter];
-      if (next == State::kUnseen) {
-        self(self, s->to.filter);
-      } else if (next == State::kOnPath) {
-        const auto start = std::find(path.begin(), path.end(), s->to.filter);
-        Names cycle(start, path.end());
-        cycle.push_back(s->to.filter);
-        error(s->mark, "streams form a cycle: " + join(cycle, " -> ") + "; sluice graphs are " +
-                           "acyclic, so remove or redirect one of these streams");
-      }
-    }
-    path.pop_back();
-    state[filter] = State::kDone;
-  };
-  for (const std::string& filter : filter_names_) {
-    if (state[filter] == State::kUnseen) visit(visit, filter);
-  }
-}
-
-}  // namespace
+}  // namespace internal
 
 Topology parse_topology_text(std::string_view text, const std::string& file,
                              const std::string& base_dir) {
-  return Parser(file, absolute_dir(base_dir)).run(text);
+  return internal::Parser(file, absolute_dir(base_dir)).run(text);
 }
 
 Topology parse_topology_file(const std::string& path) {
@@ -799,7 +444,7 @@ Topology parse_topology_file(const std::string& path) {
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return Parser(path, dir).run(text.str());
+  return internal::Parser(path, dir).run(text.str());
 }
 
 }  // namespace sluice::topo

@@ -1,0 +1,94 @@
+#include "runtime/plugin_loader.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sluice/error.h"
+
+namespace sluice {
+namespace {
+
+// The message of the sluice::Error that find_filter_factory throws ("" if it returns).
+std::string load_error(const std::string& library, const std::string& class_name) {
+  try {
+    find_filter_factory(library, class_name);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded " << class_name << " from '" << library << "'";
+  return "";
+}
+
+::testing::AssertionResult Says(const std::string& message,
+                                const std::vector<std::string>& words) {
+  for (const std::string& w : words) {
+    if (message.find(w) == std::string::npos) {
+      return ::testing::AssertionFailure() << "[" << w << "] not in: " << message;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(PluginLoader, AMissingLibraryNamesThePathAndWhatToDo) {
+  const std::string path = "/nonexistent/sluice/libno_such_filters.so";
+  const std::string message = load_error(path, "Anything");
+  EXPECT_TRUE(Says(message, {"cannot load filter library '" + path + "'",
+                             "No such file or directory", "build it first, or fix the path"}));
+  // A failed load is not remembered as an empty library: the next attempt fails the same way.
+  EXPECT_TRUE(Says(load_error(path, "Anything"), {"cannot load filter library"}));
+  EXPECT_TRUE(registered_classes(path).empty());
+}
+
+TEST(PluginLoader, ALibraryWithAnUndefinedSymbolSaysSo) {
+  const std::string message = load_error(SLUICE_UNDEFINED_LIB, "NeedsMissingSymbol");
+  EXPECT_TRUE(Says(message, {"cannot load filter library '" SLUICE_UNDEFINED_LIB "'",
+                             "undefined symbol", "sluice_test_no_such_function",
+                             "link the library against everything it uses"}));
+}
+
+TEST(PluginLoader, TheExamplesLibraryRegistersItsFilters) {
+  const FilterFactory factory = find_filter_factory(SLUICE_EXAMPLES_LIB, "WordCount");
+  ASSERT_NE(factory, nullptr);
+  std::unique_ptr<Filter> filter = factory();
+  EXPECT_NE(filter, nullptr);
+  EXPECT_EQ(registered_classes(SLUICE_EXAMPLES_LIB),
+            (std::vector<std::string>{"Consume", "Forward", "LineReader", "Produce", "Tokenize",
+                                      "TopWords", "WordCount"}));
+  for (const char* name : {"LineReader", "Tokenize", "TopWords", "Produce", "Forward",
+                           "Consume"}) {
+    EXPECT_NE(find_filter_factory(SLUICE_EXAMPLES_LIB, name), nullptr) << name;
+  }
+}
+
+TEST(PluginLoader, LoadingALibraryTwiceGivesTheSameFactory) {
+  const FilterFactory first = find_filter_factory(SLUICE_EXAMPLES_LIB, "Tokenize");
+  const FilterFactory again = find_filter_factory(SLUICE_EXAMPLES_LIB, "Tokenize");
+  EXPECT_EQ(first, again);
+  EXPECT_NE(first, find_filter_factory(SLUICE_EXAMPLES_LIB, "WordCount"));
+}
+
+TEST(PluginLoader, AnUnknownClassListsWhatTheLibraryRegistersAndSuggestsTheClosest) {
+  const std::string message = load_error(SLUICE_EXAMPLES_LIB, "WordCont");
+  EXPECT_TRUE(Says(message, {"library '" SLUICE_EXAMPLES_LIB "' has no filter class 'WordCont'",
+                             "did you mean 'WordCount'?",
+                             "(it registers: Consume, Forward, LineReader, Produce, Tokenize, "
+                             "TopWords, WordCount)"}));
+  // Nothing close: the list, without a guess.
+  const std::string far = load_error(SLUICE_EXAMPLES_LIB, "Zebra");
+  EXPECT_TRUE(Says(far, {"has no filter class 'Zebra'", "it registers: Consume"}));
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
+}
+
+TEST(PluginLoader, ClassesLinkedIntoTheProgramNeedNoLibrary) {
+  // The test binary links test_filters.cc, whose filters register as built-ins.
+  EXPECT_NE(find_filter_factory("", "testing_filters::TestSource"), nullptr);
+  const std::string message = load_error("", "testing_filters::TestSourse");
+  EXPECT_TRUE(Says(message, {"this program has no filter class 'testing_filters::TestSourse'",
+                             "did you mean 'testing_filters::TestSource'?"}));
+}
+
+}  // namespace
+}  // namespace sluice

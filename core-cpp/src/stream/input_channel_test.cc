@@ -1,0 +1,314 @@
+#include "stream/input_channel.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "buffer/buffer_pool.h"
+#include "buffer/slot.h"
+#include "sluice/error.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Aborts the run when a test blocks far longer than it ever should, so that a bug makes the
+// blocked call throw Aborted (a failure) instead of hanging the suite.
+class Watchdog {
+ public:
+  explicit Watchdog(RunSignal& signal)
+      : thread_([this, &signal] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!done_cv_.wait_for(lock, 10s, [this] { return done_; })) {
+            ADD_FAILURE() << "the test blocked for 10 s; aborting its run";
+            signal.abort();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    done_cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;  // guards done_
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// pop() on the test's own thread: throws (failing the test) instead of blocking forever when
+// the channel holds nothing and has not ended.
+std::optional<Buffer> pop_now(InputChannel& channel) {
+  if (!channel.ended() && channel.free_room() == channel.depth()) {
+    throw std::logic_error("the channel is empty: pop() would block");
+  }
+  std::uint64_t blocked = 0;
+  return channel.pop(&blocked);
+}
+
+class InputChannelTest : public ::testing::Test {
+ protected:
+  // A buffer from the pool, as a producer would push it: size bytes, labelled key.
+  Item buffer_item(std::uint32_t producer, std::uint64_t key, std::uint32_t size = 8) {
+    Buffer b = pool_.acquire(nullptr);
+    b.resize(size);
+    return Item{detail::BufferAccess::unwrap(b), size, producer, key};
+  }
+
+  // Pops one item that must be a buffer; returns its key.
+  std::uint64_t pop_key(InputChannel& channel) {
+    std::optional<Buffer> b = pop_now(channel);
+    EXPECT_TRUE(b.has_value()) << "end of work instead of a buffer";
+    return b ? b->key() : ~std::uint64_t{0};
+  }
+
+  RunSignal signal_;
+  Watchdog watchdog_{signal_};
+  Waiter room_{signal_};
+  BufferPool pool_{"p", 64, 16, signal_};
+};
+
+TEST_F(InputChannelTest, DeliversBuffersUntilEveryUpstreamCopyHasEnded) {
+  InputChannel channel(8, 2, signal_, room_);
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 10, 3)));
+  ASSERT_TRUE(channel.try_push(buffer_item(1, 11)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+  ASSERT_TRUE(channel.try_push(buffer_item(1, 12)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
+
+  std::uint64_t blocked = 0;
+  std::optional<Buffer> first = channel.pop(&blocked);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->key(), 10u);
+  EXPECT_EQ(first->size(), 3u);
+  EXPECT_EQ(first->capacity(), 64u);
+  EXPECT_FALSE(channel.ended());
+  EXPECT_EQ(pop_key(channel), 11u);
+  EXPECT_EQ(pop_key(channel), 12u);  // after copy 0's mark: copy 1 has not ended yet
+  EXPECT_FALSE(pop_now(channel).has_value());
+  EXPECT_TRUE(channel.ended());
+  EXPECT_FALSE(pop_now(channel).has_value());
+  EXPECT_EQ(blocked, 0u) << "nothing here had to wait";
+}
+
+TEST_F(InputChannelTest, StaysEndedUntilTheNextUnitBegins) {
+  InputChannel channel(8, 2, signal_, room_);
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
+  EXPECT_FALSE(pop_now(channel).has_value());
+  // A fast producer already writing the next unit: not part of this one.
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 20)));
+  EXPECT_FALSE(pop_now(channel).has_value());
+  EXPECT_FALSE(pop_now(channel).has_value());
+
+  channel.begin_unit();
+  EXPECT_FALSE(channel.ended());
+  EXPECT_EQ(pop_key(channel), 20u);
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 21)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+  EXPECT_EQ(pop_key(channel), 21u);
+  EXPECT_FALSE(pop_now(channel).has_value());
+  EXPECT_TRUE(channel.ended());
+}
+
+TEST_F(InputChannelTest, DrainDiscardsTheRestOfTheUnitAndCountsIt) {
+  InputChannel channel(8, 2, signal_, room_);
+  for (std::uint64_t k = 0; k < 3; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+  ASSERT_TRUE(channel.try_push(buffer_item(1, 3)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
+  EXPECT_EQ(pool_.available(), pool_.count() - 4);
+  EXPECT_EQ(channel.drain(), 4u);
+  EXPECT_TRUE(channel.ended());
+  EXPECT_EQ(pool_.available(), pool_.count()) << "discarded buffers went back to the pool";
+  EXPECT_EQ(channel.drain(), 0u);
+}
+
+TEST_F(InputChannelTest, DepthRoundsUpToAPowerOfTwo) {
+  InputChannel channel(3, 1, signal_, room_);
+  EXPECT_EQ(channel.depth(), 4u);
+  EXPECT_EQ(channel.upstream_copies(), 1);
+  EXPECT_EQ(channel.free_room(), 4u);
+}
+
+TEST_F(InputChannelTest, TryPushFailsWhenFullAndSucceedsAfterAPop) {
+  InputChannel channel(4, 1, signal_, room_);
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(channel.free_room(), 4 - k);
+    ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
+  }
+  EXPECT_EQ(channel.free_room(), 0u);
+  Item refused = buffer_item(0, 4);
+  EXPECT_FALSE(channel.try_push(refused));
+  EXPECT_FALSE(channel.try_push(Item::end_of_work(0)));
+
+  EXPECT_EQ(pop_key(channel), 0u);
+  EXPECT_EQ(channel.free_room(), 1u);
+  EXPECT_TRUE(channel.try_push(refused));  // the caller still owned it; now the channel does
+  EXPECT_FALSE(channel.try_push(Item::end_of_work(0)));
+  for (std::uint64_t k = 1; k <= 4; ++k) EXPECT_EQ(pop_key(channel), k);
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+  EXPECT_FALSE(pop_now(channel).has_value());
+  EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+TEST_F(InputChannelTest, ABlockedPopWakesOnAPushFromAnotherThread) {
+  InputChannel channel(4, 1, signal_, room_);
+  std::atomic<bool> pushed{false};
+  bool pushed_before_return = false;
+  std::optional<Buffer> got;
+  std::uint64_t blocked = 0;
+  std::thread consumer([&] {
+    got = channel.pop(&blocked);
+    pushed_before_return = pushed.load();
+  });
+  std::this_thread::sleep_for(50ms);
+  pushed.store(true);
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 77, 5)));
+  consumer.join();
+  EXPECT_TRUE(pushed_before_return) << "pop() returned before anything was pushed";
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->key(), 77u);
+  EXPECT_EQ(got->size(), 5u);
+  EXPECT_FALSE(channel.ended());
+}
+
+TEST_F(InputChannelTest, ABlockedPopWakesOnTheLastEndOfWork) {
+  InputChannel channel(4, 2, signal_, room_);
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
+  std::atomic<bool> ended{false};
+  bool ended_before_return = false;
+  bool got_buffer = true;
+  std::thread consumer([&] {
+    std::uint64_t blocked = 0;
+    got_buffer = channel.pop(&blocked).has_value();
+    ended_before_return = ended.load();
+  });
+  std::this_thread::sleep_for(50ms);
+  ended.store(true);
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+  consumer.join();
+  EXPECT_FALSE(got_buffer);
+  EXPECT_TRUE(ended_before_return);
+}
+
+TEST_F(InputChannelTest, AbortWakesABlockedPop) {
+  InputChannel channel(4, 1, signal_, room_);
+  std::atomic<int> outcome{0};  // 1: returned, 2: Aborted, 3: another exception
+  std::thread consumer([&] {
+    try {
+      std::uint64_t blocked = 0;
+      channel.pop(&blocked);
+      outcome = 1;
+    } catch (const Aborted&) {
+      outcome = 2;
+    } catch (...) {
+      outcome = 3;
+    }
+  });
+  std::this_thread::sleep_for(50ms);
+  const auto start = std::chrono::steady_clock::now();
+  signal_.abort();
+  consumer.join();
+  EXPECT_EQ(outcome.load(), 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST_F(InputChannelTest, APopWakesAWriterWaitingForRoom) {
+  InputChannel channel(2, 1, signal_, room_);
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 2)));
+  const Item third = buffer_item(0, 3);
+  std::atomic<bool> popped{false};
+  bool popped_before_push = false;
+  std::thread writer([&] {
+    room_.wait([&] { return channel.try_push(third); });
+    popped_before_push = popped.load();
+  });
+  std::this_thread::sleep_for(50ms);
+  popped.store(true);
+  EXPECT_EQ(pop_key(channel), 1u);
+  writer.join();
+  EXPECT_TRUE(popped_before_push) << "a full channel took an item";
+  EXPECT_EQ(pop_key(channel), 2u);
+  EXPECT_EQ(pop_key(channel), 3u);
+}
+
+// The sleeps' safety-net timeout (about 200 ms) would hide a lost wake-up in one hand-off;
+// in fifty it would cost 10 s. Each round, the other side waits until this one sleeps
+// (roughly: 1 ms, far past the spin and yield phases) before it acts.
+constexpr int kRounds = 50;
+
+TEST_F(InputChannelTest, EveryPushWakesTheSleepingConsumer) {
+  InputChannel channel(4, 1, signal_, room_);
+  std::atomic<int> popped{0};
+  std::atomic<int> wrong{0};
+  std::thread consumer([&] {
+    for (int r = 0; r < kRounds; ++r) {
+      std::uint64_t blocked = 0;
+      std::optional<Buffer> b = channel.pop(&blocked);
+      if (!b || b->key() != static_cast<std::uint64_t>(r)) wrong.fetch_add(1);
+      popped.store(r + 1);
+    }
+  });
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < kRounds; ++r) {
+    while (popped.load() < r) std::this_thread::yield();
+    std::this_thread::sleep_for(1ms);
+    ASSERT_TRUE(channel.try_push(buffer_item(0, r)));
+  }
+  consumer.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "pushes do not wake the consumer";
+}
+
+TEST_F(InputChannelTest, EveryPopWakesTheWriterWaitingForRoom) {
+  InputChannel channel(2, 1, signal_, room_);
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 0)));
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
+  std::atomic<int> pushed{0};
+  std::thread writer([&] {
+    for (int r = 0; r < kRounds; ++r) {
+      const Item item = buffer_item(0, 2 + r);
+      room_.wait([&] { return channel.try_push(item); });
+      pushed.store(r + 1);
+    }
+  });
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < kRounds; ++r) {
+    while (pushed.load() < r) std::this_thread::yield();
+    std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(pop_key(channel), static_cast<std::uint64_t>(r));
+  }
+  writer.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "pops do not wake the writer";
+  EXPECT_EQ(pop_key(channel), static_cast<std::uint64_t>(kRounds));
+  EXPECT_EQ(pop_key(channel), static_cast<std::uint64_t>(kRounds + 1));
+}
+
+TEST_F(InputChannelTest, DestroyingTheChannelReturnsUnreadBuffers) {
+  {
+    InputChannel channel(8, 1, signal_, room_);
+    ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
+    ASSERT_TRUE(channel.try_push(buffer_item(0, 2)));
+    ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+    EXPECT_EQ(pool_.available(), pool_.count() - 2);
+  }
+  EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,455 @@
+#include "stream/output_port.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "buffer/slot.h"
+#include "sluice/error.h"
+#include "stream/input_channel.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+using topo::Policy;
+
+// Aborts the run when a test blocks far longer than it ever should, so that a bug makes the
+// blocked call throw Aborted (a failure) instead of hanging the suite.
+class Watchdog {
+ public:
+  explicit Watchdog(RunSignal& signal)
+      : thread_([this, &signal] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!done_cv_.wait_for(lock, 10s, [this] { return done_; })) {
+            ADD_FAILURE() << "the test blocked for 10 s; aborting its run";
+            signal.abort();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    done_cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;  // guards done_
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// pop() on the test's own thread: throws (failing the test) instead of blocking forever when
+// the channel holds nothing and has not ended.
+std::optional<Buffer> pop_now(InputChannel& channel) {
+  if (!channel.ended() && channel.free_room() == channel.depth()) {
+    throw std::logic_error("the channel is empty: pop() would block");
+  }
+  std::uint64_t blocked = 0;
+  return channel.pop(&blocked);
+}
+
+// One stream in one process: a pool, consumer copies' InputChannels as the endpoints, and
+// the room Waiter they share with the writers.
+class OutputPortTest : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kBufferSize = 64;
+
+  void add_channels(int n, std::size_t depth = 16, int upstream_copies = 1) {
+    for (int i = 0; i < n; ++i) {
+      channels_.push_back(std::make_unique<InputChannel>(depth, upstream_copies, signal_, room_));
+    }
+  }
+
+  std::unique_ptr<OutputPort> port(Policy policy, std::uint32_t producer = 0) {
+    std::vector<Endpoint*> endpoints;
+    for (auto& c : channels_) endpoints.push_back(c.get());
+    auto p = std::make_unique<OutputPort>("out", "a.out -> b.in", policy, pool_,
+                                          std::move(endpoints), room_, producer);
+    p->open();
+    return p;
+  }
+
+  Buffer buffer(std::uint64_t key, std::size_t size = 8) {
+    Buffer b = pool_.acquire(nullptr);
+    b.resize(size);
+    b.set_key(key);
+    return b;
+  }
+
+  // Puts a buffer straight into a channel, as another producer would.
+  void fill(InputChannel& channel, int items) {
+    for (int i = 0; i < items; ++i) {
+      Buffer b = buffer(1000 + i);
+      Item item{nullptr, 8, 9, b.key()};
+      item.slot = detail::BufferAccess::unwrap(b);
+      ASSERT_TRUE(channel.try_push(item));
+    }
+  }
+
+  // The keys a channel holds, in order, up to end of work (which must be there).
+  std::vector<std::uint64_t> keys_until_end(InputChannel& channel) {
+    std::vector<std::uint64_t> keys;
+    while (std::optional<Buffer> b = pop_now(channel)) keys.push_back(b->key());
+    return keys;
+  }
+
+  // The key of the next buffer in a channel (which must hold one).
+  std::uint64_t next_key(InputChannel& channel) {
+    std::optional<Buffer> b = pop_now(channel);
+    EXPECT_TRUE(b.has_value());
+    return b ? b->key() : ~std::uint64_t{0};
+  }
+
+  RunSignal signal_;
+  Watchdog watchdog_{signal_};
+  Waiter room_{signal_};
+  BufferPool pool_{"a.out -> b.in", kBufferSize, 64, signal_};
+  std::vector<std::unique_ptr<InputChannel>> channels_;
+};
+
+using Keys = std::vector<std::uint64_t>;
+
+TEST_F(OutputPortTest, AllocateGivesAnEmptyBufferOfTheStreamsSize) {
+  add_channels(1);
+  auto out = port(Policy::kRoundRobin);
+  Buffer b = out->allocate();
+  EXPECT_TRUE(b.valid());
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(b.key(), 0u);
+  EXPECT_EQ(b.capacity(), kBufferSize);
+  EXPECT_EQ(out->buffer_size(), kBufferSize);
+  EXPECT_EQ(out->name(), "out");
+  EXPECT_EQ(pool_.available(), pool_.count() - 1);
+}
+
+TEST_F(OutputPortTest, RoundRobinCyclesTheConsumerCopiesInOrder) {
+  add_channels(3);
+  auto out = port(Policy::kRoundRobin, 0);
+  for (std::uint64_t k = 0; k < 9; ++k) out->write(buffer(k));
+  out->close();
+  EXPECT_EQ(keys_until_end(*channels_[0]), (Keys{0, 3, 6}));
+  EXPECT_EQ(keys_until_end(*channels_[1]), (Keys{1, 4, 7}));
+  EXPECT_EQ(keys_until_end(*channels_[2]), (Keys{2, 5, 8}));
+}
+
+TEST_F(OutputPortTest, RoundRobinStartsAtTheProducersIndexModuloCopies) {
+  add_channels(3);
+  auto out = port(Policy::kRoundRobin, 4);  // 4 % 3 == 1
+  for (std::uint64_t k = 0; k < 4; ++k) out->write(buffer(k));
+  out->close();
+  EXPECT_EQ(keys_until_end(*channels_[1]), (Keys{0, 3}));
+  EXPECT_EQ(keys_until_end(*channels_[2]), (Keys{1}));
+  EXPECT_EQ(keys_until_end(*channels_[0]), (Keys{2}));
+}
+
+TEST_F(OutputPortTest, ByKeySendsEqualKeysToOneCopyInOrder) {
+  add_channels(4, 64);
+  auto out = port(Policy::kByKey);
+  const Keys written = {5, 9, 5, 1000, 9, 5, 123456789, 0, 1000, 5};
+  // The size carries the write order, so that order per key can be checked too.
+  for (std::size_t i = 0; i < written.size(); ++i) out->write(buffer(written[i], i + 1));
+  out->close();
+
+  std::map<std::uint64_t, std::size_t> copy_of;
+  std::size_t received = 0;
+  for (std::size_t c = 0; c < channels_.size(); ++c) {
+    std::size_t last_order = 0;
+    while (std::optional<Buffer> b = pop_now(*channels_[c])) {
+      ++received;
+      EXPECT_EQ(OutputPort::key_to_copy(b->key(), 4), c) << "key " << b->key();
+      const auto it = copy_of.emplace(b->key(), c).first;
+      EXPECT_EQ(it->second, c) << "key " << b->key() << " went to two copies";
+      EXPECT_GT(b->size(), last_order) << "reordered in copy " << c;
+      last_order = b->size();
+    }
+  }
+  EXPECT_EQ(received, written.size());
+  EXPECT_EQ(copy_of.size(), 5u);
+}
+
+TEST_F(OutputPortTest, KeyToCopySpreadsNeighbouringKeysEvenly) {
+  std::vector<int> per_copy(4, 0);
+  for (std::uint64_t key = 0; key < 10000; ++key) ++per_copy[OutputPort::key_to_copy(key, 4)];
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_GE(per_copy[c], 2000) << "copy " << c;  // 2500 +- 20%
+    EXPECT_LE(per_copy[c], 3000) << "copy " << c;
+  }
+  // Keys with a common stride (ids that step by the number of copies) spread too.
+  std::vector<int> strided(4, 0);
+  for (std::uint64_t i = 0; i < 10000; ++i) ++strided[OutputPort::key_to_copy(i * 4, 4)];
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_GE(strided[c], 2000) << "copy " << c;
+    EXPECT_LE(strided[c], 3000) << "copy " << c;
+  }
+  for (std::size_t copies = 1; copies <= 7; ++copies) {
+    for (std::uint64_t key : {0ULL, 1ULL, 42ULL, ~0ULL}) {
+      EXPECT_LT(OutputPort::key_to_copy(key, copies), copies);
+    }
+  }
+  EXPECT_EQ(OutputPort::key_to_copy(12345, 1), 0u);
+}
+
+TEST_F(OutputPortTest, DemandDrivenPicksTheCopyWithTheMostFreeRoom) {
+  add_channels(3, 4);
+  fill(*channels_[0], 3);  // free room: 1
+  fill(*channels_[1], 1);  //            3
+  fill(*channels_[2], 2);  //            2
+  auto out = port(Policy::kDemandDriven);
+
+  out->write(buffer(1));
+  EXPECT_EQ(channels_[1]->free_room(), 2u) << "the roomiest copy should have taken it";
+  EXPECT_EQ(channels_[0]->free_room(), 1u);
+  EXPECT_EQ(channels_[2]->free_room(), 2u);
+
+  // A tie between copies 1 and 2: the next in turn after the last pick (1) is 2.
+  out->write(buffer(2));
+  EXPECT_EQ(channels_[2]->free_room(), 1u);
+  EXPECT_EQ(channels_[1]->free_room(), 2u);
+
+  out->write(buffer(3));
+  EXPECT_EQ(channels_[1]->free_room(), 1u);
+  EXPECT_EQ(channels_[0]->free_room(), 1u);
+  EXPECT_EQ(channels_[2]->free_room(), 1u);
+}
+
+TEST_F(OutputPortTest, DemandDrivenWaitsForWhicheverCopyFreesRoomFirst) {
+  add_channels(2, 2);
+  fill(*channels_[0], 2);
+  fill(*channels_[1], 2);
+  auto out = port(Policy::kDemandDriven);
+  Buffer seven = buffer(7);
+  std::atomic<bool> writing{false};
+  std::atomic<bool> popped{false};
+  bool popped_before_write_returned = false;
+  std::thread writer([&] {
+    writing.store(true);
+    out->write(std::move(seven));
+    popped_before_write_returned = popped.load();
+  });
+  while (!writing.load()) std::this_thread::yield();
+  std::this_thread::sleep_for(50ms);
+  popped.store(true);
+  EXPECT_EQ(next_key(*channels_[1]), 1000u);
+  writer.join();
+  EXPECT_TRUE(popped_before_write_returned) << "write() went into a full copy";
+  EXPECT_EQ(channels_[0]->free_room(), 0u);
+  EXPECT_EQ(channels_[1]->free_room(), 0u);
+  EXPECT_EQ(next_key(*channels_[1]), 1001u);
+  EXPECT_EQ(next_key(*channels_[1]), 7u);
+  EXPECT_GT(out->counters().blocked_ns.get(), 0u);
+}
+
+TEST_F(OutputPortTest, BroadcastSendsTheSamePayloadToEveryCopy) {
+  add_channels(3);
+  auto out = port(Policy::kBroadcast);
+  Buffer b = buffer(9, 10);
+  std::memcpy(b.data(), "broadcast!", 10);
+  const std::byte* payload = b.data();
+  out->write(std::move(b));
+  EXPECT_FALSE(b.valid());
+  EXPECT_EQ(pool_.available(), pool_.count() - 1) << "broadcast must not copy the payload";
+
+  std::vector<Buffer> received;
+  for (auto& channel : channels_) {
+    std::optional<Buffer> got = pop_now(*channel);
+    ASSERT_TRUE(got.has_value());
+    received.push_back(std::move(*got));
+  }
+  const detail::Slot* slot = detail::BufferAccess::slot(received[0]);
+  EXPECT_EQ(slot->refs.load(), 3u);
+  for (const Buffer& r : received) {
+    EXPECT_EQ(detail::BufferAccess::slot(r), slot);
+    EXPECT_EQ(r.data(), payload);
+    EXPECT_EQ(r.text(), "broadcast!");
+    EXPECT_EQ(r.key(), 9u);
+    EXPECT_TRUE(r.is_shared());
+  }
+  received.pop_back();
+  received.pop_back();
+  EXPECT_EQ(pool_.available(), pool_.count() - 1);
+  received.clear();
+  EXPECT_EQ(pool_.available(), pool_.count());
+  EXPECT_EQ(out->counters().buffers.get(), 1u);
+  EXPECT_EQ(out->counters().bytes.get(), 10u);
+}
+
+// "Throws sluice::Error whose message holds every one of words".
+template <typename F>
+::testing::AssertionResult ThrowsErrorSaying(F&& f, const std::vector<std::string>& words) {
+  try {
+    f();
+  } catch (const Aborted& e) {
+    return ::testing::AssertionFailure() << "threw Aborted: " << e.what();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    for (const std::string& w : words) {
+      if (message.find(w) == std::string::npos) {
+        return ::testing::AssertionFailure() << "[" << w << "] not in: " << message;
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+TEST_F(OutputPortTest, WritingAnInvalidBufferThrows) {
+  add_channels(2);
+  auto out = port(Policy::kRoundRobin);
+  EXPECT_TRUE(ThrowsErrorSaying([&] { out->write(Buffer()); },
+                                {"invalid", "'out'", "allocate()"}));
+  Buffer moved = buffer(1);
+  Buffer taker = std::move(moved);
+  EXPECT_TRUE(ThrowsErrorSaying([&] { out->write(std::move(moved)); }, {"invalid"}));
+  EXPECT_EQ(channels_[0]->free_room(), 16u);
+  EXPECT_EQ(channels_[1]->free_room(), 16u);
+  EXPECT_EQ(out->counters().buffers.get(), 0u);
+}
+
+TEST_F(OutputPortTest, WritingABufferLargerThanTheStreamsBufferSizeThrows) {
+  add_channels(1);
+  auto out = port(Policy::kRoundRobin);
+  BufferPool bigger("c.out -> a.in", 128, 1, signal_);
+  Buffer big = bigger.acquire(nullptr);
+  big.resize(100);
+  EXPECT_TRUE(ThrowsErrorSaying([&] { out->write(std::move(big)); },
+                                {"100-byte", "'out'", "a.out -> b.in", "buffer_size is 64",
+                                 "raise the stream's buffer_size"}));
+  EXPECT_TRUE(big.valid()) << "a refused buffer stays with the caller";
+  EXPECT_EQ(channels_[0]->free_room(), 16u);
+  big.resize(64);  // exactly buffer_size is fine, whichever pool it came from
+  big.set_key(64);
+  out->write(std::move(big));
+  EXPECT_EQ(channels_[0]->free_room(), 15u);
+  EXPECT_EQ(bigger.available(), 0u);
+  EXPECT_EQ(next_key(*channels_[0]), 64u);  // read and released: home to its own pool
+  EXPECT_EQ(bigger.available(), 1u);
+  EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+TEST_F(OutputPortTest, WritingOutsideOpenAndCloseThrows) {
+  add_channels(1);
+  std::vector<Endpoint*> endpoints{channels_[0].get()};
+  OutputPort unopened("out", "a.out -> b.in", Policy::kRoundRobin, pool_, endpoints, room_, 0);
+  EXPECT_TRUE(ThrowsErrorSaying([&] { unopened.write(buffer(1)); },
+                                {"outside init/process", "'out'", "a.out -> b.in"}));
+
+  auto out = port(Policy::kRoundRobin);
+  out->write(buffer(2));
+  out->close();
+  EXPECT_TRUE(ThrowsErrorSaying([&] { out->write(buffer(3)); },
+                                {"outside init/process", "end of work was already sent",
+                                 "a.out -> b.in"}));
+  EXPECT_EQ(keys_until_end(*channels_[0]), (Keys{2}));
+  EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+TEST_F(OutputPortTest, CloseSendsOneEndOfWorkToEveryCopy) {
+  add_channels(3, 4);
+  auto out = port(Policy::kRoundRobin);
+  out->close();
+  for (auto& channel : channels_) EXPECT_EQ(channel->free_room(), 3u);
+  out->close();  // already closed: nothing more
+  for (auto& channel : channels_) {
+    EXPECT_EQ(channel->free_room(), 3u);
+    EXPECT_FALSE(pop_now(*channel).has_value());
+    EXPECT_TRUE(channel->ended());
+    EXPECT_EQ(channel->free_room(), 4u);
+  }
+}
+
+TEST_F(OutputPortTest, ACopyEndsOnlyWhenEveryProducerHasClosed) {
+  add_channels(2, 8, 2);
+  auto first = port(Policy::kRoundRobin, 0);
+  auto second = port(Policy::kRoundRobin, 1);
+  first->write(buffer(10));   // to copy 0
+  second->write(buffer(20));  // to copy 1
+  first->close();
+  EXPECT_EQ(next_key(*channels_[0]), 10u);
+  EXPECT_EQ(next_key(*channels_[1]), 20u);
+  EXPECT_FALSE(channels_[0]->ended());
+  second->write(buffer(21));  // to copy 0
+  second->close();
+  EXPECT_EQ(next_key(*channels_[0]), 21u);
+  EXPECT_FALSE(pop_now(*channels_[0]).has_value());
+  EXPECT_FALSE(pop_now(*channels_[1]).has_value());
+}
+
+TEST_F(OutputPortTest, CountersCountBuffersAndBytes) {
+  add_channels(2);
+  auto out = port(Policy::kRoundRobin);
+  out->write(buffer(1, 10));
+  out->write(buffer(2, 20));
+  out->write(buffer(3, 30));
+  out->write(buffer(4, 0));
+  EXPECT_EQ(out->counters().buffers.get(), 4u);
+  EXPECT_EQ(out->counters().bytes.get(), 60u);
+  EXPECT_EQ(out->counters().blocked_ns.get(), 0u);
+}
+
+TEST_F(OutputPortTest, AbortWhileBlockedOnAFullCopyReturnsTheBuffer) {
+  add_channels(1, 2);
+  fill(*channels_[0], 2);
+  auto out = port(Policy::kRoundRobin);
+  std::atomic<int> outcome{0};  // 1: written, 2: Aborted, 3: another exception
+  std::thread writer([&] {
+    try {
+      out->write(buffer(5));
+      outcome = 1;
+    } catch (const Aborted&) {
+      outcome = 2;
+    } catch (...) {
+      outcome = 3;
+    }
+  });
+  std::this_thread::sleep_for(50ms);
+  signal_.abort();
+  writer.join();
+  EXPECT_EQ(outcome.load(), 2);
+  EXPECT_EQ(pool_.available(), pool_.count() - 2) << "the unwritten buffer did not go home";
+  EXPECT_EQ(out->counters().buffers.get(), 0u);
+}
+
+TEST_F(OutputPortTest, AbortDuringABroadcastReleasesTheUndeliveredReferences) {
+  add_channels(2, 2);
+  fill(*channels_[1], 2);  // copy 0 takes the broadcast at once; copy 1 blocks it
+  auto out = port(Policy::kBroadcast);
+  std::atomic<int> outcome{0};
+  std::thread writer([&] {
+    try {
+      out->write(buffer(5));
+      outcome = 1;
+    } catch (const Aborted&) {
+      outcome = 2;
+    }
+  });
+  std::this_thread::sleep_for(50ms);
+  signal_.abort();
+  writer.join();
+  EXPECT_EQ(outcome.load(), 2);
+  EXPECT_EQ(pool_.available(), pool_.count() - 3);  // copy 1's two, and copy 0's reference
+  {
+    std::optional<Buffer> delivered = pop_now(*channels_[0]);
+    ASSERT_TRUE(delivered.has_value());
+    EXPECT_EQ(delivered->key(), 5u);
+    EXPECT_FALSE(delivered->is_shared()) << "copy 1's reference was not dropped";
+  }
+  EXPECT_EQ(pool_.available(), pool_.count() - 2);
+}
+
+}  // namespace
+}  // namespace sluice
