@@ -224,7 +224,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     }
   }
   if (s.options.wiring != nullptr) s.options.wiring->graph_ready(s.graph);
-  const std::vector<int> cpus = cpus_for_copies(s.copies.size());
+  const std::vector<int> cpus = s.options.pin_copies ? cpus_for_copies(s.copies.size()) : std::vector<int>{};
   for (std::size_t i = 0; i < cpus.size(); ++i) s.copies[i]->cpu = cpus[i];
   std::lock_guard<std::mutex> lock(s.mu);
   s.pending = static_cast<int>(s.copies.size());

@@ -35,6 +35,10 @@ struct EngineOptions {
   // How streams reach copies in other processes; required when `placement` leaves out a
   // consumer copy that a local producer writes to. Not owned; must outlive the Engine.
   StreamWiring* wiring = nullptr;
+  // Pin each copy thread to its own CPU when the copies fit on this process's CPUs (see
+  // docs/runtime.md, "Threads and CPUs"). Right for one process per machine; app daemons
+  // turn it off, since several may share a machine. SLUICE_PIN=off also turns it off.
+  bool pin_copies = true;
 };
 
 struct StreamStats {

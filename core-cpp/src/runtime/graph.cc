@@ -9,12 +9,13 @@
 namespace sluice {
 
 std::size_t Graph::pool_count(const topo::StreamSpec& spec, int producers, int consumers,
-                              int remote_producers) {
+                              int remote_producers, int remote_consumers) {
   const auto depth = spec.depth;
   const auto p = static_cast<std::size_t>(producers);
   const auto c = static_cast<std::size_t>(consumers);
   const auto r = static_cast<std::size_t>(remote_producers);
-  return depth * c + p + c + (r > 0 ? depth * c : 0);
+  const auto rc = static_cast<std::size_t>(remote_consumers);
+  return depth * c + p + c + (r > 0 ? depth * c : 0) + (p > 0 ? depth * rc : 0);
 }
 
 Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
@@ -29,7 +30,8 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     const int producers = placement.count_here(spec.from.filter);
     const int consumers = placement.count_here(spec.to.filter);
     const int remote = topology.find_filter(spec.from.filter)->copies - producers;
-    return pool_count(spec, producers, consumers, consumers > 0 ? remote : 0);
+    const int remote_consumers = topology.find_filter(spec.to.filter)->copies - consumers;
+    return pool_count(spec, producers, consumers, consumers > 0 ? remote : 0, remote_consumers);
   };
   std::size_t total = 0;
   for (const topo::StreamSpec& spec : topology.streams) total += local_pool_count(spec) * spec.buffer_size;

@@ -52,9 +52,10 @@ class Graph {
   // and consumer copy holds one more.
   // `producers` and `consumers` count the copies in this process; `remote_producers`
   // those elsewhere whose buffers land here (each may have `depth` in flight to each local
-  // consumer copy, by credit).
+  // consumer copy, by credit); `remote_consumers` the consumer copies elsewhere that local
+  // producers write to (up to `depth` buffers each wait here to be sent, by credit).
   static std::size_t pool_count(const topo::StreamSpec& spec, int producers, int consumers,
-                                int remote_producers = 0);
+                                int remote_producers = 0, int remote_consumers = 0);
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;

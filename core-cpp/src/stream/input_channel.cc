@@ -38,6 +38,7 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns) {
     if (!ring_.try_pop(item)) {
       *blocked_ns += not_empty_.wait([&] { return ring_.try_pop(item); });
     }
+    if (observer_ != nullptr) observer_->popped(*this, item);
     room_.notify();
     if (item.is_end_of_work()) {
       ++marks_seen_;

@@ -23,6 +23,15 @@ namespace sluice {
 
 class InputChannel final : public Endpoint {
  public:
+  // Told about every item the consumer pops, on the consumer's thread, before writers
+  // waiting for room are woken (the network receiver returns credit and lands held-back
+  // items with it). Must not block for long or throw.
+  class PopObserver {
+   public:
+    virtual ~PopObserver() = default;
+    virtual void popped(InputChannel& channel, const Item& item) noexcept = 0;
+  };
+
   // depth: items it holds, rounded up to a power of two (end-of-work marks included).
   // room: the stream's Waiter that blocked writers sleep on.
   InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room);
@@ -40,6 +49,9 @@ class InputChannel final : public Endpoint {
   // Discards buffers until the unit of work ends; returns how many were discarded.
   std::uint64_t drain();
 
+  // REQUIRES: before the consumer copy runs (the data plane sets it in graph_ready).
+  void set_pop_observer(PopObserver* observer) noexcept { observer_ = observer; }
+
   int upstream_copies() const { return upstream_copies_; }
   std::size_t depth() const { return ring_.capacity(); }
 
@@ -50,6 +62,7 @@ class InputChannel final : public Endpoint {
   Waiter not_empty_;
   Waiter& room_;
   int marks_seen_ = 0;  // consumer thread only
+  PopObserver* observer_ = nullptr;  // set before the consumer runs
 };
 
 }  // namespace sluice

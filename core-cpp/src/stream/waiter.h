@@ -51,10 +51,13 @@ class Waiter {
       if (signal_.aborted()) throw Aborted();
     }
     for (;;) {
-      // Announce the sleep before the last look, so a notify() after our look sees it.
+      // Read seq_ first, then announce the sleep, then take the last look. In the other
+      // order a notify() landing between the announcement and the read would clear the
+      // flag and bump seq_ into `seen`: we would sleep unannounced, and no later notify()
+      // would wake us. This way such a notify() makes the futex wait return at once.
+      const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
       may_sleep_.store(1, std::memory_order_seq_cst);
       heavy_barrier();  // pairs with light_barrier() in notify()
-      const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
       if (try_once()) break;
       if (signal_.aborted()) throw Aborted();
       sleep_until_changed(seen);

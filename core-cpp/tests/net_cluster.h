@@ -1,0 +1,137 @@
+// Several "hosts" in one test process: one Engine and one DataPlane each, on loopback
+// ports, connected to each other, driven unit by unit (one thread per engine, a barrier
+// between units, as the console does).
+#ifndef SLUICE_TESTS_NET_CLUSTER_H_
+#define SLUICE_TESTS_NET_CLUSTER_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/data_plane.h"
+#include "runtime/backends.h"
+#include "runtime/engine.h"
+#include "topology/topology.h"
+
+namespace testing_filters {
+
+// "filter" -> copies on this host, e.g. {{"src", {0}}, {"sink", {1}}}.
+inline sluice::Placement place(std::map<std::string, std::vector<int>> local) {
+  sluice::Placement p;
+  p.local = std::move(local);
+  return p;
+}
+
+class Cluster {
+ public:
+  struct Host {
+    std::string name;
+    std::unique_ptr<sluice::DataPlane> plane;
+    std::unique_ptr<sluice::Engine> engine;
+  };
+
+  // Builds every host's data plane and engine and connects them. Throws on failure (the
+  // destructor of what was built still runs: every thread and socket goes).
+  Cluster(const std::string& yaml, std::map<std::string, sluice::Placement> placements)
+      : topology_(sluice::topo::parse_topology_text(yaml, "test.yaml", SLUICE_TEST_DATA_DIR)) {
+    try {
+      build(placements);
+    } catch (...) {
+      teardown();
+      throw;
+    }
+  }
+
+  ~Cluster() { teardown(); }
+
+  // Runs every unit of the topology's work on every host; per unit, each host's engine in
+  // its own thread. Returns the first failure (host order), or nullopt.
+  std::optional<std::string> run_all() {
+    for (std::size_t u = 0; u < topology_.work.size(); ++u) {
+      if (auto failure = run_unit(u)) return failure;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> run_unit(std::size_t u) {
+    std::vector<std::optional<sluice::Failure>> failures(hosts_.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      threads.emplace_back([&, i] { failures[i] = hosts_[i]->engine->run_unit(u, topology_.work[u]); });
+    }
+    for (auto& t : threads) t.join();
+    for (auto& f : failures) {
+      if (f) return f->str();
+    }
+    return std::nullopt;
+  }
+
+  Host& host(const std::string& name) {
+    for (auto& h : hosts_) {
+      if (h->name == name) return *h;
+    }
+    throw sluice::Error("no host " + name);
+  }
+  const sluice::topo::Topology& topology() const { return topology_; }
+
+ private:
+  void build(const std::map<std::string, sluice::Placement>& placements) {
+    sluice::check_loadable(topology_);
+    for (auto& [name, placement] : placements) {
+      auto host = std::make_unique<Host>();
+      host->name = name;
+      host->plane = std::make_unique<sluice::DataPlane>(topology_, placements, name);
+      hosts_.push_back(std::move(host));
+    }
+    for (auto& host : hosts_) {
+      sluice::EngineOptions options;
+      options.host = host->name;
+      options.placement = placements.at(host->name);
+      options.wiring = host->plane.get();
+      options.abort_grace = std::chrono::milliseconds(3000);
+      host->engine = std::make_unique<sluice::Engine>(topology_, options);
+      sluice::Engine* engine = host->engine.get();
+      host->plane->set_failure_callback([engine](const std::string& why) { engine->cancel(why); });
+    }
+    std::map<std::string, std::string> peers;
+    for (auto& host : hosts_) peers[host->name] = host->plane->listen_address();
+    std::vector<std::string> errors(hosts_.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      threads.emplace_back([&, i] {
+        try {
+          hosts_[i]->plane->connect(peers, std::chrono::seconds(5));
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : errors) {
+      if (!e.empty()) throw sluice::Error(e);
+    }
+    for (auto& host : hosts_) {
+      if (auto failure = host->engine->start()) throw sluice::Error(failure->str());
+    }
+  }
+
+  void teardown() {
+    for (auto& host : hosts_) {
+      if (host->engine) host->engine->cancel("test over");
+    }
+    for (auto& host : hosts_) host->plane->stop();
+    for (auto& host : hosts_) host->engine.reset();
+    hosts_.clear();
+  }
+
+  sluice::topo::Topology topology_;
+  std::vector<std::unique_ptr<Host>> hosts_;
+};
+
+}  // namespace testing_filters
+
+#endif  // SLUICE_TESTS_NET_CLUSTER_H_
