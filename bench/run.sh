@@ -7,3 +7,9 @@ echo
 echo "Command: \`make bench\` (bench/run.sh $BUILD)"
 echo
 "$BUILD/bench/local_stream_bench" --reps "${BENCH_REPS:-5}"
+echo
+"$BUILD/bench/net_bench" --reps "${BENCH_REPS:-5}"
+if [ -x "$BUILD/bench/java_bench" ]; then
+  echo
+  "$BUILD/bench/java_bench" --reps "${BENCH_REPS:-5}"
+fi

@@ -14,10 +14,15 @@ struct RunOptions {
   std::vector<std::string> work;  // replaces the topology's work: when not empty
   std::string metrics_path;       // "" = no metrics file
   bool progress = true;           // the live line, when stderr is a terminal
+  std::string hosts;              // --hosts a=ADDR:PORT,...: overrides/adds to hosts:
+  std::string token_file;         // --token-file; "" = ~/.config/sluice/token
 };
 
 // Parses, checks every library and class, prints the plan. Exit 0 or kExitBadTopology.
-int validate_command(const std::string& topology_path);
+// With hosts: (or `hosts`), also checks that every host daemon answers and authenticates
+// (kExitHostUnavailable when one does not).
+int validate_command(const std::string& topology_path, const std::string& hosts = "",
+                     const std::string& token_file = "");
 
 // Runs the topology (embedded when it has no hosts:) and prints the summary.
 int run_command(const RunOptions& options);

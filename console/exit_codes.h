@@ -8,6 +8,8 @@ inline constexpr int kExitOk = 0;           // every unit of work finished every
 inline constexpr int kExitRunFailed = 1;    // a filter or the runtime failed during the run
 inline constexpr int kExitUsage = 2;        // bad command line
 inline constexpr int kExitBadTopology = 3;  // the topology is invalid; nothing was started
+inline constexpr int kExitHostUnavailable = 4;  // a host daemon did not answer or authenticate;
+                                                // nothing was started
 inline constexpr int kExitInterrupted = 130;  // stopped by SIGINT/SIGTERM
 
 }  // namespace sluice::console

@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   std::string validate_path;
   CLI::App* validate = app.add_subcommand("validate", "check a topology, load its code, print the plan");
   validate->add_option("TOPOLOGY", validate_path, "the topology file (YAML)")->required();
+  std::string validate_hosts, validate_token;
+  validate->add_option("--hosts", validate_hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:");
+  validate->add_option("--token-file", validate_token, "the shared token (default ~/.config/sluice/token)");
 
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a topology and print a summary");
@@ -21,6 +24,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--work", run.work,
                       "a unit of work's payload; repeat for several (replaces the topology's work:)");
   run_cmd->add_option("--metrics", run.metrics_path, "write the run's metrics as JSON to FILE");
+  run_cmd->add_option("--hosts", run.hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:");
+  run_cmd->add_option("--token-file", run.token_file, "the shared token (default ~/.config/sluice/token)");
   bool no_progress = false;
   run_cmd->add_flag("--no-progress", no_progress, "no live progress line, even on a terminal");
 
@@ -30,7 +35,7 @@ int main(int argc, char** argv) {
     int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;
   }
-  if (validate->parsed()) return validate_command(validate_path);
+  if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_token);
   run.progress = !no_progress;
   return run_command(run);
 }

@@ -12,6 +12,7 @@
 
 #include "console/commands.h"
 #include "console/exit_codes.h"
+#include "console/remote.h"
 #include "console/report.h"
 #include "runtime/backends.h"
 #include "runtime/engine.h"
@@ -149,17 +150,13 @@ int run_command(const RunOptions& options) {
   try {
     topology = topo::parse_topology_file(options.topology_path);
     if (!options.work.empty()) topology.work = options.work;
-    if (!topology.hosts.empty()) {
-      std::cerr << topology.file << ": this topology lists hosts:, and runs across hosts need the host "
-                   "daemons (sluiced), which this build does not include yet; remove hosts: and place: "
-                   "to run it embedded in one process\n";
-      return kExitBadTopology;
-    }
+    if (!options.hosts.empty()) apply_hosts_option(topology, options.hosts);
     check_loadable(topology);
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return kExitBadTopology;
   }
+  if (!topology.hosts.empty()) return run_remote(options, topology);
 
   RunReport report;
   report.topology_name = topology.name;

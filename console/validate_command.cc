@@ -2,6 +2,7 @@
 
 #include "console/commands.h"
 #include "console/exit_codes.h"
+#include "console/remote.h"
 #include "runtime/backends.h"
 #include "runtime/graph.h"
 #include "topology/size.h"
@@ -41,11 +42,26 @@ std::string describe_plan(const topo::Topology& t) {
   return out;
 }
 
-int validate_command(const std::string& topology_path) {
+int validate_command(const std::string& topology_path, const std::string& hosts,
+                     const std::string& token_file) {
   try {
     topo::Topology topology = topo::parse_topology_file(topology_path);
+    if (!hosts.empty()) apply_hosts_option(topology, hosts);
     check_loadable(topology);
-    std::cout << describe_plan(topology) << "ok\n";
+    std::cout << describe_plan(topology);
+    if (!topology.hosts.empty()) {
+      std::cout << "hosts:\n";
+      for (const auto& [host, placement] : place_copies(topology)) {
+        std::cout << "  " << host << ":";
+        for (const auto& [filter, copies] : placement.local) {
+          std::cout << " " << filter << "#";
+          for (std::size_t i = 0; i < copies.size(); ++i) std::cout << (i ? "," : "") << copies[i];
+        }
+        std::cout << "\n";
+      }
+      if (int status = check_hosts(topology, token_file); status != kExitOk) return status;
+    }
+    std::cout << "ok\n";
     return kExitOk;
   } catch (const topo::TopologyError& e) {
     std::cerr << e.what() << "\n";

@@ -1,0 +1,192 @@
+#include "console/host_client.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "control/auth.h"
+
+namespace sluice::console {
+
+using Clock = std::chrono::steady_clock;
+
+void EventQueue::push(HostEvent event) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(event));
+  }
+  ready_.notify_one();
+}
+
+std::optional<HostEvent> EventQueue::pop(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!ready_.wait_for(lock, timeout, [&] { return !events_.empty(); })) return std::nullopt;
+  HostEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+bool split_address(const std::string& address, std::string* host, std::string* port) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) return false;
+  *host = address.substr(0, colon);
+  *port = address.substr(colon + 1);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  return true;
+}
+
+namespace {
+
+// A connected TCP socket within the deadline, or -1 with *error set.
+int connect_tcp(const std::string& address, Clock::time_point deadline, std::string* error) {
+  std::string host, port;
+  if (!split_address(address, &host, &port)) {
+    *error = "'" + address + "' is not ADDR:PORT";
+    return -1;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) {
+    *error = std::string("cannot resolve: ") + gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  *error = "no address";
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) continue;
+    int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      pollfd pfd{fd, POLLOUT, 0};
+      rc = ::poll(&pfd, 1, left > 0 ? static_cast<int>(left) : 0);
+      if (rc == 0) {
+        *error = "cannot connect: no answer within the timeout";
+        ::close(fd);
+        fd = -1;
+        continue;
+      }
+      int so_error = 0;
+      socklen_t len = sizeof so_error;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
+      errno = so_error;
+      rc = so_error == 0 ? 0 : -1;
+    }
+    if (rc == 0) break;
+    *error = std::string("cannot connect: ") + std::strerror(errno);
+    ::close(fd);
+    fd = -1;
+  }
+  ::freeaddrinfo(res);
+  if (fd < 0) return -1;
+  int flags = ::fcntl(fd, F_GETFL);
+  ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+}  // namespace
+
+HostClient::~HostClient() { close(); }
+
+std::optional<std::string> HostClient::connect(const std::string& token, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::string error;
+  int fd = connect_tcp(address_, deadline, &error);
+  if (fd < 0) return error;
+  channel_ = std::make_unique<control::FdChannel>(fd);
+  sockaddr_storage peer{};
+  socklen_t peer_len = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (peer.ss_family == AF_INET) {
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&peer)->sin_addr, text, sizeof text);
+    } else if (peer.ss_family == AF_INET6) {
+      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&peer)->sin6_addr, text, sizeof text);
+    }
+    peer_ip_ = text;
+  }
+  auto receive = [&](control::Envelope* m) -> std::optional<std::string> {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) left = std::chrono::milliseconds(1);
+    switch (channel_->receive(m, left)) {
+      case control::FdChannel::Status::kMessage: return std::nullopt;
+      case control::FdChannel::Status::kTimeout: return std::string("no answer to the handshake within the timeout; is it a sluiced?");
+      case control::FdChannel::Status::kClosed: return std::string("the daemon closed the connection during the handshake");
+      case control::FdChannel::Status::kError: return "handshake failed: " + channel_->error();
+    }
+    return std::string("handshake failed");
+  };
+  const std::string client_nonce = control::random_bytes(control::kNonceSize);
+  control::Envelope hello;
+  hello.mutable_hello()->set_protocol_version(control::kProtocolVersion);
+  hello.mutable_hello()->set_client_nonce(client_nonce);
+  hello.mutable_hello()->set_client("sluice console pid " + std::to_string(::getpid()));
+  if (!channel_->send(hello)) return std::string("the daemon closed the connection");
+  control::Envelope m;
+  if (auto e = receive(&m)) return e;
+  if (m.has_auth_result() && !m.auth_result().ok()) return "refused: " + m.auth_result().message();
+  if (!m.has_challenge() || m.challenge().server_nonce().size() != control::kNonceSize) {
+    return std::string("unexpected ") + control::kind(m) + " instead of a challenge; is it a sluiced?";
+  }
+  const std::string server_nonce = m.challenge().server_nonce();
+  control::Envelope response;
+  response.mutable_auth_response()->set_mac(control::client_proof(token, server_nonce, client_nonce));
+  if (!channel_->send(response)) return std::string("the daemon closed the connection");
+  if (auto e = receive(&m)) {
+    return *e == "the daemon closed the connection during the handshake"
+               ? "authentication refused (the daemon closed the connection); check that the console's token matches the daemon's"
+               : *e;
+  }
+  if (!m.has_auth_result()) return std::string("unexpected ") + control::kind(m) + " instead of the authentication result";
+  if (!m.auth_result().ok()) return "authentication refused: " + m.auth_result().message();
+  if (!control::equal_macs(m.auth_result().server_proof(),
+                           control::server_proof(token, client_nonce, server_nonce))) {
+    return std::string("the daemon could not prove it knows the token; it is not the sluiced you meant, or its token differs");
+  }
+  daemon_hostname_ = m.auth_result().host();
+  last_heard_ = Clock::now();
+  return std::nullopt;
+}
+
+void HostClient::start_reader(int index, EventQueue& queue) {
+  reader_ = std::thread([this, index, &queue] {
+    for (;;) {
+      HostEvent e;
+      e.host = index;
+      auto status = channel_->receive(&e.message, std::chrono::milliseconds(-1));
+      last_heard_ = Clock::now();
+      if (status == control::FdChannel::Status::kMessage) {
+        if (e.message.has_heartbeat()) continue;
+        queue.push(std::move(e));
+        continue;
+      }
+      if (status == control::FdChannel::Status::kTimeout) continue;
+      e.kind = status == control::FdChannel::Status::kClosed ? HostEvent::Kind::kClosed : HostEvent::Kind::kError;
+      e.error = status == control::FdChannel::Status::kClosed ? "the connection was closed" : channel_->error();
+      queue.push(std::move(e));
+      return;
+    }
+  });
+}
+
+bool HostClient::send(const control::Envelope& message) { return channel_ && channel_->send(message); }
+
+void HostClient::close() {
+  if (channel_) channel_->shutdown();
+  if (reader_.joinable()) reader_.join();
+  channel_.reset();
+}
+
+}  // namespace sluice::console

@@ -1,0 +1,86 @@
+// The console's side of a host daemon connection: connect, authenticate, then exchange
+// control messages (control.proto) with a reader thread that turns everything the daemon
+// says into events on a queue shared by all hosts.
+//
+// Thread safety: connect/start_reader/close from the console's main thread; send from any
+// thread; last_heard is atomic.
+#ifndef SLUICE_CONSOLE_HOST_CLIENT_H_
+#define SLUICE_CONSOLE_HOST_CLIENT_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "control/codec.h"
+
+namespace sluice::console {
+
+struct HostEvent {
+  enum class Kind { kMessage, kClosed, kError };
+  int host = 0;  // index into the console's host list
+  Kind kind = Kind::kMessage;
+  control::Envelope message;
+  std::string error;
+};
+
+class EventQueue {
+ public:
+  void push(HostEvent event);
+  // The next event, or nullopt after `timeout`.
+  std::optional<HostEvent> pop(std::chrono::milliseconds timeout);
+
+ private:
+  std::mutex mu_;  // guards events_
+  std::condition_variable ready_;
+  std::deque<HostEvent> events_;
+};
+
+class HostClient {
+ public:
+  HostClient(std::string name, std::string address) : name_(std::move(name)), address_(std::move(address)) {}
+  ~HostClient();
+  HostClient(const HostClient&) = delete;
+  HostClient& operator=(const HostClient&) = delete;
+
+  // Connects and runs the challenge-response handshake within `timeout`. Returns why it
+  // failed ("cannot connect: Connection refused", "authentication refused: ..."), or
+  // nullopt when the daemon accepted us and proved it knows the token too.
+  std::optional<std::string> connect(const std::string& token, std::chrono::milliseconds timeout);
+  // Starts the reader thread: every message (and the end of the connection) becomes an
+  // event tagged `index` on `queue`.
+  void start_reader(int index, EventQueue& queue);
+  bool send(const control::Envelope& message);
+  // Closes the connection (the daemon then kills what this console launched there) and
+  // joins the reader.
+  void close();
+
+  const std::string& name() const { return name_; }
+  const std::string& address() const { return address_; }
+  std::string label() const { return "host " + name_ + " (" + address_ + ")"; }
+  std::chrono::steady_clock::time_point last_heard() const { return last_heard_.load(); }
+  const std::string& daemon_hostname() const { return daemon_hostname_; }
+  // The IP address the connection reached ("10.0.0.5", "::1"), known after connect().
+  const std::string& peer_ip() const { return peer_ip_; }
+
+ private:
+  std::string name_;
+  std::string address_;
+  std::string daemon_hostname_;
+  std::string peer_ip_;
+  std::unique_ptr<control::FdChannel> channel_;
+  std::thread reader_;
+  std::atomic<std::chrono::steady_clock::time_point> last_heard_{std::chrono::steady_clock::now()};
+};
+
+// Splits "host:port" (or "[v6]:port"). Returns false when it is not of that form.
+bool split_address(const std::string& address, std::string* host, std::string* port);
+
+}  // namespace sluice::console
+
+#endif  // SLUICE_CONSOLE_HOST_CLIENT_H_

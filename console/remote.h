@@ -1,0 +1,37 @@
+// Runs across hosts: the console side of the control plane (docs/operations.md).
+#ifndef SLUICE_CONSOLE_REMOTE_H_
+#define SLUICE_CONSOLE_REMOTE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "console/commands.h"
+#include "runtime/placement.h"
+#include "topology/topology.h"
+
+namespace sluice::console {
+
+// Applies --hosts "a=ADDR:PORT,b=ADDR:PORT": replaces the addresses of hosts the topology
+// lists and adds the others. Throws sluice::Error on a malformed list.
+void apply_hosts_option(topo::Topology& topology, const std::string& hosts);
+
+// Where every copy runs: by place: when the filter has one (copies numbered in place:
+// order). The copies of filters without place: are dealt round-robin over the hosts in
+// hosts: order, the deal continuing from one such filter to the next in file order (so
+// `read` and `count`, one copy each, land on hosts a and b). Hosts with no copy are left out.
+std::map<std::string, Placement> place_copies(const topo::Topology& topology);
+
+// The token file the console reads: `path`, or ~/.config/sluice/token when empty.
+std::string token_path(const std::string& path);
+
+// Connects to and authenticates with every host; prints one line per host. Returns
+// kExitOk or kExitHostUnavailable.
+int check_hosts(const topo::Topology& topology, const std::string& token_file);
+
+// Runs a topology with hosts: through the host daemons. Returns the exit status.
+int run_remote(const RunOptions& options, topo::Topology& topology);
+
+}  // namespace sluice::console
+
+#endif  // SLUICE_CONSOLE_REMOTE_H_

@@ -1,0 +1,82 @@
+#include "control/auth.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <openssl/crypto.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "sluice/error.h"
+
+namespace sluice::control {
+
+std::string read_token_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    throw Error("token file '" + path + "' does not exist; create one with: " +
+                "head -c 32 /dev/urandom | base64 > " + path + " && chmod 600 " + path);
+  }
+  if (!S_ISREG(st.st_mode)) throw Error("token file '" + path + "' is not a regular file");
+  if ((st.st_mode & 007) != 0) {
+    throw Error("token file '" + path + "' is accessible by other users (mode " +
+                [&] {
+                  char buf[8];
+                  std::snprintf(buf, sizeof buf, "%03o", st.st_mode & 0777);
+                  return std::string(buf);
+                }() +
+                "); make it private with: chmod 600 " + path);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read token file '" + path + "'; check its owner and permissions");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ' ||
+                            token.back() == '\t')) {
+    token.pop_back();
+  }
+  if (token.empty()) {
+    throw Error("token file '" + path + "' is empty; put a secret in it, e.g. " +
+                "head -c 32 /dev/urandom | base64 > " + path);
+  }
+  return token;
+}
+
+std::string random_bytes(std::size_t size) {
+  std::string out(size, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(size)) != 1) {
+    throw Error("no random bytes available (OpenSSL RAND_bytes failed)");
+  }
+  return out;
+}
+
+namespace {
+std::string hmac(const std::string& token, const std::string& label, const std::string& a,
+                 const std::string& b) {
+  const std::string data = label + a + b;
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len);
+  return std::string(reinterpret_cast<const char*>(mac), len);
+}
+}  // namespace
+
+std::string client_proof(const std::string& token, const std::string& server_nonce,
+                         const std::string& client_nonce) {
+  return hmac(token, "sluice-client", server_nonce, client_nonce);
+}
+
+std::string server_proof(const std::string& token, const std::string& client_nonce,
+                         const std::string& server_nonce) {
+  return hmac(token, "sluice-server", client_nonce, server_nonce);
+}
+
+bool equal_macs(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && !a.empty() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+}  // namespace sluice::control

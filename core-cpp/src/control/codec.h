@@ -1,0 +1,90 @@
+// The control protocol's framing: every message is one Envelope (control.proto), sent as a
+// 4-byte big-endian length followed by that many bytes of protobuf.
+//
+// Decoders trust nothing: a length of 0 or above the maximum, bytes that are not a valid
+// Envelope, or an Envelope with no message in it are errors, reported as a sentence for the
+// log; the connection is then closed by the caller.
+//
+// Thread safety: FrameDecoder and FdChannel's receive side are used by one thread;
+// FdChannel::send may be called from any thread.
+#ifndef SLUICE_CONTROL_CODEC_H_
+#define SLUICE_CONTROL_CODEC_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "control.pb.h"
+
+namespace sluice::control {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::size_t kHeaderSize = 4;
+// The largest frame: a launch message carries the topology text.
+inline constexpr std::size_t kMaxFrame = std::size_t{16} << 20;
+
+// "hello", "launch", ... for logs; "empty" when no message is set.
+const char* kind(const Envelope& envelope);
+
+// The frame for `envelope`: header and body.
+std::string encode(const Envelope& envelope);
+
+// The body length in a 4-byte header.
+std::uint32_t decode_length(const unsigned char* header);
+// Why `length` is not acceptable, or nullopt when it is.
+std::optional<std::string> check_length(std::uint32_t length, std::size_t max_frame = kMaxFrame);
+// Parses a frame's body. Returns why it is malformed, or nullopt on success.
+std::optional<std::string> decode_body(const void* data, std::size_t size, Envelope* out);
+
+// Incremental decoder for a byte stream (the fuzzer's entry point, and the blocking
+// channels' reader).
+class FrameDecoder {
+ public:
+  enum class Status { kNeedMore, kMessage, kError };
+
+  explicit FrameDecoder(std::size_t max_frame = kMaxFrame) : max_frame_(max_frame) {}
+  void feed(const void* data, std::size_t size);
+  // The next complete message. After kError, error() says why and the decoder stays failed.
+  Status next(Envelope* out);
+  const std::string& error() const { return error_; }
+  std::size_t buffered() const { return buffer_.size() - offset_; }
+
+ private:
+  std::size_t max_frame_;
+  std::string buffer_;
+  std::size_t offset_ = 0;
+  std::string error_;
+};
+
+// A blocking control channel over a connected socket (TCP or a socketpair). Owns the fd.
+class FdChannel {
+ public:
+  explicit FdChannel(int fd) : fd_(fd) {}
+  ~FdChannel();
+  FdChannel(const FdChannel&) = delete;
+  FdChannel& operator=(const FdChannel&) = delete;
+
+  enum class Status { kMessage, kTimeout, kClosed, kError };
+  // Waits up to `timeout` (negative: forever) for the next message. kClosed: the peer
+  // closed; kError: an I/O error or a malformed frame (error() says which).
+  Status receive(Envelope* out, std::chrono::milliseconds timeout);
+  // Sends one message. Returns false (and error() says why) when the connection is gone.
+  bool send(const Envelope& envelope);
+  // Shuts the socket down both ways: a blocked receive() returns kClosed.
+  void shutdown();
+  const std::string& error() const { return error_; }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  FrameDecoder decoder_;
+  std::string error_;     // receive side
+  std::mutex send_mu_;    // guards writes to fd_ (one frame at a time)
+};
+
+}  // namespace sluice::control
+
+#endif  // SLUICE_CONTROL_CODEC_H_

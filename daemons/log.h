@@ -1,0 +1,50 @@
+// Logging for the daemons: one line per event on stderr, "2026-11-21T12:00:00.123Z sluiced
+// [warn] message". Levels: debug (only with --verbose), info, warn, error.
+#ifndef SLUICE_DAEMONS_LOG_H_
+#define SLUICE_DAEMONS_LOG_H_
+
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+namespace sluice::daemon {
+
+enum class Level { kDebug, kInfo, kWarn, kError };
+
+inline Level& min_level() {
+  static Level level = Level::kInfo;
+  return level;
+}
+inline std::string& log_name() {
+  static std::string name = "sluice";
+  return name;
+}
+
+inline void log(Level level, const std::string& message) {
+  if (level < min_level()) return;
+  static const char* names[] = {"debug", "info", "warn", "error"};
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  tm utc;
+  gmtime_r(&tv.tv_sec, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::string line = std::string(when) + "." + std::to_string(tv.tv_usec / 100000) +
+                     std::to_string(tv.tv_usec / 10000 % 10) + std::to_string(tv.tv_usec / 1000 % 10) +
+                     "Z " + log_name() + "[" + std::to_string(::getpid()) + "] [" +
+                     names[static_cast<int>(level)] + "] " + message + "\n";
+  // One write per line so lines from several processes do not interleave.
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
+inline void debug(const std::string& m) { log(Level::kDebug, m); }
+inline void info(const std::string& m) { log(Level::kInfo, m); }
+inline void warn(const std::string& m) { log(Level::kWarn, m); }
+inline void error(const std::string& m) { log(Level::kError, m); }
+
+}  // namespace sluice::daemon
+
+#endif  // SLUICE_DAEMONS_LOG_H_

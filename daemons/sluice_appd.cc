@@ -1,0 +1,368 @@
+// sluice-appd: the app daemon. One per application per host, started by sluiced with its
+// control connection on an inherited socket (--control-fd, normally 3).
+//
+// Protocol (control.proto), as seen from here:
+//   <- launch      parse the topology, check every library and class, build the data plane
+//                  (it binds its listen port) and the Engine for the copies placed here
+//   -> app_ready   with the data plane's address
+//   <- wiring      connect to the peers' data planes; start every copy
+//   -> started
+//   <- start_unit  run one unit of work (on a worker thread)
+//   -> progress    twice a second while a unit runs
+//   -> unit_done   with this host's stream metrics, or -> failure (filter, copy, host, unit)
+//   <- shutdown    stop and exit 0
+//   -> heartbeat   every 500 ms, to sluiced (which kills an app daemon silent for 4 s)
+// The control connection dropping (sluiced gone) ends the process at once; so does
+// SIGTERM/SIGKILL to its process group (sluiced's abort). sluiced also sets
+// PR_SET_PDEATHSIG, so no app daemon outlives its host daemon.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "control/codec.h"
+#include "daemons/log.h"
+#include "runtime/backends.h"
+#include "runtime/engine.h"
+#include "runtime/placement.h"
+#include "topology/topology.h"
+#if SLUICE_HAVE_DATA_PLANE
+#include "net/data_plane.h"
+#endif
+
+namespace dlog = sluice::daemon;
+using sluice::control::Envelope;
+
+namespace {
+
+using namespace std::chrono_literals;
+
+class AppDaemon {
+ public:
+  explicit AppDaemon(int fd) : channel_(fd) {}
+  int run();
+
+ private:
+  bool launch(const sluice::control::Launch& launch);
+  bool wire(const sluice::control::Wiring& wiring);
+  void start_unit(const sluice::control::StartUnit& unit);
+  void send_failure(const sluice::Failure& f, const std::vector<std::string>& stuck = {});
+  void send_failure(const std::string& stage, const std::string& message);
+  void fill_metrics(google::protobuf::RepeatedPtrField<sluice::control::StreamMetrics>* out);
+  [[noreturn]] void quit(int status);
+
+  sluice::control::FdChannel channel_;
+  std::string host_ = "?";
+  sluice::topo::Topology topology_;
+  std::map<std::string, sluice::Placement> placements_;
+  bool crosses_hosts_ = false;
+#if SLUICE_HAVE_DATA_PLANE
+  std::unique_ptr<sluice::DataPlane> plane_;
+#endif
+  std::unique_ptr<sluice::Engine> engine_;
+  std::thread worker_;
+  std::atomic<bool> unit_running_{false};
+  std::atomic<bool> failed_{false};
+  std::mutex mu_;  // guards network_failure_, network_failure_sent_
+  std::optional<std::string> network_failure_;
+  bool network_failure_sent_ = false;
+};
+
+void AppDaemon::quit(int status) {
+  // Copy threads may be blocked or stuck in user code; the process ends here either way.
+  dlog::debug("exiting with status " + std::to_string(status));
+  std::cerr.flush();
+  _exit(status);
+}
+
+void AppDaemon::send_failure(const sluice::Failure& f, const std::vector<std::string>& stuck) {
+  failed_ = true;
+  Envelope e;
+  auto* m = e.mutable_failure();
+  m->set_filter(f.filter);
+  m->set_copy(f.copy);
+  m->set_host(f.host.empty() ? host_ : f.host);
+  m->set_unit(f.unit);
+  m->set_stage(f.stage);
+  m->set_message(f.message);
+  for (const auto& s : stuck) m->add_stuck(s);
+  dlog::warn("failure: " + f.str());
+  channel_.send(e);
+}
+
+void AppDaemon::send_failure(const std::string& stage, const std::string& message) {
+  send_failure(sluice::Failure{"", -1, host_, 0, stage, message});
+}
+
+void AppDaemon::fill_metrics(google::protobuf::RepeatedPtrField<sluice::control::StreamMetrics>* out) {
+  if (!engine_) return;
+  for (const sluice::StreamStats& s : engine_->stream_stats()) {
+    auto* m = out->Add();
+    m->set_label(s.label);
+    m->set_producer_copies(s.producer_copies);
+    m->set_consumer_copies(s.consumer_copies);
+    m->set_buffers(s.buffers);
+    m->set_bytes(s.bytes);
+    m->set_producer_blocked_ns(s.producer_blocked_ns);
+    m->set_consumer_blocked_ns(s.consumer_blocked_ns);
+  }
+}
+
+bool AppDaemon::launch(const sluice::control::Launch& launch) {
+  host_ = launch.host();
+  dlog::log_name() = "sluice-appd(" + host_ + ")";
+  dlog::info("launching application '" + launch.application_id() + "' from " + launch.topology_file());
+  try {
+    topology_ = sluice::topo::parse_topology_text(launch.topology_text(), launch.topology_file(),
+                                                  launch.topology_dir());
+    for (const auto& hp : launch.placement()) {
+      sluice::Placement& p = placements_[hp.host()];
+      for (const auto& [filter, list] : hp.copies()) {
+        const sluice::topo::FilterSpec* spec = topology_.find_filter(filter);
+        if (spec == nullptr) throw sluice::Error("placement names filter '" + filter + "', which the topology lacks");
+        for (int c : list.index()) {
+          if (c < 0 || c >= spec->copies) {
+            throw sluice::Error("placement puts copy " + std::to_string(c) + " of filter '" + filter +
+                                "' on host " + hp.host() + ", but it has " + std::to_string(spec->copies) + " copies");
+          }
+          p.local[filter].push_back(c);
+        }
+      }
+    }
+    if (placements_.find(host_) == placements_.end()) {
+      throw sluice::Error("the launch message places nothing on this host (" + host_ + ")");
+    }
+    // Does any stream touching this host cross to another one?
+    const sluice::Placement& mine = placements_[host_];
+    for (const auto& s : topology_.streams) {
+      const bool produces = mine.count_here(s.from.filter) > 0;
+      const bool consumes = mine.count_here(s.to.filter) > 0;
+      const int producers_total = topology_.find_filter(s.from.filter)->copies;
+      const int consumers_total = topology_.find_filter(s.to.filter)->copies;
+      if ((produces && mine.count_here(s.to.filter) < consumers_total) ||
+          (consumes && mine.count_here(s.from.filter) < producers_total)) {
+        crosses_hosts_ = true;
+      }
+    }
+    sluice::check_loadable(topology_);
+  } catch (const std::exception& e) {
+    send_failure("load", e.what());
+    return false;
+  }
+  sluice::EngineOptions options;
+  options.host = host_;
+  options.placement = placements_[host_];
+  options.pin_copies = false;  // several app daemons may share a machine (and its CPUs)
+  std::string data_address;
+  try {
+#if SLUICE_HAVE_DATA_PLANE
+    sluice::DataPlaneOptions plane_options;
+    if (!launch.data_listen().empty()) plane_options.listen = launch.data_listen();
+    plane_ = std::make_unique<sluice::DataPlane>(topology_, placements_, host_, plane_options);
+    data_address = plane_->listen_address();
+    options.wiring = plane_.get();
+#else
+    if (crosses_hosts_) {
+      throw sluice::Error("streams cross hosts, and this build of sluice-appd has no data plane; "
+                          "place every filter of a connected group on one host");
+    }
+#endif
+    engine_ = std::make_unique<sluice::Engine>(topology_, options);
+#if SLUICE_HAVE_DATA_PLANE
+    plane_->set_failure_callback([this](const std::string& why) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!network_failure_) network_failure_ = why;
+      }
+      if (engine_) engine_->cancel(why);
+    });
+#endif
+  } catch (const std::exception& e) {
+    send_failure("launch", e.what());
+    return false;
+  }
+  Envelope ready;
+  ready.mutable_app_ready()->set_host(host_);
+  ready.mutable_app_ready()->set_data_address(data_address);
+  ready.mutable_app_ready()->set_pid(::getpid());
+  channel_.send(ready);
+  dlog::info("ready: " + std::to_string(engine_->copy_count()) + " copies here" +
+             (data_address.empty() ? std::string() : ", data plane on " + data_address));
+  return true;
+}
+
+bool AppDaemon::wire(const sluice::control::Wiring& wiring) {
+  try {
+#if SLUICE_HAVE_DATA_PLANE
+    std::map<std::string, std::string> peers(wiring.peers().begin(), wiring.peers().end());
+    plane_->connect(peers, 10s);
+#endif
+  } catch (const std::exception& e) {
+    send_failure("network", e.what());
+    return false;
+  }
+  if (auto failure = engine_->start()) {
+    send_failure(*failure, engine_->stuck_copies());
+    return false;
+  }
+  Envelope started;
+  started.mutable_started()->set_host(host_);
+  channel_.send(started);
+  return true;
+}
+
+void AppDaemon::start_unit(const sluice::control::StartUnit& unit) {
+  if (worker_.joinable()) worker_.join();
+  unit_running_ = true;
+  worker_ = std::thread([this, index = unit.index(), payload = unit.payload()] {
+    std::optional<sluice::Failure> failure;
+    try {
+      failure = engine_->run_unit(index, payload);
+    } catch (const std::exception& e) {  // never across the thread boundary
+      failure = sluice::Failure{"", -1, host_, index, "run", e.what()};
+    }
+    // Before the report: the console sends the next start_unit as soon as it has it.
+    unit_running_ = false;
+    if (failure) {
+      std::optional<std::string> network;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        network = network_failure_;
+        if (network) network_failure_sent_ = true;
+      }
+      if (network && failure->filter.empty()) {
+        send_failure(sluice::Failure{"", -1, host_, index, "network", *network}, engine_->stuck_copies());
+      } else {
+        send_failure(*failure, engine_->stuck_copies());
+      }
+    } else {
+      Envelope done;
+      done.mutable_unit_done()->set_host(host_);
+      done.mutable_unit_done()->set_index(index);
+      fill_metrics(done.mutable_unit_done()->mutable_streams());
+      channel_.send(done);
+    }
+  });
+}
+
+int AppDaemon::run() {
+  auto last_progress = std::chrono::steady_clock::now();
+  auto last_heartbeat = last_progress;
+  std::uint64_t heartbeat_sequence = 0;
+  for (;;) {
+    Envelope m;
+    const auto status = channel_.receive(&m, 250ms);
+    if (status == sluice::control::FdChannel::Status::kClosed) {
+      dlog::info("control connection closed (sluiced is gone); exiting");
+      quit(1);
+    }
+    if (status == sluice::control::FdChannel::Status::kError) {
+      dlog::error("control connection: " + channel_.error() + "; exiting");
+      quit(1);
+    }
+    // A network failure noticed while no unit runs (or before the worker reported it).
+    {
+      std::optional<std::string> network;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (network_failure_ && !network_failure_sent_ && !unit_running_) {
+          network = network_failure_;
+          network_failure_sent_ = true;
+        }
+      }
+      if (network) send_failure("network", *network);
+    }
+    if (std::chrono::steady_clock::now() - last_heartbeat >= 500ms) {
+      // sluiced takes an app daemon silent for 4 s for hung, and kills it.
+      last_heartbeat = std::chrono::steady_clock::now();
+      Envelope h;
+      h.mutable_heartbeat()->set_sequence(++heartbeat_sequence);
+      channel_.send(h);
+    }
+    if (unit_running_ && std::chrono::steady_clock::now() - last_progress >= 500ms) {
+      last_progress = std::chrono::steady_clock::now();
+      Envelope p;
+      p.mutable_progress()->set_host(host_);
+      fill_metrics(p.mutable_progress()->mutable_streams());
+      channel_.send(p);
+    }
+    if (status != sluice::control::FdChannel::Status::kMessage) continue;
+    switch (m.body_case()) {
+      case Envelope::kLaunch:
+        if (engine_ || !launch(m.launch())) {
+          if (engine_) send_failure("launch", "launched twice");
+          quit(1);
+        }
+        break;
+      case Envelope::kWiring:
+        if (!engine_ || !wire(m.wiring())) quit(1);
+        break;
+      case Envelope::kStartUnit:
+        if (!engine_ || unit_running_ || failed_) {
+          send_failure("run", "start_unit while " + std::string(!engine_ ? "not launched" : failed_ ? "failed" : "a unit runs"));
+          quit(1);
+        }
+        start_unit(m.start_unit());
+        break;
+      case Envelope::kShutdown: {
+        dlog::info("shutdown");
+        if (worker_.joinable()) {
+          if (unit_running_) quit(0);  // cannot join a unit in progress
+          worker_.join();
+        }
+#if SLUICE_HAVE_DATA_PLANE
+        if (plane_) plane_->stop();
+#endif
+        if (engine_ && !engine_->stuck_copies().empty()) quit(0);
+        engine_.reset();
+#if SLUICE_HAVE_DATA_PLANE
+        plane_.reset();
+#endif
+        quit(0);
+      }
+      default:
+        dlog::warn(std::string("ignoring unexpected ") + sluice::control::kind(m));
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dlog::log_name() = "sluice-appd";
+  int fd = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--control-fd" && i + 1 < argc) {
+      fd = std::atoi(argv[++i]);
+    } else if (arg == "--features") {
+      // For tests and operators: what this build can do.
+      std::cout << (SLUICE_HAVE_DATA_PLANE ? "data-plane\n" : "no-data-plane\n");
+      return 0;
+    } else if (arg == "--verbose") {
+      dlog::min_level() = dlog::Level::kDebug;
+    } else {
+      std::cerr << "sluice-appd: unknown argument '" << arg << "'\n"
+                << "usage: sluice-appd --control-fd FD   (started by sluiced, not by hand)\n";
+      return 2;
+    }
+  }
+  if (fd < 0) {
+    std::cerr << "sluice-appd: --control-fd FD is required; sluice-appd is started by sluiced\n";
+    return 2;
+  }
+  if (const char* v = std::getenv("SLUICE_LOG_LEVEL"); v != nullptr && std::string(v) == "debug") {
+    dlog::min_level() = dlog::Level::kDebug;
+  }
+  AppDaemon daemon(fd);
+  return daemon.run();
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Streams across hosts (needs the data plane): producer and consumer copies on both
+hosts, each policy, three units, more than a million buffers per policy, every buffer
+checked for order and checksum per producer-consumer pair; a chain that crosses twice;
+a remote exception and a killed app daemon while streams cross.
+
+  cross_test.py BUILD_DIR SOURCE_DIR
+"""
+import os
+import re
+import signal
+import socket
+import struct
+import time
+
+from harness import Skip, check, main
+
+PER_PRODUCER = int(os.environ.get("SLUICE_CROSS_COUNT", "170000"))  # x 2 producers x 3 units > 1M
+
+
+def received(text):
+    """(buffers, verified) summed over the consumers' end-of-unit lines in text."""
+    total = verified = 0
+    for m in re.finditer(r"received (\d+) buffers, \d+ bytes; (\d+) verified in order", text):
+        total += int(m.group(1))
+        verified += int(m.group(2))
+    return total, verified
+
+
+def test(h):
+    if not h.has_data_plane():
+        raise Skip("this build of sluice-appd has no data plane (core-cpp/src/net/)")
+    a = h.start("a")
+    b = h.start("b")
+    for policy in ["round_robin", "demand_driven", "by_key", "broadcast"]:
+        topo = h.topology(f"{policy}.yaml", f"""name: cross-{policy}
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 64B, count: {PER_PRODUCER}}}, place: {{a: 1, b: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{a: 1, b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 64B, depth: 64, policy: {policy}}}
+work: [one, two, three]
+""")
+        mark = (len(a.text()), len(b.text()))
+        start = time.time()
+        status, out, err, _ = h.run("run", topo, "--no-progress", timeout=600)
+        check(status == 0 and "units of work: 3/3 finished" in err, f"{policy}: three units across hosts", err)
+        produced = 2 * PER_PRODUCER * 3
+        got_a, ver_a = received(a.text()[mark[0]:])
+        got_b, ver_b = received(b.text()[mark[1]:])
+        want = produced * (2 if policy == "broadcast" else 1)
+        check(got_a + got_b == want and ver_a + ver_b == want,
+              f"{policy}: {want} buffers received and verified in order ({got_a} on a, {got_b} on b, "
+              f"{time.time() - start:.1f} s)", a.text()[mark[0]:][-2000:], b.text()[mark[1]:][-2000:])
+        if policy != "broadcast":
+            check(got_a > 0 and got_b > 0, f"{policy}: both hosts' consumers got buffers")
+        check(re.search(rf"p\.out -> c\.in\s+{produced}\s", err), f"{policy}: summary counts every buffer", err)
+
+    # A chain that crosses twice: a -> b -> a.
+    chain = h.topology("chain.yaml", f"""name: chain
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 4KiB, count: 100000}}, place: {{a: 1}}}}
+  f: {{class: Forward, library: LIB, place: {{b: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{a: 1}}}}
+streams:
+  - {{from: p.out, to: f.in, buffer_size: 4KiB}}
+  - {{from: f.out, to: c.in, buffer_size: 4KiB}}
+""")
+    status, out, err, _ = h.run("run", chain, "--no-progress", timeout=300)
+    check(status == 0 and "received 100000 buffers, 409600000 bytes; 100000 verified in order" in a.text(),
+          "a chain a -> b -> a delivers every buffer in order", err)
+
+    # Hostile bytes at every app daemon's data port mid-run: refused, the run goes on.
+    steady = h.topology("steady.yaml", f"""name: steady
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 300000}}, place: {{a: 1, b: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{a: 1, b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+work: [one, two, three]
+""")
+    ports_before = len(a.data_ports()) + len(b.data_ports())
+    p, out, err = h.start_console("run", steady)
+    h.wait_for(lambda: len(a.data_ports()) + len(b.data_ports()) >= ports_before + 2, 15, "the data ports")
+    time.sleep(0.5)
+    ports = a.data_ports()[-1:] + b.data_ports()[-1:]
+    for port in ports:
+        for data in [os.urandom(2048), struct.pack("<I", 0xFFFFFFFF) * 8, b"\x00" * 3]:
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=3)
+                s.sendall(data)
+                s.settimeout(3)
+                try:
+                    s.recv(100)
+                except (socket.timeout, ConnectionResetError):
+                    pass
+                s.close()
+            except OSError:
+                pass  # refused is fine too
+    p.wait(300)
+    err.seek(0)
+    text = err.read()
+    check(p.returncode == 0 and "units of work: 3/3 finished" in text,
+          f"hostile bytes at the data ports {ports} mid-run: refused, the run finishes", text)
+
+    # A remote exception while streams cross.
+    throw = h.topology("throw.yaml", f"""name: throw
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 100000}}, place: {{a: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{b: 1}}}}
+  q: {{class: Produce, library: LIB, args: {{size: 2KiB}}, place: {{b: 1}}}}
+  d: {{class: Consume, library: LIB, place: {{a: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+  - {{from: q.out, to: d.in, buffer_size: 1KiB}}
+""")
+    start = time.time()
+    status, out, err, secs = h.run("run", throw, "--no-progress", timeout=60)
+    check(status == 1 and "run failed: filter 'q' copy 0 on host b failed in process (unit of work 0): args.size 2048" in err
+          and secs < 5, f"a remote exception across hosts is named with its host ({secs:.2f} s)", err)
+    h.no_orphans(a.app_pids() + b.app_pids(), "after a remote exception across hosts")
+
+    # kill -9 an app daemon while streams cross: the app daemon is named, not its peer's
+    # broken connection.
+    long = h.topology("long.yaml", f"""name: long
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000000000}}, place: {{a: 1, b: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{a: 1, b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+""")
+    before = len(b.app_pids())
+    p, out, err = h.start_console("run", long)
+    h.wait_for(lambda: len(b.app_pids()) > before, 15, "the long run to launch")
+    time.sleep(2.0)  # wired and well into the unit
+    check(p.poll() is None, "the long run across hosts is running")
+    victim = b.app_pids()[-1]
+    os.kill(victim, signal.SIGKILL)
+    killed = time.time()
+    p.wait(10)
+    took = time.time() - killed
+    err.seek(0)
+    text = err.read()
+    check(p.returncode == 1 and took < 5, f"killed app daemon across hosts: exit 1 within 5 s ({took:.2f} s)", text)
+    check(f"host b: the app daemon (sluice-appd pid {victim}) was killed by SIGKILL" in text,
+          "killed app daemon across hosts: named precisely", text)
+    h.no_orphans(a.app_pids() + b.app_pids(), "after killing an app daemon across hosts")
+
+
+if __name__ == "__main__":
+    main(test)

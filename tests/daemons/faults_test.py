@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Runs through host daemons on loopback, and faults: three units with every buffer
+verified; a filter that throws on a remote host; kill -9 of an app daemon and of a host
+daemon mid-run. Each failure is reported precisely, the console exits non-zero within 5 s,
+and no process or port is left behind.
+
+Uses placements where no stream crosses hosts, so it needs only the control plane.
+
+  faults_test.py BUILD_DIR SOURCE_DIR
+"""
+import os
+import re
+import signal
+import time
+
+from harness import Failed, alive, check, children, listening, main, pipelines
+
+
+def app_pid_of(d, after=0):
+    pids = d.app_pids()
+    return pids[after] if len(pids) > after else None
+
+
+def start_long_run(h, topo, daemons):
+    """Starts a long run and waits until every daemon's app daemon runs units."""
+    before = {d.name: len(d.app_pids()) for d in daemons}
+    p, out, err = h.start_console("run", topo)
+    h.wait_for(lambda: all(len(d.app_pids()) > before[d.name] for d in daemons), 10, "app daemons to start")
+    h.wait_for(lambda: all("ready:" in d.text().split("launched application")[-1] for d in daemons), 10,
+               "app daemons to be ready")
+    time.sleep(1.0)  # well into the first unit
+    check(p.poll() is None, "the long run is running")
+    return p, out, err, {d.name: d.app_pids()[-1] for d in daemons}
+
+
+def finished_within(p, seconds):
+    try:
+        p.wait(seconds)
+        return True
+    except Exception:
+        return False
+
+
+def test(h):
+    a = h.start("a")
+    b = h.start("b")
+
+    # --- three units, every buffer checked, summary merged over the hosts ----------------
+    topo = pipelines(h, a, b, count=200000)
+    status, out, err, _ = h.run("run", topo, "--no-progress", "--metrics", os.path.join(h.dir, "m.json"))
+    check(status == 0, "pipelines on two hosts: exit 0", err)
+    check("units of work: 3/3 finished" in err, "three units finished", err)
+    check(re.search(r"pa\.out -> ca\.in\s+600000\s", err) and re.search(r"pb\.out -> cb\.in\s+1200000\s", err),
+          "summary merges both hosts' streams", err)
+    check(a.text().count("received 200000 buffers, 204800000 bytes; 200000 verified in order from 1 producer(s)") == 3,
+          "host a: every unit's buffers verified", a.text())
+    check(b.text().count("received 400000 buffers, 409600000 bytes; 400000 verified in order from 2 producer(s)") == 3,
+          "host b: every unit's buffers verified", b.text())
+    h.no_orphans(a.app_pids() + b.app_pids(), "after a clean run")
+
+    # --- default placement: round-robin over hosts in file order ---------------------------
+    rr = h.topology("rr.yaml", f"""name: rr
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000}}, copies: 2}}
+streams: []
+""".replace("streams: []\n", ""))
+    status, out, err, _ = h.run("validate", rr)
+    check(status == 0 and "  a: p#0" in out and "  b: p#1" in out, "copies without place: go round-robin", out, err)
+
+    # --- a filter that throws on a remote host ------------------------------------------------
+    throw = h.topology("throw.yaml", open(topo).read().replace(
+        "args: {size: 1KiB, count: 200000}, place: {b: 2}", "args: {size: 4KiB, count: 200000}, place: {b: 2}"))
+    status, out, err, secs = h.run("run", throw, "--no-progress")
+    check(status == 1, "remote exception: exit 1", err)
+    check(re.search(r"run failed: filter 'pb' copy [01] on host b failed in process \(unit of work 0\): "
+                    r"args.size 4096 exceeds the stream's buffer_size 1024", err), "remote exception named with its host", err)
+    h.no_orphans(a.app_pids() + b.app_pids(), "after a remote exception")
+
+    long = h.topology("long.yaml", open(topo).read().replace("count: 200000", "count: 1000000000"))
+
+    # --- kill -9 an app daemon mid-run ----------------------------------------------------------
+    p, out, err, pids = start_long_run(h, long, [a, b])
+    os.kill(pids["a"], signal.SIGKILL)
+    killed = time.time()
+    check(finished_within(p, 5) and p.returncode == 1, f"app daemon killed: console exits 1 within 5 s ({time.time() - killed:.2f} s)")
+    err.seek(0)
+    text = err.read()
+    check(f"host a: the app daemon (sluice-appd pid {pids['a']}) was killed by SIGKILL" in text,
+          "app daemon killed: reported with host, pid and signal", text)
+    h.no_orphans(list(pids.values()), "after kill -9 of an app daemon")
+    check(a.serving() and b.serving(), "both host daemons still serving")
+    for port in a.data_ports() + b.data_ports():
+        check(not listening(port, owner="sluice-appd"), f"data port {port} closed")
+
+    # --- a frozen app daemon (SIGSTOP): its host daemon misses its heartbeats and kills it ---
+    p, out, err, pids = start_long_run(h, long, [a, b])
+    os.kill(pids["a"], signal.SIGSTOP)
+    stopped = time.time()
+    check(finished_within(p, 8) and p.returncode == 1,
+          f"frozen app daemon: console exits 1 ({time.time() - stopped:.2f} s; 4 s of silence allowed)")
+    err.seek(0)
+    text = err.read()
+    check(f"host a: app daemon: the app daemon (sluice-appd pid {pids['a']}) sent no heartbeat" in text,
+          "frozen app daemon: reported with host and pid", text)
+    h.no_orphans(list(pids.values()), "after freezing an app daemon")
+
+    # --- Ctrl-C: the run is cancelled everywhere, exit 130 ------------------------------------
+    p, out, err, pids = start_long_run(h, long, [a, b])
+    p.send_signal(signal.SIGINT)
+    check(finished_within(p, 5) and p.returncode == 130, f"SIGINT: console exits 130 within 5 s (status {p.returncode})")
+    err.seek(0)
+    check("run failed: interrupted by SIGINT" in err.read(), "SIGINT: reported")
+    h.no_orphans(list(pids.values()), "after SIGINT")
+
+    # --- the console itself killed: every host daemon kills its app daemon ---------------------
+    p, out, err, pids = start_long_run(h, long, [a, b])
+    p.kill()
+    p.wait()
+    h.no_orphans(list(pids.values()), "after kill -9 of the console")
+    check(a.serving() and b.serving(), "both host daemons still serving")
+
+    # --- kill -9 a host daemon mid-run -----------------------------------------------------------
+    p, out, err, pids = start_long_run(h, long, [a, b])
+    os.kill(b.pid, signal.SIGKILL)
+    killed = time.time()
+    check(finished_within(p, 5) and p.returncode == 1, f"host daemon killed: console exits 1 within 5 s ({time.time() - killed:.2f} s)")
+    err.seek(0)
+    text = err.read()
+    check(f"host b ({b.address}): lost the connection to the host daemon" in text, "host daemon killed: reported with host and address", text)
+    b.proc.wait()
+    h.no_orphans(list(pids.values()), "after kill -9 of a host daemon")
+    check(not listening(b.port), "the killed daemon's port is free")
+    check(a.serving(), "the other host daemon still serving")
+
+    # --- and the surviving daemon still runs applications -----------------------------------
+    b2 = h.start("b")
+    status, out, err, _ = h.run("run", pipelines(h, a, b2, count=10000), "--no-progress")
+    check(status == 0, "a new run works afterwards", err)
+
+
+if __name__ == "__main__":
+    main(test)

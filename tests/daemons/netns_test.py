@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Two hosts with their own addresses: network namespaces joined by a veth pair
+(10.77.0.1/24 and 10.77.0.2/24, only inside namespaces this test creates), a sluiced in
+each, a run across them; then the link is taken down mid-run and the console must report
+it within 5 s and leave nothing behind. Needs root and `ip netns`; skips otherwise.
+
+  netns_test.py BUILD_DIR SOURCE_DIR
+"""
+import os
+import shutil
+import subprocess
+import time
+
+from harness import Skip, alive, check, main, pipelines
+
+
+def ip(*args, check_rc=True):
+    p = subprocess.run(["ip"] + list(args), capture_output=True, text=True)
+    if check_rc and p.returncode != 0:
+        raise RuntimeError(f"ip {' '.join(args)}: {p.stderr.strip()}")
+    return p
+
+
+def test(h):
+    if os.geteuid() != 0:
+        raise Skip("needs root to create network namespaces")
+    if shutil.which("ip") is None or ip("netns", "list", check_rc=False).returncode != 0:
+        raise Skip("`ip netns` is not available (install iproute2)")
+    tag = f"sl{os.getpid() % 100000}"
+    ns_a, ns_b = f"{tag}-a", f"{tag}-b"
+    veth_a, veth_b = f"{tag}va", f"{tag}vb"
+    # Deleting a namespace deletes the veth end inside it, and with it the pair.
+    h.cleanups.append(lambda: ip("netns", "del", ns_a, check_rc=False))
+    h.cleanups.append(lambda: ip("netns", "del", ns_b, check_rc=False))
+    h.cleanups.append(lambda: ip("link", "del", veth_a, check_rc=False))
+    try:
+        ip("netns", "add", ns_a)
+        ip("netns", "add", ns_b)
+        ip("link", "add", veth_a, "type", "veth", "peer", "name", veth_b)
+    except RuntimeError as e:
+        raise Skip(f"cannot create namespaces or veth pairs here: {e}")
+    ip("link", "set", veth_a, "netns", ns_a)
+    ip("link", "set", veth_b, "netns", ns_b)
+    for ns, dev, addr in [(ns_a, veth_a, "10.77.0.1/24"), (ns_b, veth_b, "10.77.0.2/24")]:
+        ip("-n", ns, "addr", "add", addr, "dev", dev)
+        ip("-n", ns, "link", "set", dev, "up")
+        ip("-n", ns, "link", "set", "lo", "up")
+
+    a = h.start("a", listen="10.77.0.1:7700", netns=ns_a)
+    b = h.start("b", listen="10.77.0.2:7700", netns=ns_b)
+    cross = h.has_data_plane()
+    if cross:
+        topo = h.topology("netns.yaml", f"""name: netns
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 16KiB, count: COUNT}}, place: {{a: 1, b: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{a: 1, b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 16KiB}}
+work: [one, two]
+""")
+    else:
+        topo = pipelines(h, a, b, count=20000, units=("one", "two"))
+    short = h.topology("short.yaml", open(topo).read().replace("COUNT", "20000"))
+    status, out, err, _ = h.run("run", short, "--no-progress", netns=ns_a, timeout=120)
+    check(status == 0 and "units of work: 2/2 finished" in err,
+          f"a run across two namespaces ({'streams cross the veth' if cross else 'control plane only'})", err)
+    check("verified in order" in a.text() and "verified in order" in b.text(), "both hosts ran their copies")
+
+    # Take the link down mid-run.
+    long = h.topology("long.yaml", open(topo).read().replace("COUNT", "1000000000").replace("count: 20000", "count: 1000000000"))
+    before = len(b.app_pids())
+    p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token, "--no-progress"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
+    h.wait_for(lambda: len(b.app_pids()) > before, 15, "the run to launch on b")
+    time.sleep(2.0)
+    check(p.poll() is None, "the long run is running")
+    ip("-n", ns_b, "link", "set", veth_b, "down")
+    down = time.time()
+    try:
+        _, err = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    took = time.time() - down
+    check(p.returncode not in (0, None) and took < 5, f"link down: the console exits non-zero within 5 s ({took:.2f} s)", err)
+    failure = [l for l in err.splitlines() if l.startswith("sluice: run failed:")]
+    check(failure and "host b" in failure[0], "link down: reported naming the host: " + (failure[0] if failure else ""), err)
+    # sluiced on b stops hearing the console and kills the app daemon there.
+    apps = a.app_pids() + b.app_pids()
+    deadline = time.time() + 6
+    while time.time() < deadline and any(alive(x) for x in apps):
+        time.sleep(0.1)
+    check(not any(alive(x) for x in apps), "link down: no app daemon left on either side", b.text()[-1500:])
+    check(a.serving() and b.serving(), "both host daemons still serving")
+
+
+if __name__ == "__main__":
+    main(test)
