@@ -1,13 +1,17 @@
 # The README's commands over CMake (and, for Java, Maven).
-#   make run    install what is missing, build, run the example pipeline embedded
-#   make test   install what is missing, build, run every test
+#   make run    install what is missing, build, run the mixed C++/Java example pipeline embedded
+#   make test   install what is missing, build, run every test (ctest, then the JUnit tests)
 #   make bench  build and run the benchmarks; results go to bench/out/
+# CMake builds the native side first (libsluice, libsluice_jni, the console, jfilter.jar);
+# Maven then builds the Java artifacts (jfilter/target/jfilter.jar, examples/java/target/
+# examples.jar) and runs the JUnit tests against the native libraries in $(BUILD).
 BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+MVN ?= mvn -B -Dsluice.build.dir=$(abspath $(BUILD))
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build java run test bench clean
 
-all: build
+all: java
 
 deps:
 	@scripts/install-deps.sh
@@ -18,15 +22,22 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD)
 
-run: build
-	$(BUILD)/console/sluice run examples/wordcount.yaml --work first-pass --work second-pass
+java: build
+	$(MVN) -q -DskipTests package
 
+run: java
+	$(BUILD)/console/sluice run examples/mixed.yaml --work first-pass --work second-pass
+
+# Both suites run even when the first fails; the status says whether both passed.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure --timeout 600
+	status=0; \
+	ctest --test-dir $(BUILD) --output-on-failure --timeout 600 || status=1; \
+	$(MVN) verify || status=1; \
+	exit $$status
 
 bench: build
 	@mkdir -p bench/out
 	bench/run.sh $(BUILD) | tee bench/out/local.md
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) jfilter/target examples/java/target

@@ -1,0 +1,282 @@
+// Java filters next to C++ ones, side by side in one run (make bench; bench/RESULTS.md).
+//
+//   forward   C++ BenchSource -> {C++ forward | Java forward} -> C++ BenchSink, 10 B .. 1 MiB:
+//             ns per buffer (unit-of-work time / buffers), medians of interleaved repetitions.
+//             The difference is what a Java filter costs over a C++ one per buffer.
+//   java2java Java source -> Java sink vs C++ -> C++ at 64 KiB, MB/s: hand-off only (8 bytes
+//             written, one read: the per-buffer overhead), and with the payload moved (the source
+//             copies 64 KiB in, the sink copies them out: memcpy in C++, bulk put/get in Java).
+//   first     JVM start + the first Java filter's check, creation and first unit of work, each
+//             in a fresh process (this program re-run with --first-filter), medians.
+//   later     each later Java filter: creation (thread, attach, object) of a class already
+//             loaded, and of a class not loaded yet; a C++ filter's for scale.
+// The seed system's figures (Koren, DataCutter + JNI) stand beside ours.
+// Usage: java_bench [--reps N] [--quick]
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/backends.h"
+#include "runtime/engine.h"
+#include "sluice/sluice.h"
+#include "topology/size.h"
+#include "topology/topology.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// args: count, size, fill (copy `size` bytes in from a private array, not just 8).
+class BenchSource : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& out = ctx.output("out");
+    const std::uint64_t count = ctx.arg<std::uint64_t>("count");
+    const std::size_t size = ctx.arg<std::size_t>("size");
+    const bool fill = ctx.arg<bool>("fill", false);
+    std::vector<std::byte> data(size, std::byte{1});
+    for (std::uint64_t i = 0; i < count; ++i) {
+      sluice::Buffer b = out.allocate();
+      b.resize(size);
+      if (fill) std::memcpy(b.data(), data.data(), size);
+      std::memcpy(b.data(), &i, std::min<std::size_t>(size, 8));
+      out.write(std::move(b));
+    }
+  }
+};
+
+class BenchForward : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& in = ctx.input("in");
+    auto& out = ctx.output("out");
+    while (auto b = in.read()) out.write(std::move(*b));
+  }
+};
+
+// args: fill (copy every byte out to a private array, not just read one).
+class BenchSink : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& in = ctx.input("in");
+    const bool fill = ctx.arg<bool>("fill", false);
+    std::vector<std::byte> data(fill ? in_size(ctx) : 0);
+    std::uint64_t sum = 0;
+    while (auto b = in.read()) {
+      if (fill) std::memcpy(data.data(), b->data(), b->size());
+      sum += static_cast<std::uint8_t>(fill ? data[0] : b->data()[0]);
+    }
+    sink_ = sum;
+  }
+  static std::size_t in_size(sluice::Context& ctx) { return ctx.arg<std::size_t>("size"); }
+  volatile std::uint64_t sink_ = 0;
+};
+
+class BenchNoop : public sluice::Filter {
+ public:
+  void process(sluice::Context&) override {}
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+}
+
+std::string java(const std::string& cls) {
+  return "{lang: java, class: org.sluice.bench." + cls + ", classpath: [" JAVA_BENCH_JAR "]";
+}
+
+sluice::topo::Topology parse(const std::string& yaml) {
+  sluice::topo::Topology t = sluice::topo::parse_topology_text(yaml, "java_bench.yaml", ".");
+  sluice::check_loadable(t);
+  return t;
+}
+
+// Runs one unit of work of `t` and returns its wall time in seconds.
+double run_unit(const sluice::topo::Topology& t) {
+  sluice::Engine engine(t);
+  if (auto f = engine.start()) throw sluice::Error(f->str());
+  auto start = Clock::now();
+  if (auto f = engine.run_unit(0, "")) throw sluice::Error(f->str());
+  return ms_since(start) / 1e3;
+}
+
+std::size_t depth_for(std::size_t size) { return size <= 1024 ? 256 : 16; }
+
+std::string stream(const char* from, const char* to, std::size_t size) {
+  return "  - {from: " + std::string(from) + ", to: " + to + ", buffer_size: " + std::to_string(size) +
+         ", depth: " + std::to_string(depth_for(size)) + "}\n";
+}
+
+// C++ source -> forward (C++ or Java) -> C++ sink; ns per buffer.
+double forward_ns(bool in_java, std::size_t size, std::uint64_t count) {
+  const std::string yaml =
+      "filters:\n"
+      "  src:  {class: BenchSource, args: {count: " + std::to_string(count) + ", size: " + std::to_string(size) + "}}\n"
+      "  fwd:  " + (in_java ? java("Forward") + "}" : std::string("{class: BenchForward}")) + "\n"
+      "  sink: {class: BenchSink}\n"
+      "streams:\n" + stream("src.out", "fwd.in", size) + stream("fwd.out", "sink.in", size);
+  return run_unit(parse(yaml)) * 1e9 / static_cast<double>(count);
+}
+
+// Source -> sink, both C++ or both Java; MB/s. fill: the payload is copied in and out.
+double pair_mb_per_s(bool in_java, std::size_t size, std::uint64_t count, bool fill) {
+  const std::string fill_arg = fill ? "true" : "false";
+  const std::string args = "args: {count: " + std::to_string(count) + ", size: " + std::to_string(size) +
+                           ", fill: " + fill_arg + "}}";
+  const std::string sink_args = "args: {size: " + std::to_string(size) + ", fill: " + fill_arg + "}}";
+  const std::string yaml = "filters:\n"
+                           "  src:  " + (in_java ? java("Source") : std::string("{class: BenchSource")) + ", " + args + "\n"
+                           "  sink: " + (in_java ? java("Sink") : std::string("{class: BenchSink")) + ", " + sink_args + "\n"
+                           "streams:\n" + stream("src.out", "sink.in", size);
+  return static_cast<double>(count) * static_cast<double>(size) / run_unit(parse(yaml)) / 1e6;
+}
+
+std::uint64_t count_for(std::size_t size, bool quick) {
+  std::uint64_t n = size <= 100 ? 2000000 : size <= 1000 ? 1000000 : size <= 10000 ? 300000
+                  : size <= 65536 ? 100000 : 5000;
+  return quick ? n / 10 : n;
+}
+
+// One fresh-process sample of the first Java filter: prints "jvm check create unit" in ms.
+int first_filter() {
+  const auto t0 = Clock::now();
+  sluice::topo::Topology t = sluice::topo::parse_topology_text(
+      "filters:\n  noop: " + java("Noop") + "}\n", "java_bench.yaml", ".");
+  auto start = Clock::now();
+  sluice::backend_for(sluice::topo::Lang::kJava).prepare(t);  // loads the bridge, starts the JVM
+  const double jvm = ms_since(start);
+  start = Clock::now();
+  sluice::check_loadable(t);  // finds and checks the class
+  const double check = ms_since(start);
+  start = Clock::now();
+  sluice::Engine engine(t);
+  if (auto f = engine.start()) throw sluice::Error(f->str());  // thread, attach, the object
+  const double create = ms_since(start);
+  start = Clock::now();
+  if (auto f = engine.run_unit(0, "")) throw sluice::Error(f->str());  // init, process, finalize
+  const double unit = ms_since(start);
+  std::printf("%.3f %.3f %.3f %.3f %.3f\n", jvm, check, create, unit, ms_since(t0));
+  return 0;
+}
+
+// The creation of one filter (Engine + start: thread, attach, object), in ms.
+double creation_ms(const std::string& filter_yaml) {
+  sluice::topo::Topology t = parse("filters:\n  f: " + filter_yaml + "\n");
+  const auto start = Clock::now();
+  sluice::Engine engine(t);
+  if (auto f = engine.start()) throw sluice::Error(f->str());
+  return ms_since(start);
+}
+
+}  // namespace
+
+SLUICE_FILTER(BenchSource)
+SLUICE_FILTER(BenchForward)
+SLUICE_FILTER(BenchSink)
+SLUICE_FILTER(BenchNoop)
+
+int main(int argc, char** argv) {
+  int reps = 5;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--first-filter") == 0) return first_filter();
+  }
+
+  // The first Java filter, in fresh processes (one JVM per process).
+  std::array<std::vector<double>, 5> first;
+  for (int r = 0; r < reps; ++r) {
+    const std::string command = "/proc/" + std::to_string(getpid()) + "/exe --first-filter";
+    FILE* child = popen(command.c_str(), "r");
+    std::array<double, 5> v{};
+    if (child == nullptr || std::fscanf(child, "%lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4]) != 5) {
+      std::fprintf(stderr, "java_bench --first-filter failed\n");
+      return 1;
+    }
+    pclose(child);
+    for (std::size_t i = 0; i < v.size(); ++i) first[i].push_back(v[i]);
+  }
+
+  std::printf("## Java filters next to C++ ones\n\n");
+  std::printf("Medians of %d interleaved repetitions. One JVM per process (default options, no\n"
+              "-Xcheck:jni); the Java filters are bench/java/org/sluice/bench/*.java.\n\n", reps);
+
+  std::printf("### The first Java filter (fresh process each time)\n\n");
+  std::printf("| step | sluice ms | seed system (DataCutter + JNI) |\n|---|---:|---:|\n");
+  std::printf("| JVM start (dlopen the bridge and libjvm, JNI_CreateJavaVM, look up classes, register natives) | %.1f | 1200 |\n", median(first[0]));
+  std::printf("| class found and checked (URLClassLoader over the topology's classpath) | %.1f | |\n", median(first[1]));
+  std::printf("| filter created (copy thread attached, object constructed) | %.1f | 250 |\n", median(first[2]));
+  std::printf("| first unit of work (init, process, finalize) | %.1f | |\n", median(first[3]));
+  std::printf("| **total: JVM start + first Java filter's init** (bar: <= 150 ms) | **%.1f** | **1560** |\n\n", median(first[4]));
+  std::fflush(stdout);
+
+  // Warm the JIT up on the Java filters before measuring them.
+  forward_ns(true, 100, count_for(100, quick));
+  pair_mb_per_s(true, 65536, count_for(65536, quick), false);
+  pair_mb_per_s(true, 65536, count_for(65536, quick), true);
+
+  std::printf("### A forwarding filter between a C++ source and a C++ sink\n\n");
+  std::printf("| size | C++ forward ns/buffer | Java forward ns/buffer | Java adds ns/buffer (bar: <= 200) | seed: Java read alone |\n");
+  std::printf("|---:|---:|---:|---:|---:|\n");
+  for (std::size_t size : {10, 100, 1000, 10000, 65536, 1048576}) {
+    const std::uint64_t count = count_for(size, quick);
+    std::vector<double> cpp, java_ns;
+    for (int r = 0; r < reps; ++r) {
+      cpp.push_back(forward_ns(false, size, count));
+      java_ns.push_back(forward_ns(true, size, count));
+    }
+    const double c = median(cpp), j = median(java_ns);
+    std::printf("| %s | %.0f | %.0f | **%+.0f** | 500000 |\n", sluice::topo::format_size(size).c_str(), c, j, j - c);
+    std::fflush(stdout);
+  }
+
+  std::printf("\n### Source to sink at 64 KiB, both C++ or both Java\n\n");
+  std::printf("| what the filters do with the payload | C++ -> C++ MB/s | Java -> Java MB/s | ratio (bar: >= 0.90) |\n");
+  std::printf("|---|---:|---:|---:|\n");
+  for (bool fill : {false, true}) {
+    const std::uint64_t count = count_for(65536, quick);
+    std::vector<double> cpp, java_mb;
+    for (int r = 0; r < reps; ++r) {
+      cpp.push_back(pair_mb_per_s(false, 65536, count, fill));
+      java_mb.push_back(pair_mb_per_s(true, 65536, count, fill));
+    }
+    std::printf("| %s | %.0f | %.0f | **%.2f** |\n",
+                fill ? "moved: 64 KiB copied in by the source and out by the sink"
+                     : "hand-off only: 8 bytes written, 1 read (zero copy; MB/s = buffers/s x 64 KiB)",
+                median(cpp), median(java_mb), median(java_mb) / median(cpp));
+    std::fflush(stdout);
+  }
+  std::printf("\n");
+
+  std::printf("### Each later filter (the JVM runs already)\n\n");
+  {
+    std::vector<double> loaded, fresh, cpp;
+    for (int r = 0; r < std::max(reps, 9); ++r) {
+      loaded.push_back(creation_ms(java("Noop") + "}"));
+      cpp.push_back(creation_ms("{class: BenchNoop}"));
+    }
+    for (const char* cls : {"NoopA", "NoopB", "NoopC", "NoopD", "NoopE", "NoopF", "NoopG", "NoopH"}) {
+      fresh.push_back(creation_ms(java(cls) + "}"));
+    }
+    std::printf("| filter | creation ms (bar: <= 5) | seed system |\n|---|---:|---:|\n");
+    std::printf("| Java, class already loaded | **%.2f** | 400 |\n", median(loaded));
+    std::printf("| Java, class not loaded yet | **%.2f** | |\n", median(fresh));
+    std::printf("| C++ | %.2f | |\n", median(cpp));
+    std::printf("\nCreation = Engine setup + start(): one copy thread, attached to the JVM, and its\n"
+                "filter object; the first unit of work is not included.\n");
+  }
+  return 0;
+}

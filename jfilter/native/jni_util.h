@@ -1,0 +1,66 @@
+// JNI helpers for the Java bridge: strings, local frames, and exceptions in both directions.
+//
+// Exceptions never cross the language boundary (STYLE.md): a native method catches every C++
+// exception and throws a Java one instead (throw_to_java); C++ that calls into Java checks for a
+// pending Java exception after each call and turns it into a C++ one (rethrow_java_exception).
+#ifndef SLUICE_JNI_JNI_UTIL_H_
+#define SLUICE_JNI_JNI_UTIL_H_
+
+#include <jni.h>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace sluice::jni {
+
+// Thrown in C++ when a JNI call left a Java exception pending. A native method returns at
+// once and lets the exception propagate into Java.
+struct JavaPending {};
+
+// Misuse of a Java-side object that the native side detects: a stale handle (a buffer after
+// write/close, a stream after its unit of work), a call from a thread that is not the filter's.
+// Becomes java.lang.IllegalStateException.
+class StaleHandle : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Java strings <-> UTF-8. to_utf8(nullptr) is "". to_jstring throws JavaPending (out of memory).
+std::string to_utf8(JNIEnv* env, jstring s);
+jstring to_jstring(JNIEnv* env, std::string_view utf8);
+
+inline void check_pending(JNIEnv* env) {
+  if (env->ExceptionCheck()) throw JavaPending{};
+}
+
+// Call from a native method's `catch (...)`: throws the Java counterpart of the C++ exception
+// being handled (StaleHandle -> IllegalStateException, sluice::Aborted -> AbortedException,
+// any other exception -> SluiceException; JavaPending leaves the pending one).
+void throw_to_java(JNIEnv* env) noexcept;
+
+// Call after a call into Java from C++: if a Java exception is pending, clears it and throws
+// sluice::Aborted for an AbortedException, else sluice::Error whose message is the full Java
+// stack trace.
+void rethrow_java_exception(JNIEnv* env);
+
+// The full stack trace of `t`, as Throwable.printStackTrace writes it. Never throws.
+std::string stack_trace(JNIEnv* env, jthrowable t);
+
+// Local references made between construction and destruction are freed at destruction.
+// For C++ code that calls into Java on a thread without Java frames (local references would
+// otherwise live until the thread detaches).
+class LocalFrame {
+ public:
+  LocalFrame(JNIEnv* env, jint capacity);
+  ~LocalFrame() { env_->PopLocalFrame(nullptr); }
+  LocalFrame(const LocalFrame&) = delete;
+  LocalFrame& operator=(const LocalFrame&) = delete;
+
+ private:
+  JNIEnv* env_;
+};
+
+}  // namespace sluice::jni
+
+#endif  // SLUICE_JNI_JNI_UTIL_H_

@@ -1,0 +1,30 @@
+package org.sluice.nativetest;
+
+import org.sluice.Buffer;
+import org.sluice.Context;
+import org.sluice.Filter;
+
+/** Throws from the stage named by arg `in` (init, process or finalize); otherwise drains. */
+public final class Thrower implements Filter {
+  @Override
+  public void init(Context ctx) {
+    maybe(ctx, "init");
+  }
+
+  @Override
+  public void process(Context ctx) {
+    maybe(ctx, "process");
+    if (ctx.hasInput("in")) {
+      for (Buffer b; (b = ctx.input("in").read()) != null; ) b.close();
+    }
+  }
+
+  @Override
+  public void finalize(Context ctx) {
+    maybe(ctx, "finalize");
+  }
+
+  private static void maybe(Context ctx, String stage) {
+    if (stage.equals(ctx.arg("in", ""))) throw new UnsupportedOperationException("boom in " + stage);
+  }
+}

@@ -1,0 +1,123 @@
+// Java failures stop the run like C++ ones, reported with filter, copy, stage, unit and the
+// full Java stack trace; classes that cannot be filters are refused before anything starts.
+#include "java_test_support.h"
+#include "topology/topology.h"
+
+namespace jtest {
+namespace {
+
+using JavaFailureTest = JavaGraphTest;
+
+// A Java relay copy throws while the source is blocked on a full stream (forever: it would
+// never finish), the other copy and the sink wait: the whole graph stops within seconds.
+TEST_F(JavaFailureTest, JavaExceptionStopsBlockedGraphWithStackTrace) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:  {class: "jtest::JSource", args: {forever: true}}
+  mid:  {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@], copies: 2,
+         args: {throw_copy: 1, throw_at: 50}}
+  sink: {class: "jtest::JSink", args: {sleep_us: 100}}
+streams:
+  - {from: src.out, to: mid.in, depth: 1}
+  - {from: mid.out, to: sink.in, depth: 1}
+work: [first, second]
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "mid");
+  EXPECT_EQ(out.failure->copy, 1);
+  EXPECT_EQ(out.failure->stage, "process");
+  EXPECT_EQ(out.failure->unit, 0u);
+  const std::string& m = out.failure->message;
+  EXPECT_EQ(m.rfind("java.lang.IllegalArgumentException: relay copy 1 refuses buffer 50\n", 0), 0u) << m;
+  EXPECT_NE(m.find("\tat org.sluice.nativetest.Relay.refuse(Relay.java:"), std::string::npos) << m;
+  EXPECT_NE(m.find("\tat org.sluice.nativetest.Relay.process(Relay.java:"), std::string::npos) << m;
+  EXPECT_NE(out.failure->str().find("filter 'mid' copy 1 on host local failed in process (unit of work 0): "
+                                    "java.lang.IllegalArgumentException"),
+            std::string::npos) << out.failure->str();
+  EXPECT_TRUE(out.stuck.empty());
+  EXPECT_LT(out.seconds, 10.0) << "the abort should unblock every thread, Java ones too";
+}
+
+struct StageCase {
+  const char* stage;
+  friend void PrintTo(const StageCase& c, std::ostream* os) { *os << c.stage; }
+};
+
+class JavaStageFailureTest : public JavaGraphTest, public ::testing::WithParamInterface<StageCase> {};
+
+TEST_P(JavaStageFailureTest, ExceptionIsReportedWithItsStage) {
+  testing_filters::RunOutcome out = run(std::string(R"(
+filters:
+  src:  {class: "jtest::JSource", args: {count: 10}}
+  bad:  {lang: java, class: org.sluice.nativetest.Thrower, classpath: [@JAR@], args: {in: )") +
+                                        GetParam().stage + R"(}}
+streams:
+  - {from: src.out, to: bad.in}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "bad");
+  EXPECT_EQ(out.failure->stage, GetParam().stage);
+  EXPECT_EQ(out.failure->message.rfind(std::string("java.lang.UnsupportedOperationException: boom in ") +
+                                           GetParam().stage, 0), 0u) << out.failure->message;
+  EXPECT_NE(out.failure->message.find("\tat org.sluice.nativetest.Thrower.maybe(Thrower.java:"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, JavaStageFailureTest,
+                         ::testing::Values(StageCase{"init"}, StageCase{"process"}, StageCase{"finalize"}),
+                         [](const auto& info) { return std::string(info.param.stage); });
+
+TEST_F(JavaFailureTest, ConstructorExceptionIsReportedAtCreate) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  bad: {lang: java, class: org.sluice.nativetest.BadConstructor, classpath: [@JAR@]}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "bad");
+  EXPECT_EQ(out.failure->stage, "create");
+  EXPECT_EQ(out.failure->message.rfind("java.lang.IllegalStateException: cannot construct\n", 0), 0u)
+      << out.failure->message;
+  EXPECT_NE(out.failure->message.find("\tat org.sluice.nativetest.BadConstructor.<init>(BadConstructor.java:"),
+            std::string::npos) << out.failure->message;
+  EXPECT_EQ(out.failure->message.find("reflect"), std::string::npos) << "reflection frames are noise: "
+                                                                      << out.failure->message;
+}
+
+// Validation: every class problem is found before anything starts, at the class: line.
+std::string validation_errors(const std::string& yaml) {
+  try {
+    testing_filters::run_yaml(with_java(yaml));
+  } catch (const sluice::topo::TopologyError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(JavaFailureTest, MissingClassIsReportedAtItsLineWithASuggestion) {
+  const std::string errors = validation_errors(R"(filters:
+  up: {lang: java, class: org.sluice.nativetest.Rely, classpath: [@JAR@]}
+)");
+  EXPECT_NE(errors.find("test.yaml:3:27: filter 'up': class 'org.sluice.nativetest.Rely' is not in classpath ["),
+            std::string::npos) << errors;
+  EXPECT_NE(errors.find("did you mean 'org.sluice.nativetest.Relay'?"), std::string::npos) << errors;
+}
+
+TEST_F(JavaFailureTest, ClassesThatCannotBeFiltersAreRefused) {
+  const std::string errors = validation_errors(R"(filters:
+  a: {lang: java, class: org.sluice.nativetest.NotAFilter, classpath: [@JAR@]}
+  b: {lang: java, class: org.sluice.nativetest.NoDefaultConstructor, classpath: [@JAR@]}
+  c: {lang: java, class: org.sluice.nativetest.Relay, classpath: [/no/such.jar]}
+  d: {lang: java, class: NotAFilter, classpath: [@JAR@]}
+)");
+  EXPECT_NE(errors.find("test.yaml:3:26: filter 'a': class 'org.sluice.nativetest.NotAFilter' does not implement "
+                        "org.sluice.Filter; declare it as 'public class NotAFilter implements org.sluice.Filter'"),
+            std::string::npos) << errors;
+  EXPECT_NE(errors.find("filter 'b': class 'org.sluice.nativetest.NoDefaultConstructor' has no public no-argument "
+                        "constructor; add 'public NoDefaultConstructor() {}'"),
+            std::string::npos) << errors;
+  EXPECT_NE(errors.find("filter 'c': classpath entry '/no/such.jar' does not exist"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("filter 'd': class 'NotAFilter' is not in classpath"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("did you mean 'org.sluice.nativetest.NotAFilter'?"), std::string::npos) << errors;
+}
+
+}  // namespace
+}  // namespace jtest

@@ -1,0 +1,198 @@
+// Java filters in graphs with C++ ones: integrity, copies and policies, units of work, zero
+// copy, and the stale-handle guarantees.
+#include <dlfcn.h>
+
+#include <set>
+
+#include "java_test_support.h"
+
+namespace jtest {
+namespace {
+
+// A million buffers cross C++ -> Java -> C++ -> Java -> Java -> C++, every Java stage
+// rewriting every payload byte in place, with copies and three policies: nothing lost,
+// duplicated, reordered per producer-consumer pair, or corrupted, and every write landed.
+TEST_F(JavaGraphTest, MillionBuffersThroughMixedStagesWithJavaPayloadWrites) {
+  testing_filters::RunOutcome out = run(R"(
+defaults: {buffer_size: 256B, depth: 64}
+filters:
+  src:   {class: "jtest::JSource", copies: 2, args: {count: 500000, size: 160}}
+  java1: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@], copies: 2}
+  cpp:   {class: "jtest::JRelay", copies: 2}
+  java2: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@], copies: 2}
+  java3: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@]}
+  sink:  {class: "jtest::JSink", copies: 2, args: {transforms: 3}}
+streams:
+  - {from: src.out,   to: java1.in}
+  - {from: java1.out, to: cpp.in,   policy: demand_driven}
+  - {from: cpp.out,   to: java2.in, policy: by_key}
+  - {from: java2.out, to: java3.in}
+  - {from: java3.out, to: sink.in}
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  EXPECT_EQ(violations(), std::vector<std::string>{});
+  expect_each(2, 500000);
+  ASSERT_EQ(out.streams.size(), 5u);
+  for (const auto& s : out.streams) {
+    EXPECT_EQ(s.buffers, 1000000u) << s.label;
+    EXPECT_EQ(s.bytes, 160000000u) << s.label;
+  }
+}
+
+struct PolicyCase {
+  const char* policy;
+  bool copy;            // the Java relay allocates new buffers (broadcast blocks are shared)
+  std::uint32_t times;  // how often each record reaches the sink
+  friend void PrintTo(const PolicyCase& c, std::ostream* os) { *os << c.policy; }
+};
+
+class JavaPolicyTest : public JavaGraphTest, public ::testing::WithParamInterface<PolicyCase> {};
+
+// Three Java copies behind each policy, between two C++ source copies and a C++ sink.
+TEST_P(JavaPolicyTest, JavaCopiesTakePartInThePolicy) {
+  const PolicyCase& p = GetParam();
+  testing_filters::RunOutcome out = run(std::string(R"(
+filters:
+  src:  {class: "jtest::JSource", copies: 2, args: {count: 20000, keys: 97}}
+  mid:  {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@], copies: 3,
+         args: {copy: )") + (p.copy ? "true" : "false") + R"(}}
+  sink: {class: "jtest::JSink", args: {transforms: 1}}
+streams:
+  - {from: src.out, to: mid.in, policy: )" + p.policy + R"(, depth: 8}
+  - {from: mid.out, to: sink.in}
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  EXPECT_EQ(violations(), std::vector<std::string>{});
+  expect_each(2, 20000, p.times);
+  std::lock_guard<std::mutex> lock(observed().mu);
+  auto& o = observed();
+  ASSERT_EQ(o.per_hop.size(), 3u) << "every Java copy should have worked";
+  if (std::string(p.policy) == "by_key") {
+    ASSERT_EQ(o.key_hops.size(), 97u);
+    for (auto& [key, hops] : o.key_hops) EXPECT_EQ(hops.size(), 1u) << "key " << key << " met several copies";
+  }
+  if (std::string(p.policy) == "broadcast") {
+    for (auto& [hop, n] : o.per_hop) EXPECT_EQ(n, 40000u) << "copy " << hop;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, JavaPolicyTest,
+                         ::testing::Values(PolicyCase{"round_robin", false, 1}, PolicyCase{"demand_driven", false, 1},
+                                           PolicyCase{"by_key", false, 1}, PolicyCase{"broadcast", true, 3}),
+                         [](const auto& info) { return std::string(info.param.policy); });
+
+// One Java filter object lives across units of work; each unit gets init, process, finalize
+// and a context that tells the unit apart.
+TEST_F(JavaGraphTest, ThreeUnitsOfWorkThroughOneJavaFilter) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:   {class: "jtest::JSource", args: {count: 100}}
+  probe: {lang: java, class: org.sluice.nativetest.UnitProbe, classpath: [@JAR@],
+          args: {label: "ünïcode ok", n: 2KiB, ratio: 0.5, flag: yes}}
+  sink:  {class: "jtest::JSink", args: {transforms: 0}}
+  text:  {class: "jtest::JTextSink"}
+streams:
+  - {from: src.out, to: probe.in}
+  - {from: probe.out, to: sink.in}
+  - {from: probe.report, to: text.in}
+work: [first, second, third]
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  EXPECT_EQ(violations(), std::vector<std::string>{});
+  std::lock_guard<std::mutex> lock(observed().mu);
+  const std::string common = " copy=0/1 host=local filter=probe buffers=100 label=ünïcode ok n=2048 ratio=0.5 "
+                             "flag=true has_out=true has_left=false";
+  EXPECT_EQ(observed().lines, (std::vector<std::string>{
+                                  "unit=0 work=first inits=1 finalizes=0" + common,
+                                  "unit=1 work=second inits=2 finalizes=1" + common,
+                                  "unit=2 work=third inits=3 finalizes=2" + common,
+                              }));
+  EXPECT_EQ(observed().received, 300u);
+}
+
+// The Java ByteBuffer is the native block: the source's payload address, the address Java's
+// own java.nio.Buffer reports, and the sink's are one and the same, for every buffer; and the
+// Java objects are made per block, not per buffer.
+TEST_F(JavaGraphTest, JavaSeesTheNativeBufferItself) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:   {class: "jtest::JSource", args: {count: 5000, size: 1000, record_address: true}}
+  probe: {lang: java, class: org.sluice.nativetest.ZeroCopyProbe, classpath: [@JAR@], args: {max_objects: 18}}
+  sink:  {class: "jtest::JSink", args: {check_aux: true}}
+streams:
+  - {from: src.out, to: probe.in, buffer_size: 1KiB, depth: 16}
+  - {from: probe.out, to: sink.in}
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  EXPECT_EQ(violations(), std::vector<std::string>{});
+  std::lock_guard<std::mutex> lock(observed().mu);
+  EXPECT_EQ(observed().address_checks, 5000u);
+}
+
+// Buffers after write/close, streams and contexts after their unit, calls from another
+// thread: each gives IllegalStateException (never a crash), and a buffer left unwritten is
+// taken back with a warning.
+TEST_F(JavaGraphTest, StaleUseGivesIllegalStateException) {
+  ::testing::internal::CaptureStderr();
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:   {class: "jtest::JSource", args: {count: 50}}
+  probe: {lang: java, class: org.sluice.nativetest.StaleProbe, classpath: [@JAR@], args: {label: text}}
+  sink:  {class: "jtest::JSink"}
+  text:  {class: "jtest::JTextSink"}
+streams:
+  - {from: src.out, to: probe.in}
+  - {from: probe.out, to: sink.in}
+  - {from: probe.report, to: text.in}
+work: [zero, one]
+)");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  std::lock_guard<std::mutex> lock(observed().mu);
+  const std::vector<std::string> expected = {
+      "ok written-size", "ok written-data", "ok written-key", "ok written-rewrite", "ok written-close-is-harmless",
+      "ok closed-key", "ok close-twice", "ok oversize", "ok other-thread-read", "ok other-thread-allocate",
+      "ok other-thread-close", "ok unconnected-port", "ok missing-arg", "ok malformed-arg",
+      "ok old-context-input", "ok old-context-work", "ok old-input-read", "ok old-output-allocate",
+      "ok kept-buffer-released", "ok kept-buffer-close-is-harmless"};
+  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
+  EXPECT_EQ(got, std::multiset<std::string>(expected.begin(), expected.end()));
+  EXPECT_NE(err.find("[probe#0@local] warn: process returned holding 2 buffer(s) it neither wrote nor closed"),
+            std::string::npos) << err;
+}
+
+// Broadcast blocks reach every Java copy as read-only views; one kept past its unit goes stale.
+TEST_F(JavaGraphTest, SharedBuffersAreReadOnlyAndGoStaleToo) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:   {class: "jtest::JSource", args: {count: 20}}
+  probe: {lang: java, class: org.sluice.nativetest.SharedProbe, classpath: [@JAR@], copies: 2}
+  text:  {class: "jtest::JTextSink"}
+streams:
+  - {from: src.out, to: probe.in, policy: broadcast}
+  - {from: probe.report, to: text.in}
+work: [zero, one]
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  std::lock_guard<std::mutex> lock(observed().mu);
+  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
+  EXPECT_EQ(got, (std::multiset<std::string>{"ok shared", "ok shared", "ok shared-read-only", "ok shared-read-only",
+                                             "ok shared-released", "ok shared-released"}));
+}
+
+// A topology without Java filters never loads a JVM.
+TEST_F(JavaGraphTest, NoJvmForACppOnlyTopology) {
+  if (dlsym(RTLD_DEFAULT, "JNI_CreateJavaVM") != nullptr) GTEST_SKIP() << "an earlier test in this process loaded the JVM";
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:  {class: "jtest::JSource", args: {count: 10}}
+  sink: {class: "jtest::JSink"}
+streams:
+  - {from: src.out, to: sink.in}
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "JNI_CreateJavaVM"), nullptr) << "libjvm was loaded";
+}
+
+}  // namespace
+}  // namespace jtest

@@ -1,0 +1,52 @@
+// Shared by the Java graph tests: topologies with the Java test filters, run embedded.
+#ifndef SLUICE_JNI_TESTS_JAVA_TEST_SUPPORT_H_
+#define SLUICE_JNI_TESTS_JAVA_TEST_SUPPORT_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "graph_harness.h"
+#include "test_filters.h"
+
+namespace jtest {
+
+// Every test asks for the same JVM options, so that they also hold when the whole binary runs
+// in one process (one JVM): -Xcheck:jni, and the opening ZeroCopyProbe needs to read a
+// ByteBuffer's address on its own.
+inline std::string with_java(std::string yaml) {
+  const std::string jar = JAVA_TEST_FILTERS_JAR;
+  for (std::size_t at; (at = yaml.find("@JAR@")) != std::string::npos;) yaml.replace(at, 5, jar);
+  return "jvm: {options: [-Xcheck:jni, \"--add-opens=java.base/java.nio=ALL-UNNAMED\"]}\n" + yaml;
+}
+
+inline testing_filters::RunOutcome run(const std::string& yaml, sluice::EngineOptions options = {}) {
+  return testing_filters::run_yaml(with_java(yaml), options);
+}
+
+class JavaGraphTest : public ::testing::Test {
+ protected:
+  void SetUp() override { observed().reset(); }
+
+  std::vector<std::string> violations() {
+    std::lock_guard<std::mutex> lock(observed().mu);
+    return observed().violations;
+  }
+
+  // Every (source copy, seq) in [0, per_source) reached the sinks exactly `times` times.
+  void expect_each(int sources, std::uint64_t per_source, std::uint32_t times = 1) {
+    std::lock_guard<std::mutex> lock(observed().mu);
+    auto& arrivals = observed().arrivals;
+    ASSERT_EQ(arrivals.size(), static_cast<std::size_t>(sources));
+    for (auto& [source, counts] : arrivals) {
+      ASSERT_EQ(counts.size(), per_source) << "source " << source;
+      std::uint64_t wrong = 0;
+      for (std::uint32_t c : counts) wrong += c != times;
+      EXPECT_EQ(wrong, 0u) << "source " << source << ": seqs not seen exactly " << times << " time(s)";
+    }
+  }
+};
+
+}  // namespace jtest
+
+#endif  // SLUICE_JNI_TESTS_JAVA_TEST_SUPPORT_H_

@@ -1,0 +1,206 @@
+package org.sluice;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Modifier;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.jar.JarFile;
+import java.util.stream.Stream;
+
+// What the native runtime asks of Java, besides the filters themselves: find, check and make
+// filter classes, and describe exceptions. Called from C++ only.
+final class Bridge {
+  // One class loader per distinct classpath, so that one JVM serves every topology and
+  // filters from the same jars share their classes (and statics).
+  private static final ConcurrentHashMap<List<String>, ClassLoader> LOADERS = new ConcurrentHashMap<>();
+
+  private Bridge() {}
+
+  static ClassLoader loader(String[] classpath) {
+    // No lambda here, nor string concatenation on the way to the first filter: bootstrapping
+    // invokedynamic costs tens of milliseconds once per JVM (jfilter also compiles with
+    // -XDstringConcat=inline).
+    List<String> key = List.of(classpath);
+    ClassLoader loader = LOADERS.get(key);
+    if (loader != null) return loader;
+    URL[] urls = new URL[classpath.length];
+    for (int i = 0; i < urls.length; i++) {
+      try {
+        urls[i] = new File(classpath[i]).toURI().toURL();
+      } catch (MalformedURLException e) {
+        throw new IllegalArgumentException("classpath entry '" + classpath[i] + "' is not a valid path", e);
+      }
+    }
+    // Unnamed: stack traces then show plain class names, not the loader's.
+    ClassLoader made = new URLClassLoader(urls, Bridge.class.getClassLoader());
+    ClassLoader raced = LOADERS.putIfAbsent(key, made);
+    return raced != null ? raced : made;
+  }
+
+  // Returns null when `className` can be a filter, else what is wrong and what would be right.
+  static String check(String className, String[] classpath) {
+    for (String entry : classpath) {
+      if (!new File(entry).exists()) {
+        return "classpath entry '" + entry + "' does not exist; build it (e.g. mvn package) or fix classpath:";
+      }
+    }
+    Class<?> type;
+    try {
+      type = Class.forName(className, false, loader(classpath));
+    } catch (ClassNotFoundException e) {
+      return notFound(className, classpath);
+    } catch (LinkageError e) {
+      return "class '" + className + "' cannot be loaded: " + e
+          + "; compile it for Java 17 against the sluice jfilter jar, with its dependencies on classpath:";
+    }
+    return problem(type);
+  }
+
+  // What keeps a loaded class from being a filter, or null.
+  static String problem(Class<?> type) {
+    String name = type.getName();
+    if (!Filter.class.isAssignableFrom(type)) {
+      return "class '" + name + "' does not implement org.sluice.Filter; declare it as "
+          + "'public class " + type.getSimpleName() + " implements org.sluice.Filter'";
+    }
+    if (type.isInterface() || Modifier.isAbstract(type.getModifiers())) {
+      return "class '" + name + "' is abstract; name a concrete class that implements org.sluice.Filter";
+    }
+    if (!Modifier.isPublic(type.getModifiers())) {
+      return "class '" + name + "' is not public; declare it public";
+    }
+    if (type.getEnclosingClass() != null && !Modifier.isStatic(type.getModifiers())) {
+      return "class '" + name + "' is an inner class; declare it static";
+    }
+    try {
+      Constructor<?> constructor = type.getConstructor();
+      if (!Modifier.isPublic(constructor.getModifiers())) throw new NoSuchMethodException();
+    } catch (NoSuchMethodException e) {
+      return "class '" + name + "' has no public no-argument constructor; add 'public "
+          + type.getSimpleName() + "() {}'";
+    }
+    return null;
+  }
+
+  // Makes the filter object of one copy, on the copy's thread (named after the filter).
+  static Filter create(String className, String[] classpath, String threadName) throws Throwable {
+    Thread.currentThread().setName(threadName);
+    Class<?> type = Class.forName(className, true, loader(classpath));
+    String problem = problem(type);
+    if (problem != null) throw new SluiceException(problem);
+    try {
+      return (Filter) type.getConstructor().newInstance();
+    } catch (InvocationTargetException e) {
+      throw withoutReflection(e.getCause()); // the constructor's own exception
+    }
+  }
+
+  // Cuts the frames of reflection (and ours) below the constructor that threw.
+  private static Throwable withoutReflection(Throwable t) {
+    StackTraceElement[] frames = t.getStackTrace();
+    int keep = 0;
+    while (keep < frames.length && !frames[keep].getClassName().startsWith("jdk.internal.reflect.")
+        && !frames[keep].getClassName().startsWith("java.lang.reflect.")) {
+      keep++;
+    }
+    if (keep > 0 && keep < frames.length) t.setStackTrace(Arrays.copyOf(frames, keep));
+    return t;
+  }
+
+  // The full stack trace, as printStackTrace writes it, without the final newline.
+  static String stackTrace(Throwable t) {
+    StringWriter text = new StringWriter();
+    try (PrintWriter out = new PrintWriter(text)) {
+      t.printStackTrace(out);
+    }
+    String s = text.toString();
+    return s.endsWith(System.lineSeparator()) ? s.substring(0, s.length() - System.lineSeparator().length()) : s;
+  }
+
+  private static String notFound(String className, String[] classpath) {
+    String where = "classpath " + Arrays.toString(classpath);
+    List<String> known = classNames(classpath);
+    String near = closest(className, known);
+    String message = "class '" + className + "' is not in " + where + " (nor on the JVM's own class path)";
+    if (near != null) return message + "; did you mean '" + near + "'?";
+    if (known.isEmpty()) return message + "; the classpath holds no classes: build it or fix classpath:";
+    return message + "; give the fully qualified name (e.g. org.example.Upper; nested classes as Outer$Inner)";
+  }
+
+  // The classes in jars and directories, for did-you-mean.
+  static List<String> classNames(String[] classpath) {
+    List<String> names = new ArrayList<>();
+    for (String entry : classpath) {
+      Path path = Path.of(entry);
+      try {
+        if (Files.isDirectory(path)) {
+          try (Stream<Path> files = Files.walk(path)) {
+            files.map(p -> path.relativize(p).toString().replace(File.separatorChar, '/'))
+                .filter(n -> n.endsWith(".class")).forEach(n -> names.add(toClassName(n)));
+          }
+        } else if (Files.isRegularFile(path)) {
+          try (JarFile jar = new JarFile(path.toFile())) {
+            jar.stream().map(e -> e.getName()).filter(n -> n.endsWith(".class"))
+                .forEach(n -> names.add(toClassName(n)));
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // An unreadable entry only costs the suggestion.
+      }
+    }
+    names.removeIf(n -> n.endsWith("module-info") || n.endsWith("package-info"));
+    return names;
+  }
+
+  private static String toClassName(String file) {
+    return file.substring(0, file.length() - ".class".length()).replace('/', '.');
+  }
+
+  // The known name nearest to `wanted`: equal ignoring case or '$' vs '.', the same simple
+  // name in another package, or a typo: a few edits (a third of the simple name, at least two),
+  // as the topology's own did-you-mean.
+  static String closest(String wanted, List<String> known) {
+    String w = wanted.replace('$', '.').toLowerCase(Locale.ROOT);
+    String simple = w.substring(w.lastIndexOf('.') + 1);
+    int limit = Math.max(2, simple.length() / 3);
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String name : known) {
+      String n = name.replace('$', '.').toLowerCase(Locale.ROOT);
+      int d = n.equals(w) ? 0 : n.endsWith("." + simple) || n.equals(simple) ? 1 : distance(w, n) + 1;
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = name;
+      }
+    }
+    return bestDistance <= 1 + limit ? best : null;
+  }
+
+  private static int distance(String a, String b) {
+    int[] row = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) row[j] = j;
+    for (int i = 1; i <= a.length(); i++) {
+      int diagonal = row[0];
+      row[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int above = row[j];
+        row[j] = Math.min(Math.min(row[j] + 1, row[j - 1] + 1), diagonal + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
+        diagonal = above;
+      }
+    }
+    return row[b.length()];
+  }
+}

@@ -1,0 +1,191 @@
+package org.sluice;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * A fixed-capacity block of pooled native memory with a used size and a 64-bit key: the unit
+ * that streams carry. It mirrors the C++ {@code sluice::Buffer}.
+ *
+ * <p><b>Zero copy.</b> {@link #data()} is a direct {@link ByteBuffer} over the native block
+ * itself: what a C++ filter wrote is there, and what you write is what the next filter (C++ or
+ * Java) reads; no byte is copied between the languages. The {@code ByteBuffer} and this object
+ * are made once per pool block and reused each time the block reaches a Java filter, so the hot
+ * path allocates nothing. {@code data()} is in the platform's native byte order (so
+ * {@code getLong} reads what C++ stored with {@code memcpy}), positioned at 0 with its limit
+ * at {@link #capacity()} when the buffer is handed to you; {@link #size()} is the used part.
+ *
+ * <p><b>Ownership.</b> You get a buffer from {@link InputStream#read()} or
+ * {@link OutputStream#allocate()} and own it until you pass it to
+ * {@link OutputStream#write(Buffer)} or {@link #close()} it (back to its pool). After that,
+ * every method except {@code close()} throws {@link IllegalStateException}; a stale buffer is
+ * a Java exception, never a crash. Because the object is reused per pool block, a reference
+ * kept past {@code write}/{@code close} is reliably detected only until the block is handed
+ * out again; do not keep one, nor the {@code ByteBuffer} from {@code data()}. Buffers still
+ * held when {@link Filter#process} returns are released by the runtime, with a warning.
+ *
+ * <p><b>Broadcast.</b> On a {@code broadcast} stream every consumer copy receives the same
+ * block. Such a buffer {@link #isShared() is shared}: its {@code data()} is a read-only view
+ * (and, unlike the unshared case, a fresh object each time). Allocate a new buffer for
+ * modified data.
+ *
+ * <p><b>Threads.</b> Use a buffer only on the filter's own thread, inside
+ * {@code init}/{@code process}/{@code finalize}; other threads get
+ * {@code IllegalStateException} from the calls that reach the runtime.
+ */
+public final class Buffer implements AutoCloseable {
+  private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
+
+  private final ByteBuffer data;
+  private final int capacity;
+  private final boolean shared;
+  // The registry handle while lent to a filter; 0 once written, closed or released.
+  long handle;
+  int size;
+  long key;
+
+  // Made by the native side, once per pool block (id >= 0, kept in Bindings) or, for a
+  // shared block, once per read (id < 0, read-only view).
+  Buffer(int id, ByteBuffer memory, int capacity) {
+    this.shared = id < 0;
+    this.data = (shared ? memory.asReadOnlyBuffer() : memory).order(NATIVE);
+    this.capacity = capacity;
+    if (id >= 0) Bindings.put(id, this);
+  }
+
+  // Hands the buffer to a filter: fresh handle, size and key; data() rewound.
+  Buffer lend(long handle, int size, long key) {
+    data.clear().order(NATIVE);
+    this.size = size;
+    this.key = key;
+    this.handle = handle;
+    return this;
+  }
+
+  // Takes the handle away for write(): the buffer is no longer the filter's.
+  long take() {
+    long h = handle;
+    if (h == 0) throw stale();
+    handle = 0;
+    return h;
+  }
+
+  /**
+   * The whole native block as a direct {@code ByteBuffer} of {@link #capacity()} bytes, in
+   * native byte order; the used bytes are {@code [0, size())}. Read-only when
+   * {@link #isShared()}.
+   *
+   * @return the same object for every call while you hold this buffer
+   * @throws IllegalStateException when the buffer was already written, closed or released
+   */
+  public ByteBuffer data() {
+    check();
+    return data;
+  }
+
+  /**
+   * @return the number of bytes in use, from 0 to {@link #capacity()}
+   * @throws IllegalStateException when the buffer was already written, closed or released
+   */
+  public int size() {
+    check();
+    return size;
+  }
+
+  /**
+   * Sets the number of bytes in use. Bytes are not cleared: growing exposes whatever the block
+   * held.
+   *
+   * @param n the new size, from 0 to {@link #capacity()}
+   * @throws IllegalArgumentException when {@code n} is negative or larger than the capacity
+   * @throws IllegalStateException when the buffer was already written, closed or released
+   */
+  public void size(int n) {
+    check();
+    if (n < 0 || n > capacity) {
+      throw new IllegalArgumentException("size(" + n + ") is outside 0.." + capacity
+          + ", the buffer's capacity; raise the stream's buffer_size or split the data");
+    }
+    size = n;
+  }
+
+  /**
+   * @return the block's size in bytes: the stream's {@code buffer_size}
+   * @throws IllegalStateException when the buffer was already written, closed or released
+   */
+  public int capacity() {
+    check();
+    return capacity;
+  }
+
+  /**
+   * The buffer's label; {@code by_key} streams send equal keys to the same consumer copy.
+   *
+   * @return the key; 0 for a freshly allocated buffer
+   * @throws IllegalStateException when the buffer was already written, closed or released
+   */
+  public long key() {
+    check();
+    return key;
+  }
+
+  /**
+   * Sets the buffer's label.
+   *
+   * @param k the new key
+   * @throws IllegalStateException when the buffer was already written, closed or released
+   */
+  public void key(long k) {
+    check();
+    key = k;
+  }
+
+  /**
+   * @return true when other consumer copies of a broadcast stream received the same block, so
+   *     that {@link #data()} is read-only
+   * @throws IllegalStateException when the buffer was already written, closed or released
+   */
+  public boolean isShared() {
+    check();
+    return shared;
+  }
+
+  /**
+   * Returns the block to its pool without writing it on. Safe to call more than once, and
+   * after {@link OutputStream#write(Buffer)}: then it does nothing, so a buffer fits
+   * try-with-resources.
+   *
+   * @throws IllegalStateException when called from a thread other than the filter's own
+   */
+  @Override
+  public void close() {
+    long h = handle;
+    if (h == 0) return;
+    handle = 0;
+    nClose(h);
+  }
+
+  @Override
+  public String toString() {
+    return handle == 0 ? "Buffer(released)"
+        : "Buffer(size=" + size + ", capacity=" + capacity + ", key=" + key + (shared ? ", shared)" : ")");
+  }
+
+  private void check() {
+    if (handle == 0) throw stale();
+  }
+
+  static IllegalStateException stale() {
+    return new IllegalStateException("this Buffer was already written, closed or released; a buffer "
+        + "is yours from read() or allocate() until write() or close(): read or allocate a new one");
+  }
+
+  // A fresh Buffer over the block of a shared (broadcast) buffer the registry holds.
+  static Buffer shared(long handle) {
+    return nShared(handle);
+  }
+
+  private static native void nClose(long handle);
+
+  private static native Buffer nShared(long handle);
+}

@@ -1,0 +1,86 @@
+package org.sluice;
+
+import java.util.Objects;
+
+/**
+ * A filter copy's end of one outgoing stream, from {@link Context#output(String)}. It mirrors
+ * the C++ {@code sluice::OutputStream}.
+ *
+ * <p>Valid for the unit of work of the {@link Context} that returned it; afterwards every
+ * method throws {@link IllegalStateException}. Use it only on the filter's own thread.
+ */
+public final class OutputStream {
+  private final Peer peer;
+  private final String name;
+  private final int bufferSize;
+  long handle; // 0 once its unit of work ended
+
+  OutputStream(Peer peer, long handle, String name) {
+    this.peer = peer;
+    this.handle = handle;
+    this.name = name;
+    this.bufferSize = nBufferSize(handle);
+  }
+
+  /**
+   * An empty buffer (size 0, key 0) of {@link #bufferSize()} bytes from the stream's pool.
+   * Blocks while the pool is empty: that is backpressure from slower consumers.
+   *
+   * @return a buffer you now own: write it or close it
+   * @throws AbortedException when the run is being stopped; let it propagate
+   * @throws IllegalStateException when the stream belongs to an earlier unit of work, or on
+   *     another thread than the filter's
+   */
+  public Buffer allocate() {
+    return peer.lent(nAllocate(live()));
+  }
+
+  /**
+   * Sends the buffer to a consumer copy chosen by the stream's policy. Any buffer you own may
+   * be written, one from {@link #allocate()} or one from {@link InputStream#read()}: the native
+   * block moves on, its bytes are not copied. Blocks while the chosen copy's queue is full.
+   * Afterwards the buffer is no longer yours.
+   *
+   * @param buffer a buffer you own, with {@code size() <= bufferSize()}
+   * @throws SluiceException when the buffer is larger than the stream's buffer size, or when
+   *     called after {@code process} returned (end of work was already sent)
+   * @throws AbortedException when the run is being stopped; let it propagate
+   * @throws IllegalStateException when the buffer was already written or closed, or the stream
+   *     belongs to an earlier unit of work
+   */
+  public void write(Buffer buffer) {
+    Objects.requireNonNull(buffer, "buffer");
+    long stream = live();
+    // Take the handle before the block moves: the next holder may be a Java copy that sets
+    // this very object's fields as soon as the native write hands the block over.
+    long h = buffer.take();
+    nWrite(stream, h, buffer.size, buffer.key);
+  }
+
+  /** @return the stream's buffer size in bytes (topology {@code buffer_size}) */
+  public int bufferSize() {
+    return bufferSize;
+  }
+
+  /** @return the port name in the topology ({@code out}, ...) */
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String toString() {
+    return "OutputStream(" + name + (handle == 0 ? ", expired)" : ")");
+  }
+
+  private long live() {
+    long h = handle;
+    if (h == 0) throw Context.expired("OutputStream '" + name + "'");
+    return h;
+  }
+
+  private static native long nAllocate(long handle);
+
+  private static native void nWrite(long handle, long buffer, int size, long key);
+
+  private static native int nBufferSize(long handle);
+}

@@ -1,0 +1,69 @@
+package org.sluice;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** What validation says about classes that cannot be filters (pure Java: no native code). */
+class BridgeTest {
+  public static final class Good implements Filter {
+    @Override
+    public void process(Context ctx) {}
+  }
+
+  public abstract static class Abstract implements Filter {}
+
+  static final class Hidden implements Filter {
+    @Override
+    public void process(Context ctx) {}
+  }
+
+  public final class Inner implements Filter {
+    @Override
+    public void process(Context ctx) {}
+  }
+
+  public static final class NeedsArgument implements Filter {
+    public NeedsArgument(int n) {}
+
+    @Override
+    public void process(Context ctx) {}
+  }
+
+  public static final class NotAFilter {}
+
+  private static String check(String name) {
+    return Bridge.check(name, new String[] {Graphs.classes()});
+  }
+
+  @Test
+  void acceptsAPublicConcreteFilterWithANoArgumentConstructor() {
+    assertNull(check("org.sluice.BridgeTest$Good"));
+  }
+
+  @Test
+  void saysWhatIsWrongAndWhatWouldBeRight() {
+    assertEquals("class 'org.sluice.BridgeTest$NotAFilter' does not implement org.sluice.Filter; declare it as "
+        + "'public class NotAFilter implements org.sluice.Filter'", check("org.sluice.BridgeTest$NotAFilter"));
+    assertEquals("class 'org.sluice.BridgeTest$Abstract' is abstract; name a concrete class that implements "
+        + "org.sluice.Filter", check("org.sluice.BridgeTest$Abstract"));
+    assertEquals("class 'org.sluice.BridgeTest$Hidden' is not public; declare it public", check("org.sluice.BridgeTest$Hidden"));
+    assertEquals("class 'org.sluice.BridgeTest$Inner' is an inner class; declare it static", check("org.sluice.BridgeTest$Inner"));
+    assertEquals("class 'org.sluice.BridgeTest$NeedsArgument' has no public no-argument constructor; add "
+        + "'public NeedsArgument() {}'", check("org.sluice.BridgeTest$NeedsArgument"));
+    assertTrue(Bridge.check("X", new String[] {"/no/such/dir"}).startsWith("classpath entry '/no/such/dir' does not exist"));
+  }
+
+  @Test
+  void suggestsTheNearestClass() {
+    assertTrue(check("org.sluice.BridgeTest.Good").endsWith("did you mean 'org.sluice.BridgeTest$Good'?"),
+        check("org.sluice.BridgeTest.Good"));
+    assertTrue(check("BridgeTest$Good").endsWith("did you mean 'org.sluice.BridgeTest$Good'?"));
+    assertTrue(check("org.sluice.BrigdeTest$Good").endsWith("did you mean 'org.sluice.BridgeTest$Good'?"));
+    assertEquals("org.example.Upper", Bridge.closest("org.example.upper", List.of("org.example.Upper", "org.example.Lower")));
+    assertNull(Bridge.closest("com.acme.Thing", List.of("org.example.Upper")));
+  }
+}
