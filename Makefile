@@ -7,7 +7,7 @@
 # examples.jar) and runs the JUnit tests against the native libraries in $(BUILD).
 BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
-MVN ?= mvn -B -Dsluice.build.dir=$(abspath $(BUILD))
+MVN ?= mvn -B -Dstyle.color=never -Dsluice.build.dir=$(abspath $(BUILD))
 
 .PHONY: all deps build java run test bench clean
 
