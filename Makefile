@@ -7,7 +7,7 @@
 # examples.jar) and runs the JUnit tests against the native libraries in $(BUILD).
 BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
-MVN ?= mvn -B -Dstyle.color=never -Dsluice.build.dir=$(abspath $(BUILD))
+MVN ?= mvn -B -Dsluice.build.dir=$(abspath $(BUILD))
 
 .PHONY: all deps build java run test bench clean
 
@@ -23,7 +23,7 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD)
 
 java: build
-	$(MVN) -q -DskipTests package
+	@$(MVN) -q -DskipTests package > $(BUILD)/mvn-package.log 2>&1 || { cat $(BUILD)/mvn-package.log; exit 1; }
 
 run: java
 	$(BUILD)/console/sluice run examples/mixed.yaml --work first-pass --work second-pass
