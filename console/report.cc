@@ -1,7 +1,11 @@
 #include "console/report.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 
 #include <nlohmann/json.hpp>
 
@@ -124,6 +128,30 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
   std::ofstream file(path);
   file << doc.dump(2) << "\n";
   if (!file) throw Error("cannot write metrics to '" + path + "'; check the directory exists and is writable");
+}
+
+int print_report(const RunReport& report, const std::string& metrics_path, const std::string& stuck_note) {
+  std::cerr << summary_table(report);
+  if (report.failure) std::cerr << "sluice: run failed: " << report.failure->str() << "\n";
+  if (!report.stuck.empty()) {
+    std::cerr << "sluice: these copies did not stop after the failure (" << stuck_note << "):";
+    for (const std::string& s : report.stuck) std::cerr << " " << s;
+    std::cerr << "\n";
+  }
+  if (!metrics_path.empty()) {
+    try {
+      write_metrics_json(report, metrics_path);
+    } catch (const std::exception& e) {
+      std::cerr << "sluice: " << e.what() << "\n";
+    }
+  }
+  return report.exit_code;
+}
+
+std::size_t terminal_width() {
+  struct winsize ws;
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 120;
 }
 
 }  // namespace sluice::console

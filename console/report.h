@@ -3,6 +3,7 @@
 #ifndef SLUICE_CONSOLE_REPORT_H_
 #define SLUICE_CONSOLE_REPORT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,15 @@ std::string summary_table(const RunReport& report);
 
 // Writes the report as JSON to `path`. Throws sluice::Error when the file cannot be written.
 void write_metrics_json(const RunReport& report, const std::string& path);
+
+// The end of a run: prints the summary table, the failure and the stuck copies ("these
+// copies did not stop after the failure (`stuck_note`): ...") to stderr, and writes the
+// metrics file when `metrics_path` is not empty (a failure to is printed, not thrown).
+// Returns report.exit_code.
+int print_report(const RunReport& report, const std::string& metrics_path, const std::string& stuck_note);
+
+// The width of the terminal on stderr, or 120 when it is not one.
+std::size_t terminal_width();
 
 }  // namespace sluice::console
 

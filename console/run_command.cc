@@ -1,6 +1,5 @@
 #include <pthread.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,12 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::size_t terminal_width() {
-  struct winsize ws;
-  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  return 120;
 }
 
 // The signals the console turns into a cancelled run, plus SIGUSR1 (our own wake-up).
@@ -125,24 +118,6 @@ class ProgressLine {
   std::thread thread_;
 };
 
-int finish(RunReport& report, const RunOptions& options) {
-  std::cerr << summary_table(report);
-  if (report.failure) std::cerr << "sluice: run failed: " << report.failure->str() << "\n";
-  if (!report.stuck.empty()) {
-    std::cerr << "sluice: these copies did not stop after the failure (stuck in user code):";
-    for (const std::string& s : report.stuck) std::cerr << " " << s;
-    std::cerr << "\n";
-  }
-  if (!options.metrics_path.empty()) {
-    try {
-      write_metrics_json(report, options.metrics_path);
-    } catch (const std::exception& e) {
-      std::cerr << "sluice: " << e.what() << "\n";
-    }
-  }
-  return report.exit_code;
-}
-
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -194,7 +169,7 @@ int run_command(const RunOptions& options) {
                        : signals.interrupted() ? kExitInterrupted
                                                : kExitRunFailed;
   }
-  int status = finish(report, options);
+  int status = print_report(report, options.metrics_path, "stuck in user code");
   if (!report.stuck.empty()) {
     // Threads are stuck in user code; they cannot be joined, so do not try.
     std::cerr.flush();

@@ -3,6 +3,7 @@
 #ifndef SLUICE_DAEMONS_LOG_H_
 #define SLUICE_DAEMONS_LOG_H_
 
+#include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -44,6 +45,12 @@ inline void debug(const std::string& m) { log(Level::kDebug, m); }
 inline void info(const std::string& m) { log(Level::kInfo, m); }
 inline void warn(const std::string& m) { log(Level::kWarn, m); }
 inline void error(const std::string& m) { log(Level::kError, m); }
+
+// "SIGTERM", or "signal 64" for one without a name.
+inline std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
+}
 
 }  // namespace sluice::daemon
 

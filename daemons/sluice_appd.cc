@@ -31,13 +31,11 @@
 
 #include "control/codec.h"
 #include "daemons/log.h"
+#include "net/data_plane.h"
 #include "runtime/backends.h"
 #include "runtime/engine.h"
 #include "runtime/placement.h"
 #include "topology/topology.h"
-#if SLUICE_HAVE_DATA_PLANE
-#include "net/data_plane.h"
-#endif
 
 namespace dlog = sluice::daemon;
 using sluice::control::Envelope;
@@ -64,10 +62,7 @@ class AppDaemon {
   std::string host_ = "?";
   sluice::topo::Topology topology_;
   std::map<std::string, sluice::Placement> placements_;
-  bool crosses_hosts_ = false;
-#if SLUICE_HAVE_DATA_PLANE
   std::unique_ptr<sluice::DataPlane> plane_;
-#endif
   std::unique_ptr<sluice::Engine> engine_;
   std::thread worker_;
   std::atomic<bool> unit_running_{false};
@@ -141,18 +136,6 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
     if (placements_.find(host_) == placements_.end()) {
       throw sluice::Error("the launch message places nothing on this host (" + host_ + ")");
     }
-    // Does any stream touching this host cross to another one?
-    const sluice::Placement& mine = placements_[host_];
-    for (const auto& s : topology_.streams) {
-      const bool produces = mine.count_here(s.from.filter) > 0;
-      const bool consumes = mine.count_here(s.to.filter) > 0;
-      const int producers_total = topology_.find_filter(s.from.filter)->copies;
-      const int consumers_total = topology_.find_filter(s.to.filter)->copies;
-      if ((produces && mine.count_here(s.to.filter) < consumers_total) ||
-          (consumes && mine.count_here(s.from.filter) < producers_total)) {
-        crosses_hosts_ = true;
-      }
-    }
     sluice::check_loadable(topology_);
   } catch (const std::exception& e) {
     send_failure("load", e.what());
@@ -164,20 +147,12 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
   options.pin_copies = false;  // several app daemons may share a machine (and its CPUs)
   std::string data_address;
   try {
-#if SLUICE_HAVE_DATA_PLANE
     sluice::DataPlaneOptions plane_options;
     if (!launch.data_listen().empty()) plane_options.listen = launch.data_listen();
     plane_ = std::make_unique<sluice::DataPlane>(topology_, placements_, host_, plane_options);
     data_address = plane_->listen_address();
     options.wiring = plane_.get();
-#else
-    if (crosses_hosts_) {
-      throw sluice::Error("streams cross hosts, and this build of sluice-appd has no data plane; "
-                          "place every filter of a connected group on one host");
-    }
-#endif
     engine_ = std::make_unique<sluice::Engine>(topology_, options);
-#if SLUICE_HAVE_DATA_PLANE
     plane_->set_failure_callback([this](const std::string& why) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -185,7 +160,6 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
       }
       if (engine_) engine_->cancel(why);
     });
-#endif
   } catch (const std::exception& e) {
     send_failure("launch", e.what());
     return false;
@@ -202,10 +176,8 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
 
 bool AppDaemon::wire(const sluice::control::Wiring& wiring) {
   try {
-#if SLUICE_HAVE_DATA_PLANE
     std::map<std::string, std::string> peers(wiring.peers().begin(), wiring.peers().end());
     plane_->connect(peers, 10s);
-#endif
   } catch (const std::exception& e) {
     send_failure("network", e.what());
     return false;
@@ -319,14 +291,10 @@ int AppDaemon::run() {
           if (unit_running_) quit(0);  // cannot join a unit in progress
           worker_.join();
         }
-#if SLUICE_HAVE_DATA_PLANE
         if (plane_) plane_->stop();
-#endif
         if (engine_ && !engine_->stuck_copies().empty()) quit(0);
         engine_.reset();
-#if SLUICE_HAVE_DATA_PLANE
         plane_.reset();
-#endif
         quit(0);
       }
       default:
@@ -344,10 +312,6 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--control-fd" && i + 1 < argc) {
       fd = std::atoi(argv[++i]);
-    } else if (arg == "--features") {
-      // For tests and operators: what this build can do.
-      std::cout << (SLUICE_HAVE_DATA_PLANE ? "data-plane\n" : "no-data-plane\n");
-      return 0;
     } else if (arg == "--verbose") {
       dlog::min_level() = dlog::Level::kDebug;
     } else {

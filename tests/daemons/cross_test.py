@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Streams across hosts (needs the data plane): producer and consumer copies on both
+"""Streams across hosts (the data plane): producer and consumer copies on both
 hosts, each policy, three units, more than a million buffers per policy, every buffer
 checked for order and checksum per producer-consumer pair; a chain that crosses twice;
 a remote exception and a killed app daemon while streams cross.
@@ -13,7 +13,7 @@ import socket
 import struct
 import time
 
-from harness import Skip, check, main
+from harness import check, main
 
 PER_PRODUCER = int(os.environ.get("SLUICE_CROSS_COUNT", "170000"))  # x 2 producers x 3 units > 1M
 
@@ -28,8 +28,6 @@ def received(text):
 
 
 def test(h):
-    if not h.has_data_plane():
-        raise Skip("this build of sluice-appd has no data plane (core-cpp/src/net/)")
     a = h.start("a")
     b = h.start("b")
     for policy in ["round_robin", "demand_driven", "by_key", "broadcast"]:

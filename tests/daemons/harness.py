@@ -153,10 +153,6 @@ class Harness:
         self.tmp.cleanup()
         return False
 
-    def has_data_plane(self):
-        out = subprocess.run([self.appd, "--features"], capture_output=True, text=True).stdout
-        return out.strip() == "data-plane"
-
     def write_token(self, name, content=None, mode=0o600):
         path = os.path.join(self.dir, name)
         with open(path, "w") as f:

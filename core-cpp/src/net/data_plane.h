@@ -48,7 +48,7 @@
 namespace sluice {
 
 namespace net {
-struct DataPlaneState;  // defined in data_plane.cc
+struct DataPlaneState;  // defined in net/plane_state.h
 }  // namespace net
 
 struct DataPlaneOptions {

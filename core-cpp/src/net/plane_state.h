@@ -1,9 +1,7 @@
-// DataPlaneState: what the parts of a DataPlane share (internal to src/net).
-//
-// RemoteEndpoint: the sender's side of one (stream, consumer copy on another host).
-// Landing: the receiver's side of one local consumer channel that remote producers write to.
-// DataPlaneState: the placement-derived tables (fixed at construction), the I/O context,
-// the links, the endpoints and landings, and the failure state.
+// DataPlaneState: what the parts of a DataPlane share (internal to src/net): the
+// placement-derived tables (fixed at construction), the I/O context, the listening socket
+// and the links (link.h), the endpoints (remote_endpoint.h) and landings (landing.h), and
+// the failure state. Its methods set up the listening socket and the connections.
 #ifndef SLUICE_NET_PLANE_STATE_H_
 #define SLUICE_NET_PLANE_STATE_H_
 
@@ -11,7 +9,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,16 +17,16 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
 #include <vector>
 
 #include <boost/asio.hpp>
 
 #include "net/frame.h"
+#include "net/landing.h"
+#include "net/remote_endpoint.h"
 #include "runtime/graph.h"
 #include "runtime/placement.h"
-#include "stream/endpoint.h"
-#include "stream/input_channel.h"
-#include "stream/item.h"
 #include "topology/topology.h"
 
 namespace sluice {
@@ -42,79 +39,6 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 class Link;
-struct DataPlaneState;
-
-// Sender side of one (stream, consumer copy on another host): credits and a connection.
-// try_push takes a credit and queues the frame on the link (never blocks).
-class RemoteEndpoint final : public Endpoint {
- public:
-  RemoteEndpoint(std::uint32_t stream, std::uint32_t copy, std::shared_ptr<Link> link, Waiter* room,
-                 std::int64_t window)
-      : stream_(stream), copy_(copy), link_(std::move(link)), room_(room), window_(window) {}
-
-  bool try_push(const Item& item) noexcept override;
-  std::size_t free_room() const noexcept override {
-    const std::int64_t c = credits_.load(std::memory_order_acquire);
-    return c > 0 ? static_cast<std::size_t>(c) : 0;
-  }
-  // I/O thread: `n` more frames may be sent. False when that exceeds the window.
-  bool grant(std::int64_t n) noexcept {
-    const std::int64_t now = credits_.fetch_add(n, std::memory_order_acq_rel) + n;
-    room_->notify();
-    return now <= window_;
-  }
-  std::int64_t window() const { return window_; }
-
- private:
-  const std::uint32_t stream_;
-  const std::uint32_t copy_;
-  const std::shared_ptr<Link> link_;
-  Waiter* const room_;
-  const std::int64_t window_;
-  std::atomic<std::int64_t> credits_{0};
-};
-
-// Receiver side of one local consumer channel that remote producers write to: lands their
-// items, holds back what the channel has no room for, and returns credit as the consumer
-// pops.
-struct Landing final : InputChannel::PopObserver {
-  Landing(DataPlaneState& plane, int stream, int copy, InputChannel* channel, std::size_t hosts,
-          std::uint32_t batch)
-      : plane(plane), stream(stream), copy(copy), channel(channel), to_return(hosts, 0), unused(hosts),
-        batch(batch) {}
-
-  void popped(InputChannel& channel, const Item& item) noexcept override;
-  // I/O thread: delivers an item (never blocks).
-  void land(const Item& item);
-  void flush_held_locked() {
-    while (!held.empty() && channel->try_push(held.front())) {
-      held.pop_front();
-      held_count.fetch_sub(1, std::memory_order_release);
-    }
-  }
-  void release_held() {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const Item& item : held) {
-      if (!item.is_end_of_work()) detail::release_slot(item.slot);
-    }
-    held.clear();
-    held_count.store(0);
-  }
-
-  DataPlaneState& plane;
-  const int stream;
-  const int copy;
-  InputChannel* const channel;
-  std::mutex mu;           // guards held
-  std::deque<Item> held;   // arrived while the channel was full, in arrival order (<= credits)
-  std::atomic<std::size_t> held_count{0};
-  // Per sender host: items popped whose credit is not yet returned. Consumer thread only.
-  std::vector<std::uint32_t> to_return;
-  // Per sender host: credits that host holds (granted - received). The consumer thread
-  // adds when it returns credit, the I/O thread takes one per frame received.
-  std::vector<std::atomic<std::uint32_t>> unused;
-  const std::uint32_t batch;  // return credit when this many are due
-};
 
 struct DataPlaneState {
   DataPlaneState(const topo::Topology& t, std::map<std::string, Placement> p, std::string self_name,

@@ -1,0 +1,201 @@
+#include "console/host_group.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <iostream>
+
+namespace sluice::console {
+
+namespace {
+
+using namespace std::chrono_literals;
+using control::Envelope;
+using Clock = HostGroup::Clock;
+
+constexpr auto kHeartbeatEvery = 500ms;  // console -> each host daemon
+constexpr auto kSilence = 2500ms;        // a host daemon this quiet is gone
+constexpr auto kSettle = 300ms;          // after a first failure, for the root cause to arrive
+constexpr auto kTeardown = 1500ms;       // waiting for exit reports after abort / shutdown
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
+}
+
+// How much a failure explains: the root cause wins over its consequences.
+int rank(const Failure& f) {
+  if (!f.filter.empty() && f.stage != "cancelled") return 0;  // a filter failed
+  if (f.stage == "app daemon" || f.stage == "host daemon" || f.stage == "load" || f.stage == "launch") return 1;
+  if (f.stage == "link") return 2;
+  if (f.stage == "network") return 3;
+  return 4;
+}
+
+}  // namespace
+
+HostGroup::HostGroup(std::vector<std::unique_ptr<HostClient>> clients,
+                     const std::map<std::string, Placement>& placements, HostStats& stats)
+    : clients_(std::move(clients)), stats_(stats) {
+  for (std::size_t i = 0; i < clients_.size(); ++i) {
+    if (placements.count(clients_[i]->name())) active_.push_back(static_cast<int>(i));
+  }
+}
+
+void HostGroup::start_readers() {
+  for (std::size_t i = 0; i < clients_.size(); ++i) clients_[i]->start_reader(static_cast<int>(i), events_);
+}
+
+void HostGroup::fail(Failure f) {
+  if (ending_ && !failure_) {
+    // Every unit finished everywhere and shutdown went out: what happens while the app
+    // daemons stop (a peer's data connection closing first, say) does not undo the run.
+    std::cerr << "sluice: warning: while shutting down: " << f.str() << "\n";
+    return;
+  }
+  if (!failure_ || rank(f) < rank(*failure_)) failure_ = std::move(f);
+}
+
+void HostGroup::broadcast(const Envelope& m) {
+  for (int i : active_) {
+    if (!gone_.count(i)) clients_[i]->send(m);
+  }
+}
+
+void HostGroup::check_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  timespec zero{0, 0};
+  const int sig = sigtimedwait(&set, nullptr, &zero);
+  if (sig > 0 && !interrupted_) {
+    interrupted_ = true;
+    fail(Failure{"", -1, "", current_unit_, "interrupted", std::string("interrupted by ") + signal_name(sig)});
+  }
+}
+
+void HostGroup::heartbeats_and_liveness() {
+  if (Clock::now() - last_heartbeat_ >= kHeartbeatEvery) {
+    last_heartbeat_ = Clock::now();
+    Envelope h;
+    h.mutable_heartbeat()->set_sequence(++heartbeat_seq_);
+    for (std::size_t i = 0; i < clients_.size(); ++i) {
+      if (!gone_.count(static_cast<int>(i))) clients_[i]->send(h);
+    }
+  }
+  for (int i : active_) {
+    if (gone_.count(i)) continue;
+    const auto quiet = Clock::now() - clients_[i]->last_heard();
+    if (quiet > kSilence) {
+      gone_.insert(i);
+      fail(Failure{"", -1, clients_[i]->name(), current_unit_, "link",
+                   clients_[i]->label() + ": no word from the host daemon for " +
+                       std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(quiet).count()) +
+                       " ms; the link is down or the host is unresponsive"});
+    }
+  }
+}
+
+void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_t unit, std::set<int>& done) {
+  HostClient& c = *clients_[e.host];
+  if (e.kind != HostEvent::Kind::kMessage) {
+    if (gone_.insert(e.host).second && !(ending_ && app_ended_.count(e.host))) {
+      fail(Failure{"", -1, c.name(), current_unit_, "host daemon",
+                   c.label() + ": lost the connection to the host daemon (" + e.error +
+                       "); sluiced died or the host went away"});
+    }
+    return;
+  }
+  const Envelope& m = e.message;
+  switch (m.body_case()) {
+    case Envelope::kAppReady:
+      data_addresses_[e.host] = m.app_ready().data_address();
+      break;
+    case Envelope::kProgress:
+      stats_.store(e.host, m.progress().streams());
+      return;
+    case Envelope::kUnitDone:
+      stats_.store(e.host, m.unit_done().streams());
+      if (m.unit_done().index() != unit) return;
+      break;
+    case Envelope::kFailure: {
+      const auto& f = m.failure();
+      Failure failure{f.filter(), f.copy(), f.host().empty() ? c.name() : f.host(), f.unit(), f.stage(), f.message()};
+      if (failure.filter.empty()) {
+        failure.message = "host " + failure.host + ": " + failure.stage + ": " + failure.message;
+      }
+      for (const auto& s : f.stuck()) stuck_.push_back(s + " on host " + failure.host);
+      fail(std::move(failure));
+      return;
+    }
+    case Envelope::kExitReport: {
+      const auto& r = m.exit_report();
+      app_ended_.insert(e.host);
+      if (ending_ || r.expected()) return;
+      const std::string how = r.exited() ? "exited with status " + std::to_string(r.exit_status())
+                                         : "was killed by " + signal_name(r.signal());
+      fail(Failure{"", -1, c.name(), current_unit_, "app daemon",
+                   "host " + c.name() + ": the app daemon (sluice-appd pid " + std::to_string(r.pid()) + ") " + how +
+                       " during the run"});
+      return;
+    }
+    case Envelope::kError:
+      fail(Failure{"", -1, c.name(), current_unit_, "host daemon", c.label() + ": the host daemon said: " + m.error().message()});
+      return;
+    default:
+      break;
+  }
+  if (m.body_case() == want) done.insert(e.host);
+}
+
+bool HostGroup::wait_all(Envelope::BodyCase want, std::uint64_t unit, Clock::duration timeout,
+                         const std::function<void()>& tick) {
+  std::set<int> done;
+  const auto deadline = Clock::now() + timeout;
+  std::optional<Clock::time_point> settle;
+  for (;;) {
+    if (failure_ && !settle) settle = Clock::now() + kSettle;
+    if (settle && Clock::now() >= *settle) return false;
+    if (!failure_ && done.size() == active_.size()) return true;
+    if (!failure_ && Clock::now() > deadline) {
+      std::string missing;
+      for (int i : active_) {
+        if (!done.count(i)) missing += " " + clients_[i]->name();
+      }
+      fail(Failure{"", -1, "", unit, "timeout", "no answer within the timeout from host(s):" + missing});
+      return false;
+    }
+    if (auto e = events_.pop(50ms)) handle(*e, want, unit, done);
+    heartbeats_and_liveness();
+    check_signals();
+    tick();
+  }
+}
+
+void HostGroup::teardown(bool abort) {
+  ending_ = true;
+  Envelope m;
+  if (abort) {
+    m.mutable_abort()->set_reason(failure_ ? failure_->str() : "aborted");
+  } else {
+    m.mutable_shutdown();
+  }
+  broadcast(m);
+  // Wait for each reachable host's exit report; the daemons kill what is left when we close.
+  const auto deadline = Clock::now() + kTeardown;
+  std::set<int> unused;
+  auto all_ended = [&] {
+    for (int i : active_) {
+      if (!gone_.count(i) && !app_ended_.count(i)) return false;
+    }
+    return true;
+  };
+  while (!all_ended() && Clock::now() < deadline) {
+    if (auto e = events_.pop(50ms)) handle(*e, Envelope::BODY_NOT_SET, 0, unused);
+    heartbeats_and_liveness();
+  }
+  for (auto& c : clients_) c->close();
+}
+
+}  // namespace sluice::console

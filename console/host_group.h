@@ -1,0 +1,96 @@
+// HostGroup: the host daemons of one run, as the console drives them. It sends to every
+// host, waits until every host with copies has answered (the barrier between units of work
+// that the data plane relies on), and turns whatever else they say into metrics or into a
+// failure: the one that explains the most (a filter's failure over a lost link over a
+// network error) is kept as the run's.
+//
+// A host daemon this quiet for 2.5 s, a closed connection, an app daemon that ends during
+// the run, or SIGINT/SIGTERM (taken with sigtimedwait; REQUIRES: blocked in every thread)
+// is a failure too.
+//
+// Not thread-safe: the console's main thread only (each HostClient's reader thread feeds
+// the event queue).
+#ifndef SLUICE_CONSOLE_HOST_GROUP_H_
+#define SLUICE_CONSOLE_HOST_GROUP_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "console/host_client.h"
+#include "console/host_stats.h"
+#include "runtime/failure.h"
+#include "runtime/placement.h"
+
+namespace sluice::console {
+
+class HostGroup {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `clients`: connected and authenticated, in hosts: order. The hosts with copies are
+  // those `placements` names. `stats` (outlives the HostGroup) receives their metrics.
+  HostGroup(std::vector<std::unique_ptr<HostClient>> clients, const std::map<std::string, Placement>& placements,
+            HostStats& stats);
+
+  // Starts every host's reader thread.
+  void start_readers();
+
+  HostClient& client(int host) { return *clients_[static_cast<std::size_t>(host)]; }
+  const std::vector<int>& active() const { return active_; }
+
+  // Sends `message` to every host with copies whose connection is up.
+  void broadcast(const control::Envelope& message);
+
+  // Waits until every host with copies has sent `want` (for unit `unit` when unit_done),
+  // or a failure; then, for the root cause to arrive, 300 ms more. Calls `tick` between
+  // events (at least every 50 ms). Returns false on a failure (see failure()).
+  bool wait_all(control::Envelope::BodyCase want, std::uint64_t unit, Clock::duration timeout,
+                const std::function<void()>& tick);
+
+  // Sends abort (when `abort`) or shutdown to every host with copies, waits up to 1.5 s for
+  // their exit reports, and closes every connection (the daemons kill what is left).
+  void teardown(bool abort);
+
+  // The unit of work that failures which are not a filter's are reported against.
+  void set_unit(std::uint64_t unit) { current_unit_ = unit; }
+
+  // Each host's data plane address, from its app_ready: host index -> "addr:port".
+  const std::map<int, std::string>& data_addresses() const { return data_addresses_; }
+  const std::optional<Failure>& failure() const { return failure_; }
+  // Copies that did not stop after the failure: "name#copy (stage) on host h".
+  const std::vector<std::string>& stuck() const { return stuck_; }
+  bool interrupted() const { return interrupted_; }
+
+ private:
+  // Handles one event; records a failure when it is one.
+  void handle(const HostEvent& e, control::Envelope::BodyCase want, std::uint64_t unit, std::set<int>& done);
+  void heartbeats_and_liveness();
+  void check_signals();
+  void fail(Failure f);
+
+  EventQueue events_;  // before clients_: their reader threads push here until joined
+  std::vector<std::unique_ptr<HostClient>> clients_;
+  std::vector<int> active_;  // indices of the hosts with copies
+  HostStats& stats_;
+  std::map<int, std::string> data_addresses_;
+  std::set<int> gone_;       // hosts whose connection is lost
+  std::set<int> app_ended_;  // hosts whose app daemon's exit was reported
+  std::optional<Failure> failure_;
+  std::vector<std::string> stuck_;
+  bool interrupted_ = false;
+  std::uint64_t current_unit_ = 0;
+  bool ending_ = false;  // shutdown or abort sent: exits are expected
+  Clock::time_point last_heartbeat_ = Clock::now();
+  std::uint64_t heartbeat_seq_ = 0;
+};
+
+}  // namespace sluice::console
+
+#endif  // SLUICE_CONSOLE_HOST_GROUP_H_

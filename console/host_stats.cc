@@ -1,0 +1,43 @@
+#include "console/host_stats.h"
+
+namespace sluice::console {
+
+HostStats::HostStats(const topo::Topology& topology, std::size_t hosts) : topology_(topology), per_host_(hosts) {
+  for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.from.str() + " -> " + s.to.str());
+}
+
+void HostStats::store(int host, const google::protobuf::RepeatedPtrField<control::StreamMetrics>& streams) {
+  auto& mine = per_host_[static_cast<std::size_t>(host)];
+  for (const auto& m : streams) {
+    StreamStats& s = mine[m.label()];
+    s.label = m.label();
+    s.producer_copies = m.producer_copies();
+    s.consumer_copies = m.consumer_copies();
+    s.buffers = m.buffers();
+    s.bytes = m.bytes();
+    s.producer_blocked_ns = m.producer_blocked_ns();
+    s.consumer_blocked_ns = m.consumer_blocked_ns();
+  }
+}
+
+std::vector<StreamStats> HostStats::merged() const {
+  std::vector<StreamStats> out;
+  for (std::size_t i = 0; i < topology_.streams.size(); ++i) {
+    StreamStats s;
+    s.label = labels_[i];
+    s.producer_copies = topology_.find_filter(topology_.streams[i].from.filter)->copies;
+    s.consumer_copies = topology_.find_filter(topology_.streams[i].to.filter)->copies;
+    for (const auto& host : per_host_) {
+      auto it = host.find(labels_[i]);
+      if (it == host.end()) continue;
+      s.buffers += it->second.buffers;
+      s.bytes += it->second.bytes;
+      s.producer_blocked_ns += it->second.producer_blocked_ns;
+      s.consumer_blocked_ns += it->second.consumer_blocked_ns;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace sluice::console

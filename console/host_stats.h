@@ -1,0 +1,40 @@
+// HostStats: the stream metrics of a run across hosts. Each host reports its own copies'
+// share (progress, unit_done); the console keeps the latest from each and sums them into
+// one row per stream.
+//
+// Not thread-safe: the console's run loop only.
+#ifndef SLUICE_CONSOLE_HOST_STATS_H_
+#define SLUICE_CONSOLE_HOST_STATS_H_
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "control/codec.h"
+#include "runtime/engine.h"
+#include "topology/topology.h"
+
+namespace sluice::console {
+
+class HostStats {
+ public:
+  // `topology` must outlive the HostStats; `hosts` is the number of hosts.
+  HostStats(const topo::Topology& topology, std::size_t hosts);
+
+  // Host `host`'s latest metrics, replacing what it said before, stream by stream.
+  void store(int host, const google::protobuf::RepeatedPtrField<control::StreamMetrics>& streams);
+
+  // One row per stream, in the topology's order, summed over the hosts; the copy counts
+  // are the topology's.
+  std::vector<StreamStats> merged() const;
+
+ private:
+  const topo::Topology& topology_;
+  std::vector<std::string> labels_;                       // [stream]
+  std::vector<std::map<std::string, StreamStats>> per_host_;  // [host]: label -> stats
+};
+
+}  // namespace sluice::console
+
+#endif  // SLUICE_CONSOLE_HOST_STATS_H_

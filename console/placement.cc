@@ -1,0 +1,48 @@
+// Which host daemons a run uses (--hosts) and where every copy runs (console/remote.h).
+#include <algorithm>
+#include <sstream>
+
+#include "console/host_client.h"
+#include "console/remote.h"
+#include "sluice/error.h"
+
+namespace sluice::console {
+
+void apply_hosts_option(topo::Topology& topology, const std::string& hosts) {
+  std::stringstream ss(hosts);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    std::string h, p;
+    if (eq == std::string::npos || eq == 0 || !split_address(item.substr(eq + 1), &h, &p)) {
+      throw Error("--hosts: '" + item + "' is not NAME=ADDR:PORT, e.g. a=127.0.0.1:7700");
+    }
+    const std::string name = item.substr(0, eq);
+    auto it = std::find_if(topology.hosts.begin(), topology.hosts.end(),
+                           [&](const topo::HostSpec& s) { return s.name == name; });
+    if (it != topology.hosts.end()) {
+      it->address = item.substr(eq + 1);
+    } else {
+      topology.hosts.push_back(topo::HostSpec{name, item.substr(eq + 1), {}});
+    }
+  }
+}
+
+std::map<std::string, Placement> place_copies(const topo::Topology& t) {
+  std::map<std::string, Placement> out;
+  std::size_t next = 0;  // the deal continues from filter to filter
+  for (const topo::FilterSpec& f : t.filters) {
+    if (!f.place.empty()) {
+      int index = 0;
+      for (const auto& [host, n] : f.place) {
+        for (int k = 0; k < n; ++k) out[host].local[f.name].push_back(index++);
+      }
+    } else {
+      for (int c = 0; c < f.copies; ++c) out[t.hosts[next++ % t.hosts.size()].name].local[f.name].push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice::console

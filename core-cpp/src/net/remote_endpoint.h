@@ -1,0 +1,57 @@
+// RemoteEndpoint: the sending side of one (stream, consumer copy on another host), internal
+// to the data plane (data_plane.h). It holds the credits the receiving host granted for
+// that consumer copy and the link to that host; try_push spends a credit and queues the
+// frame on the link, and never blocks.
+//
+// Thread safety: try_push and free_room from the producer copies' threads; grant from the
+// data plane's I/O thread.
+#ifndef SLUICE_NET_REMOTE_ENDPOINT_H_
+#define SLUICE_NET_REMOTE_ENDPOINT_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "stream/endpoint.h"
+#include "stream/item.h"
+#include "stream/waiter.h"
+
+namespace sluice::net {
+
+class Link;
+
+class RemoteEndpoint final : public Endpoint {
+ public:
+  // `room` is notified when credit arrives; `window` is the most credit the receiver may
+  // grant. `link` and `room` outlive the endpoint.
+  RemoteEndpoint(std::uint32_t stream, std::uint32_t copy, std::shared_ptr<Link> link, Waiter* room,
+                 std::int64_t window)
+      : stream_(stream), copy_(copy), link_(std::move(link)), room_(room), window_(window) {}
+
+  bool try_push(const Item& item) noexcept override;
+  std::size_t free_room() const noexcept override {
+    const std::int64_t c = credits_.load(std::memory_order_acquire);
+    return c > 0 ? static_cast<std::size_t>(c) : 0;
+  }
+  // I/O thread: `n` more frames may be sent. False when that exceeds the window.
+  bool grant(std::int64_t n) noexcept {
+    const std::int64_t now = credits_.fetch_add(n, std::memory_order_acq_rel) + n;
+    room_->notify();
+    return now <= window_;
+  }
+  std::int64_t window() const { return window_; }
+
+ private:
+  const std::uint32_t stream_;
+  const std::uint32_t copy_;
+  const std::shared_ptr<Link> link_;
+  Waiter* const room_;
+  const std::int64_t window_;
+  std::atomic<std::int64_t> credits_{0};
+};
+
+}  // namespace sluice::net
+
+#endif  // SLUICE_NET_REMOTE_ENDPOINT_H_

@@ -1,0 +1,262 @@
+#include "daemons/app_supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "daemons/log.h"
+
+namespace asio = boost::asio;
+using sluice::control::Envelope;
+namespace dlog = sluice::daemon;
+
+namespace sluice::sluiced {
+
+namespace {
+
+constexpr auto kKillGrace = std::chrono::milliseconds(1000);
+constexpr auto kShutdownGrace = std::chrono::milliseconds(3000);
+// An app daemon heartbeats every 500 ms once started; this long without a word and it is
+// taken for hung (stopped, deadlocked) and killed.
+constexpr auto kAppSilence = std::chrono::milliseconds(4000);
+
+// In the child, between fork and exec: its own process group, killed when sluiced dies,
+// control on fd 3. Never returns.
+[[noreturn]] void exec_appd(const std::string& appd_path, int control_fd, pid_t parent) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) _exit(127);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+  if (control_fd != 3) {
+    ::dup2(control_fd, 3);
+  } else {
+    ::fcntl(3, F_SETFD, 0);
+  }
+  ::close_range(4, ~0U, 0);
+  const char* argv[] = {appd_path.c_str(), "--control-fd", "3", nullptr};
+  ::execv(appd_path.c_str(), const_cast<char* const*>(argv));
+  const std::string msg = "sluice-appd: cannot execute " + appd_path + ": " + std::strerror(errno) + "\n";
+  (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+  _exit(127);
+}
+
+}  // namespace
+
+AppSupervisor::AppSupervisor(asio::io_context& io, std::string peer, const control::Launch& launch,
+                             ToConsole to_console)
+    : io_(io),
+      peer_(std::move(peer)),
+      app_id_(launch.application_id()),
+      host_(launch.host()),
+      to_console_(std::move(to_console)),
+      stream_(nullptr, io),  // a failed write needs nothing: SIGCHLD reports the app daemon's end
+      kill_timer_(io),
+      watch_(io) {}
+
+std::optional<std::string> AppSupervisor::start(const std::string& appd_path, const Envelope& launch_message,
+                                                AppTable& table) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return std::string("socketpair failed: ") + std::strerror(errno);
+  }
+  const pid_t parent = ::getpid();
+  io_.notify_fork(asio::execution_context::fork_prepare);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int fork_errno = errno;
+    io_.notify_fork(asio::execution_context::fork_parent);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return std::string("fork failed: ") + std::strerror(fork_errno);
+  }
+  if (pid == 0) exec_appd(appd_path, fds[1], parent);
+  io_.notify_fork(asio::execution_context::fork_parent);
+  ::setpgid(pid, pid);  // also from here, so the group exists before any kill
+  ::close(fds[1]);
+  pid_ = pid;
+  stream_.socket().assign(asio::local::stream_protocol(), fds[0]);
+  table.add(pid, weak_from_this());
+  dlog::info(peer_ + ": launched application '" + app_id_ + "' as host " + host_ + ": sluice-appd pid " +
+             std::to_string(pid));
+  send(launch_message);
+  read_next();
+  return std::nullopt;
+}
+
+void AppSupervisor::send(const Envelope& message) { stream_.send(shared_from_this(), message); }
+
+void AppSupervisor::abort(const std::string& reason) {
+  expected_end_ = true;
+  kill(SIGTERM, "the console aborted the run: " + reason);
+}
+
+void AppSupervisor::shutdown(const Envelope& shutdown) {
+  expected_end_ = true;
+  send(shutdown);
+  kill_later(kShutdownGrace, "it did not exit within 3 s of shutdown");
+}
+
+void AppSupervisor::console_gone() {
+  console_gone_ = true;
+  watch_.cancel();
+  if (running()) kill(SIGKILL, "its console is gone");
+  boost::system::error_code ec;
+  stream_.socket().close(ec);
+}
+
+void AppSupervisor::read_next() {
+  auto self = shared_from_this();
+  stream_.read(self, control::kMaxFrame, [self](const FrameRead& r) { self->on_read(r); });
+}
+
+void AppSupervisor::on_read(const FrameRead& r) {
+  using Status = FrameRead::Status;
+  switch (r.status) {
+    case Status::kClosed:
+    case Status::kTruncated:
+    case Status::kFailed:
+      eof_ = true;
+      maybe_report_exit();
+      return;
+    case Status::kBadLength:
+    case Status::kTooLarge:
+      dlog::error(peer_ + ": app daemon sent a bad frame: " + r.problem);
+      return broke_protocol();
+    case Status::kBadBody:
+      dlog::error(peer_ + ": app daemon sent " + r.problem);
+      return broke_protocol();
+    case Status::kMessage:
+      break;
+  }
+  const Envelope& m = r.message;
+  last_heard_ = std::chrono::steady_clock::now();
+  switch (m.body_case()) {
+    case Envelope::kHeartbeat:
+      break;
+    case Envelope::kStarted:
+      if (!started_) {
+        started_ = true;
+        watch();
+      }
+      if (!console_gone_) to_console_(m);
+      break;
+    case Envelope::kAppReady:
+    case Envelope::kUnitDone:
+    case Envelope::kProgress:
+    case Envelope::kFailure:
+      if (!console_gone_) to_console_(m);
+      break;
+    default:
+      dlog::warn(peer_ + ": ignoring " + control::kind(m) + " from the app daemon");
+  }
+  read_next();
+}
+
+void AppSupervisor::broke_protocol() {
+  kill(SIGKILL, "it broke the control protocol");
+  eof_ = true;
+  maybe_report_exit();  // in case it was reaped already
+}
+
+void AppSupervisor::kill(int sig, const std::string& why) {
+  if (pid_ <= 0 || status_) return;
+  dlog::info(peer_ + ": killing sluice-appd pid " + std::to_string(pid_) + " (" + dlog::signal_name(sig) +
+             "): " + why);
+  ::kill(-pid_, sig);
+  if (sig != SIGKILL) kill_later(kKillGrace, "it did not exit within 1 s");
+}
+
+void AppSupervisor::kill_later(std::chrono::steady_clock::duration after, std::string why) {
+  kill_timer_.expires_after(after);
+  kill_timer_.async_wait([self = shared_from_this(), why = std::move(why)](boost::system::error_code ec) {
+    if (ec || self->status_) return;
+    self->kill(SIGKILL, why);
+  });
+}
+
+void AppSupervisor::watch() {
+  watch_.expires_after(std::chrono::milliseconds(500));
+  watch_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || self->status_ || self->console_gone_) return;
+    const auto quiet = std::chrono::steady_clock::now() - self->last_heard_;
+    if (quiet > kAppSilence) {
+      const std::string what = "the app daemon (sluice-appd pid " + std::to_string(self->pid_) +
+                               ") sent no heartbeat for " +
+                               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(quiet).count()) +
+                               " ms (stopped or hung); sluiced killed it";
+      Envelope f;
+      f.mutable_failure()->set_host(self->host_);
+      f.mutable_failure()->set_copy(-1);
+      f.mutable_failure()->set_stage("app daemon");
+      f.mutable_failure()->set_message(what);
+      self->to_console_(f);
+      self->kill(SIGKILL, "it sent no heartbeat for 4 s");
+      return;
+    }
+    self->watch();
+  });
+}
+
+void AppSupervisor::exited(int status) {
+  status_ = status;
+  kill_timer_.cancel();
+  // Anything left in the group (nothing, normally) goes with it.
+  ::kill(-pid_, SIGKILL);
+  std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                                      : "was killed by " + dlog::signal_name(WTERMSIG(status));
+  dlog::log(expected_end_ || (WIFEXITED(status) && WEXITSTATUS(status) == 0) ? dlog::Level::kInfo
+                                                                             : dlog::Level::kWarn,
+            peer_ + ": sluice-appd pid " + std::to_string(pid_) + " (application '" + app_id_ + "') " + how);
+  maybe_report_exit();
+}
+
+void AppSupervisor::maybe_report_exit() {
+  // Report after the app daemon's last messages (a failure, typically) were relayed.
+  if (!status_ || !eof_ || console_gone_) return;
+  const int status = *status_;
+  Envelope e;
+  auto* r = e.mutable_exit_report();
+  r->set_host(host_);
+  r->set_pid(pid_);
+  r->set_exited(WIFEXITED(status));
+  r->set_exit_status(WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+  r->set_signal(WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  r->set_expected(expected_end_);
+  to_console_(e);
+}
+
+// ---- AppTable ----------------------------------------------------------------------------
+
+void AppTable::reap() {
+  int status = 0;
+  pid_t pid;
+  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    auto it = children_.find(pid);
+    if (it == children_.end()) continue;
+    if (auto app = it->second.lock()) {
+      app->exited(status);
+    } else {
+      dlog::info("sluice-appd pid " + std::to_string(pid) + " ended after its console left");
+    }
+    children_.erase(it);
+  }
+}
+
+void AppTable::kill_all() {
+  for (auto& [pid, app] : children_) ::kill(-pid, SIGKILL);
+}
+
+void AppTable::wait_all() {
+  for (auto& [pid, app] : children_) ::waitpid(pid, nullptr, 0);
+}
+
+}  // namespace sluice::sluiced

@@ -1,0 +1,112 @@
+// AppSupervisor: one sluice-appd that sluiced started for a console, and the control
+// socket to it. AppTable: the app daemons alive, by pid, for the SIGCHLD handler.
+//
+// The app daemon runs in a process group of its own (killed with sluiced: PR_SET_PDEATHSIG)
+// with its control socket on fd 3. The supervisor relays what it says to the console, kills
+// its group when asked (abort, shutdown without exit, the console gone) and when it sends
+// no heartbeat for 4 s after it started (hung), and reports how it ended (exit_report) once
+// it has been reaped and its last messages were relayed.
+//
+// Single-threaded: everything on the io_context's thread. Held by its console session and
+// by its handlers in flight; the AppTable holds it weakly.
+#ifndef SLUICE_DAEMONS_APP_SUPERVISOR_H_
+#define SLUICE_DAEMONS_APP_SUPERVISOR_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
+
+#include <boost/asio.hpp>
+
+#include "control/codec.h"
+#include "daemons/frame_stream.h"
+
+namespace sluice::sluiced {
+
+class AppTable;
+
+class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
+ public:
+  // Sends a message to the console the app daemon was launched for.
+  using ToConsole = std::function<void(const control::Envelope&)>;
+
+  // `peer` names the console in log lines ("console #3 (10.0.0.5:41234)").
+  AppSupervisor(boost::asio::io_context& io, std::string peer, const control::Launch& launch, ToConsole to_console);
+
+  // Starts `appd_path` with the control socket on fd 3, registers it in `table` and sends
+  // it `launch_message`. Returns why it could not (socketpair or fork failed: nothing was
+  // started), or nullopt.
+  std::optional<std::string> start(const std::string& appd_path, const control::Envelope& launch_message,
+                                   AppTable& table);
+
+  // Started, and not yet reaped.
+  bool running() const { return pid_ > 0 && !status_; }
+  const std::string& app_id() const { return app_id_; }
+
+  // Passes a console's message (wiring, start_unit) on to the app daemon.
+  void send(const control::Envelope& message);
+  // The console aborts the run: SIGTERM to the group, SIGKILL 1 s later. REQUIRES: running().
+  void abort(const std::string& reason);
+  // The console ends the run: passes `shutdown` on, SIGKILL if the app daemon has not
+  // exited 3 s later. REQUIRES: running().
+  void shutdown(const control::Envelope& shutdown);
+  // The console is gone: SIGKILL to the group (when running), close the socket, and send
+  // the console nothing more.
+  void console_gone();
+  // From the AppTable: the app daemon ended with `status` (waitpid's).
+  void exited(int status);
+
+ private:
+  void read_next();
+  void on_read(const FrameRead& r);
+  // The app daemon sent something that is not a control frame: kill it, read no more.
+  void broke_protocol();
+  // Signals the app daemon's process group (unless it was reaped); after anything but
+  // SIGKILL, SIGKILL follows 1 s later.
+  void kill(int sig, const std::string& why);
+  // SIGKILL `after` from now, unless it was reaped by then (replaces an earlier one).
+  void kill_later(std::chrono::steady_clock::duration after, std::string why);
+  void watch();
+  void maybe_report_exit();
+
+  boost::asio::io_context& io_;
+  const std::string peer_;
+  const std::string app_id_;
+  const std::string host_;
+  const ToConsole to_console_;
+  bool console_gone_ = false;
+  pid_t pid_ = -1;
+  bool expected_end_ = false;  // after shutdown or abort
+  bool eof_ = false;           // nothing more to read from the app daemon
+  std::optional<int> status_;  // once reaped
+  FrameStream<boost::asio::local::stream_protocol::socket> stream_;
+  boost::asio::steady_timer kill_timer_;
+  boost::asio::steady_timer watch_;
+  bool started_ = false;
+  std::chrono::steady_clock::time_point last_heard_;
+};
+
+// The app daemons sluiced started, by pid.
+class AppTable {
+ public:
+  void add(pid_t pid, std::weak_ptr<AppSupervisor> app) { children_[pid] = std::move(app); }
+  // SIGCHLD: reaps every child that ended and tells its supervisor.
+  void reap();
+  // Shutdown: SIGKILL to every app daemon's process group.
+  void kill_all();
+  // Shutdown, after kill_all(): waits for every app daemon to end.
+  void wait_all();
+
+ private:
+  std::map<pid_t, std::weak_ptr<AppSupervisor>> children_;
+};
+
+}  // namespace sluice::sluiced
+
+#endif  // SLUICE_DAEMONS_APP_SUPERVISOR_H_
