@@ -69,7 +69,16 @@ int connect_tcp(const std::string& address, Clock::time_point deadline, std::str
     if (rc != 0 && errno == EINPROGRESS) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       pollfd pfd{fd, POLLOUT, 0};
-      rc = ::poll(&pfd, 1, left > 0 ? static_cast<int>(left) : 0);
+      do {
+        left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        rc = ::poll(&pfd, 1, left > 0 ? static_cast<int>(left) : 0);
+      } while (rc < 0 && errno == EINTR);
+      if (rc < 0) {
+        *error = std::string("cannot connect: poll: ") + std::strerror(errno);
+        ::close(fd);
+        fd = -1;
+        continue;
+      }
       if (rc == 0) {
         *error = "cannot connect: no answer within the timeout";
         ::close(fd);
@@ -93,6 +102,10 @@ int connect_tcp(const std::string& address, Clock::time_point deadline, std::str
   ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // A host daemon that stops reading must not freeze the console in a blocking send: after
+  // this long a send fails, and the host is reported lost like a silent one.
+  timeval send_timeout{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
   return fd;
 }
 

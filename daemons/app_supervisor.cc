@@ -41,7 +41,13 @@ constexpr auto kAppSilence = std::chrono::milliseconds(4000);
   } else {
     ::fcntl(3, F_SETFD, 0);
   }
-  ::close_range(4, ~0U, 0);
+  // Nothing of sluiced's (its listening socket, other consoles' connections: Asio does not
+  // open them close-on-exec) may leak into the app daemon. close_range needs Linux 5.9;
+  // before that, close one by one.
+  if (::close_range(4, ~0U, 0) != 0) {
+    const long max_fd = ::sysconf(_SC_OPEN_MAX);
+    for (long fd = 4; fd < (max_fd > 0 ? max_fd : 65536); ++fd) ::close(static_cast<int>(fd));
+  }
   const char* argv[] = {appd_path.c_str(), "--control-fd", "3", nullptr};
   ::execv(appd_path.c_str(), const_cast<char* const*>(argv));
   const std::string msg = "sluice-appd: cannot execute " + appd_path + ": " + std::strerror(errno) + "\n";

@@ -310,8 +310,15 @@ int main(int argc, char** argv) {
   int fd = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--control-fd" && i + 1 < argc) {
-      fd = std::atoi(argv[++i]);
+    if (arg == "--control-fd") {
+      const char* value = i + 1 < argc ? argv[++i] : "";
+      char* end = nullptr;
+      long parsed = std::strtol(value, &end, 10);
+      if (*value == '\0' || *end != '\0' || parsed < 0 || parsed > 1 << 20) {
+        std::cerr << "sluice-appd: --control-fd needs a file descriptor number, not '" << value << "'\n";
+        return 2;
+      }
+      fd = static_cast<int>(parsed);
     } else if (arg == "--verbose") {
       dlog::min_level() = dlog::Level::kDebug;
     } else {
