@@ -11,10 +11,19 @@
 //   64 B half RTT:     Pinger -> Ponger -> Pinger, one buffer in flight, vs `sockperf
 //                      ping-pong --tcp` (half round trip, as sockperf reports it) and a raw
 //                      TCP ping-pong written here (two processes, blocking send/recv).
-// Usage: net_bench [--reps N] [--quick]
+// Usage: net_bench [--reps N] [--quick] [--peer-netns NS --addr-a IP --addr-b IP]
+//
+// Across a veth pair (bench/net_veth.sh, as root): run net_bench inside namespace A
+// (`ip netns exec A net_bench ...`) with --peer-netns B: the forked host b enters namespace B
+// (setns) before it binds, host a listens on --addr-a and host b on --addr-b, and the peers
+// run across the same pair: iperf3 and sockperf servers in B (`ip netns exec B`), clients in
+// A; the raw ping-pong's echo process and ZeroMQ's PULL side (a forked process) in B.
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -40,6 +49,27 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Where the two hosts live: loopback by default; with --peer-netns, host b (the forked
+// child and every peer's server side) is in that network namespace.
+std::string addr_a = "127.0.0.1";
+std::string addr_b = "127.0.0.1";
+std::string peer_netns;
+
+// Moves the calling process (single-threaded: right after fork) into namespace B.
+void enter_peer_netns() {
+  if (peer_netns.empty()) return;
+  const std::string path = "/var/run/netns/" + peer_netns;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+    std::perror(("setns " + path).c_str());
+    _exit(1);
+  }
+  close(fd);
+}
+
+// A command prefix that runs a peer's server side in host b's namespace.
+std::string in_b() { return peer_netns.empty() ? "" : "ip netns exec " + peer_netns + " "; }
 
 class BenchSource : public sluice::Filter {
  public:
@@ -184,7 +214,9 @@ std::vector<double> run_scenario(const Scenario& scenario, bool parent, int fd, 
   topology.work.assign(static_cast<std::size_t>(reps), "");
   sluice::check_loadable(topology);
   std::vector<double> seconds;
-  sluice::DataPlane plane(topology, scenario.placements, self);
+  sluice::DataPlaneOptions plane_options;
+  plane_options.listen = (parent ? addr_a : addr_b) + ":0";
+  sluice::DataPlane plane(topology, scenario.placements, self, plane_options);
   send_line(fd, plane.listen_address());
   const std::string peer_address = read_line(fd);
   {
@@ -247,12 +279,12 @@ int free_port() {
 // iperf3 single stream, 64 KiB writes, `secs` seconds: MB/s received (0 if unavailable).
 double iperf3_mb_per_s(double secs) {
   const int port = free_port();
-  std::system(("iperf3 -s -1 -p " + std::to_string(port) + " >/dev/null 2>&1 &").c_str());
+  std::system((in_b() + "iperf3 -s -1 -B " + addr_b + " -p " + std::to_string(port) + " >/dev/null 2>&1 &").c_str());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   char t[32];
   std::snprintf(t, sizeof t, "%.1f", secs);
   const std::string json =
-      run_command("iperf3 -c 127.0.0.1 -p " + std::to_string(port) + " -l 64K -t " + t + " -J 2>/dev/null");
+      run_command("iperf3 -c " + addr_b + " -p " + std::to_string(port) + " -l 64K -t " + t + " -J 2>/dev/null");
   // "sum_received": {... "bits_per_second": X ...}
   auto at = json.find("\"sum_received\"");
   if (at == std::string::npos) return 0;
@@ -266,11 +298,11 @@ double iperf3_mb_per_s(double secs) {
 double sockperf_half_rtt_us(std::size_t size, double secs) {
   const int port = free_port();
   const std::string p = std::to_string(port);
-  std::system(("sockperf sr --tcp -i 127.0.0.1 -p " + p + " >/dev/null 2>&1 & echo $! > /tmp/sluice_sockperf.pid").c_str());
+  std::system((in_b() + "sockperf sr --tcp -i " + addr_b + " -p " + p + " >/dev/null 2>&1 & echo $! > /tmp/sluice_sockperf.pid").c_str());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   char t[32];
   std::snprintf(t, sizeof t, "%.0f", std::max(1.0, secs));
-  const std::string out = run_command("sockperf pp --tcp -i 127.0.0.1 -p " + p + " -m " + std::to_string(size) +
+  const std::string out = run_command("sockperf pp --tcp -i " + addr_b + " -p " + p + " -m " + std::to_string(size) +
                                       " -t " + t + " 2>&1");
   std::system("kill $(cat /tmp/sluice_sockperf.pid) 2>/dev/null; rm -f /tmp/sluice_sockperf.pid");
   auto at = out.find("avg-latency=");
@@ -280,16 +312,15 @@ double sockperf_half_rtt_us(std::size_t size, double secs) {
 }
 
 // A raw TCP ping-pong between two processes (blocking send/recv, TCP_NODELAY).
+// The echo side is a forked process on host b (in namespace B with --peer-netns): it binds,
+// tells the parent its port through a pipe, and echoes.
 double raw_half_rtt_us(std::size_t size, int count) {
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  listen(listener, 1);
+  inet_pton(AF_INET, addr_b.c_str(), &addr.sin_addr);
   const int one = 1;
+  int ready[2];
+  if (pipe(ready) != 0) return 0;
   auto exchange = [&](int fd, bool first) {
     std::vector<char> buf(size);
     for (int i = 0; i < count; ++i) {
@@ -304,12 +335,25 @@ double raw_half_rtt_us(std::size_t size, int count) {
   };
   pid_t child = fork();
   if (child == 0) {
+    close(ready[0]);
+    enter_peer_netns();
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+    listen(listener, 1);
+    const std::uint16_t port = addr.sin_port;
+    if (write(ready[1], &port, sizeof port) != sizeof port) _exit(1);
     int fd = accept(listener, nullptr, nullptr);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     exchange(fd, false);
     _exit(0);
   }
-  close(listener);
+  close(ready[1]);
+  std::uint16_t port = 0;
+  if (read(ready[0], &port, sizeof port) != sizeof port) return 0;
+  close(ready[0]);
+  addr.sin_port = port;
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -361,6 +405,66 @@ double zmq_tcp_msgs_per_s(std::size_t size, std::uint64_t count) {
   return static_cast<double>(count) / secs;
 }
 
+// As above, with the PULL side in a forked process on host b (in namespace B): it binds on
+// addr_b, takes the warm-up message, then times `count` messages from the first to the last
+// and reports the seconds through a pipe. Used with --peer-netns.
+double zmq_tcp_msgs_per_s_split(std::size_t size, std::uint64_t count) {
+  int up[2];
+  if (pipe(up) != 0) return 0;
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(up[0]);
+    enter_peer_netns();
+    const int port = free_port();
+    void* ctx = zmq_ctx_new();
+    void* pull = zmq_socket(ctx, ZMQ_PULL);
+    const std::string endpoint = "tcp://" + addr_b + ":" + std::to_string(port);
+    if (zmq_bind(pull, endpoint.c_str()) != 0) _exit(1);
+    double secs = port;
+    if (write(up[1], &secs, sizeof secs) != sizeof secs) _exit(1);
+    char warm[8];
+    zmq_recv(pull, warm, sizeof warm, 0);
+    const auto start = Clock::now();
+    for (std::uint64_t i = 0; i < count; ++i) {
+      zmq_msg_t msg;
+      zmq_msg_init(&msg);
+      zmq_msg_recv(&msg, pull, 0);
+      zmq_msg_close(&msg);
+    }
+    secs = std::chrono::duration<double>(Clock::now() - start).count();
+    if (write(up[1], &secs, sizeof secs) != sizeof secs) _exit(1);
+    zmq_close(pull);
+    zmq_ctx_term(ctx);
+    _exit(0);
+  }
+  close(up[1]);
+  double value = 0;
+  if (read(up[0], &value, sizeof value) != sizeof value) {
+    waitpid(child, nullptr, 0);
+    return 0;
+  }
+  void* ctx = zmq_ctx_new();
+  void* push = zmq_socket(ctx, ZMQ_PUSH);
+  const std::string endpoint = "tcp://" + addr_b + ":" + std::to_string(static_cast<int>(value));
+  zmq_connect(push, endpoint.c_str());
+  zmq_send(push, "x", 1, 0);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    zmq_msg_t msg;
+    zmq_msg_init_size(&msg, size);
+    std::memcpy(zmq_msg_data(&msg), &i, std::min<std::size_t>(size, 8));
+    zmq_msg_send(&msg, push, 0);
+  }
+  const bool ok = read(up[0], &value, sizeof value) == sizeof value;
+  close(up[0]);
+  waitpid(child, nullptr, 0);
+  int zero = 0;
+  zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
+  zmq_close(push);
+  zmq_ctx_term(ctx);
+  return ok && value > 0 ? static_cast<double>(count) / value : 0;
+}
+
 std::string si(double v) {
   char text[32];
   if (v >= 1e6) std::snprintf(text, sizeof text, "%.2fM", v / 1e6);
@@ -383,6 +487,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--peer-netns") == 0 && i + 1 < argc) peer_netns = argv[++i];
+    if (std::strcmp(argv[i], "--addr-a") == 0 && i + 1 < argc) addr_a = argv[++i];
+    if (std::strcmp(argv[i], "--addr-b") == 0 && i + 1 < argc) addr_b = argv[++i];
   }
   const std::uint64_t big_count = quick ? 5000 : 40000;        // 64 KiB buffers
   const std::uint64_t small_count = quick ? 200000 : 2000000;  // 100 B buffers
@@ -402,6 +509,7 @@ int main(int argc, char** argv) {
   const pid_t child = fork();
   if (child == 0) {
     close(fds[0]);
+    enter_peer_netns();
     try {
       for (const Scenario& s : scenarios) run_scenario(s, false, fds[1], reps, [](int) {});
     } catch (const std::exception& e) {
@@ -421,7 +529,8 @@ int main(int argc, char** argv) {
       if (iperf) iperf_mb.push_back(iperf3_mb_per_s(quick ? 1 : 2));
     });
     small = run_scenario(scenarios[1], true, fd, reps, [&](int) {
-      zmq_msgs.push_back(zmq_tcp_msgs_per_s(100, small_count));
+      zmq_msgs.push_back(peer_netns.empty() ? zmq_tcp_msgs_per_s(100, small_count)
+                                            : zmq_tcp_msgs_per_s_split(100, small_count));
     });
     ping = run_scenario(scenarios[2], true, fd, reps, [&](int) {
       if (sockperf) sockperf_us.push_back(sockperf_half_rtt_us(64, quick ? 1 : 2));
@@ -441,7 +550,15 @@ int main(int argc, char** argv) {
   for (double& s : ping) s = s / static_cast<double>(pings) / 2 * 1e6;
   int major, minor, patch;
   zmq_version(&major, &minor, &patch);
-  std::printf("## Remote C++ -> C++ stream over loopback (two processes, DataPlane over TCP)\n\n");
+  if (peer_netns.empty()) {
+    std::printf("## Remote C++ -> C++ stream over loopback (two processes, DataPlane over TCP)\n\n");
+  } else {
+    std::printf("## Remote C++ -> C++ stream across a veth pair (two network namespaces, %s -> %s)\n\n",
+                addr_a.c_str(), addr_b.c_str());
+    std::printf("Host a and every peer's client side run in one namespace, host b and every peer's\n"
+                "server side (iperf3 -s, sockperf sr, the raw echo, ZeroMQ's PULL in its own process)\n"
+                "in the other; all traffic crosses the veth pair.\n\n");
+  }
   std::printf("Medians of %d interleaved repetitions. Host a (parent process) runs the producer, host b\n"
               "(forked child) the consumer; each has its own Engine, DataPlane and I/O thread.\n"
               "64 KiB: depth 32; 100 B: depth 1024 (ZeroMQ's default high-water mark is 1000).\n\n", reps);

@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
 # Runs every benchmark and prints Markdown (make bench tees it to bench/out/).
+# Root-only parts (network namespaces and a veth pair) say so and are skipped when not root.
 set -euo pipefail
 BUILD=${1:-build}
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPS=${BENCH_REPS:-5}
 echo "# sluice benchmarks — $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r)"
 echo
-echo "Command: \`make bench\` (bench/run.sh $BUILD)"
+echo "Command: \`make bench\` (bench/run.sh $BUILD); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-"$BUILD/bench/local_stream_bench" --reps "${BENCH_REPS:-5}"
+"$BUILD/bench/local_stream_bench" --reps "$REPS"
 echo
-"$BUILD/bench/net_bench" --reps "${BENCH_REPS:-5}"
+"$BUILD/bench/net_bench" --reps "$REPS"
+echo
+# The same comparisons across a veth pair between two network namespaces (root only).
+"$HERE/net_veth.sh" "$BUILD" --reps "$REPS"
 if [ -x "$BUILD/bench/java_bench" ]; then
   echo
-  "$BUILD/bench/java_bench" --reps "${BENCH_REPS:-5}"
+  "$BUILD/bench/java_bench" --reps "$REPS"
+fi
+echo
+# The seed's producer/consumer table (veth between namespaces as root, else loopback ports),
+# with its plot bench/seed_table.png. Debian's python3 has python3-matplotlib; a python3
+# from elsewhere (pyenv) may not, and the script then falls back to gnuplot.
+if [ -f "$BUILD/bench/libseed_filters.so" ] && [ -f "$BUILD/bench/java_bench_filters.jar" ]; then
+  PY=/usr/bin/python3
+  [ -x "$PY" ] || PY=python3
+  "$PY" "$HERE/seed_table.py" --build "$BUILD" --reps "${SEED_REPS:-3}"
+else
+  echo "## The seed's producer/consumer table"
+  echo
+  echo "Skipped: needs the Java build (SLUICE_BUILD_JAVA) for bench/java_bench_filters.jar."
 fi

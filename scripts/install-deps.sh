@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libyaml-cpp-dev libgtest-dev nlohmann-json3-dev libcli11-dev   # core, console, tests
   libzmq3-dev iperf3 sockperf                                    # benchmark peers
+  python3-matplotlib                                             # bench/seed_table.py's plot
   libboost-dev libprotobuf-dev protobuf-compiler libssl-dev      # daemons: Asio, control, auth
   iproute2 python3                                               # daemons' tests (ip netns, ss)
   clang libclang-rt-14-dev                                       # libFuzzer runs of the decoders
