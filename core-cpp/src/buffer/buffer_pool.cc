@@ -67,6 +67,7 @@ std::optional<Buffer> BufferPool::try_acquire() {
 }
 
 Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
+  not_empty_.throw_if_aborted();
   detail::Slot* slot = nullptr;
   std::uint64_t slept = not_empty_.wait([&] { return free_.try_pop(slot); });
   if (blocked_ns != nullptr) *blocked_ns += slept;

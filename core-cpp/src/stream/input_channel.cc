@@ -33,6 +33,7 @@ std::size_t InputChannel::free_room() const noexcept {
 }
 
 std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns) {
+  not_empty_.throw_if_aborted();
   while (marks_seen_ < upstream_copies_) {
     Item item;
     if (!ring_.try_pop(item)) {

@@ -312,3 +312,24 @@ TEST_F(InputChannelTest, DestroyingTheChannelReturnsUnreadBuffers) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// After an abort every read throws, even one that would find a buffer waiting: a filter
+// that catches Aborted and reads on must not carry on as if nothing happened.
+TEST(InputChannelAbortTest, PopThrowsAfterAbortEvenWithDataWaiting) {
+  RunSignal signal;
+  Waiter room(signal);
+  BufferPool pool("p", 64, 4, signal);
+  InputChannel channel(8, 1, signal, room);
+  Buffer b = pool.acquire(nullptr);
+  ASSERT_TRUE(channel.try_push(Item{detail::BufferAccess::unwrap(b), 0, 0, 1}));
+  signal.abort();
+  std::uint64_t blocked = 0;
+  EXPECT_THROW(channel.pop(&blocked), Aborted);
+  EXPECT_THROW(pool.acquire(nullptr), Aborted) << "a free block is there, but the run is over";
+}
+
+}  // namespace
+}  // namespace sluice

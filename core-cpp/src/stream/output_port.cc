@@ -78,6 +78,7 @@ void OutputPort::push_demand_driven(const Item& item) {
 }
 
 void OutputPort::write(Buffer&& buffer) {
+  room_.throw_if_aborted();
   if (!open_ || !buffer.valid() || buffer.size() > pool_.buffer_size()) throw_bad_write(buffer);
   const std::uint32_t size = detail::BufferAccess::size(buffer);
   Item item{nullptr, size, producer_, buffer.key()};

@@ -65,6 +65,12 @@ class Waiter {
     return now_ns() - start;
   }
 
+  // Throws sluice::Aborted if the run is aborted. Blocking calls check on entry, so that
+  // after an abort every read, write and allocate throws, even one that would not wait.
+  void throw_if_aborted() const {
+    if (signal_.aborted()) throw Aborted();
+  }
+
   // Tells sleepers that the condition may have changed. Call after the state change
   // (push, pop, release) is visible. One load and no fence when nobody sleeps (the
   // sleeper pays with a membarrier instead: see asymmetric_barrier.h); the first
