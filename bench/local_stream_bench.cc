@@ -21,6 +21,7 @@
 
 #include "runtime/backends.h"
 #include "runtime/engine.h"
+#include "bench_common.h"
 #include "sluice/sluice.h"
 #include "topology/size.h"
 #include "topology/topology.h"
@@ -29,41 +30,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class BenchSource : public sluice::Filter {
- public:
-  void process(sluice::Context& ctx) override {
-    auto& out = ctx.output("out");
-    const std::uint64_t count = ctx.arg<std::uint64_t>("count");
-    const std::size_t size = ctx.arg<std::size_t>("size");
-    for (std::uint64_t i = 0; i < count; ++i) {
-      sluice::Buffer b = out.allocate();
-      b.resize(size);
-      std::memcpy(b.data(), &i, std::min<std::size_t>(size, 8));
-      out.write(std::move(b));
-    }
-  }
-};
-
-class BenchSink : public sluice::Filter {
- public:
-  void process(sluice::Context& ctx) override {
-    auto& in = ctx.input("in");
-    std::uint64_t sum = 0;
-    while (auto b = in.read()) sum += static_cast<std::uint8_t>(b->data()[0]);
-    sink_ = sum;
-  }
-  volatile std::uint64_t sink_ = 0;
-};
+using bench::BenchSink;
+using bench::BenchSource;
+using bench::median;
+using bench::si;
 
 struct Result {
   double msgs_per_s = 0;
   double mb_per_s = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
-}
 
 std::size_t depth_for(std::size_t size) { return size <= 1024 ? 256 : 16; }
 
@@ -145,14 +120,6 @@ std::uint64_t count_for(std::size_t size, bool quick) {
   std::uint64_t n = size <= 100 ? 2000000 : size <= 1000 ? 1000000 : size <= 10000 ? 300000
                   : size <= 65536 ? 100000 : 5000;
   return quick ? n / 10 : n;
-}
-
-std::string si(double v) {
-  char text[32];
-  if (v >= 1e6) std::snprintf(text, sizeof text, "%.2fM", v / 1e6);
-  else if (v >= 1e3) std::snprintf(text, sizeof text, "%.1fk", v / 1e3);
-  else std::snprintf(text, sizeof text, "%.0f", v);
-  return text;
 }
 
 }  // namespace

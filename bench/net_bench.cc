@@ -43,6 +43,7 @@
 #include "net/data_plane.h"
 #include "runtime/backends.h"
 #include "runtime/engine.h"
+#include "bench_common.h"
 #include "sluice/sluice.h"
 #include "topology/topology.h"
 
@@ -71,31 +72,10 @@ void enter_peer_netns() {
 // A command prefix that runs a peer's server side in host b's namespace.
 std::string in_b() { return peer_netns.empty() ? "" : "ip netns exec " + peer_netns + " "; }
 
-class BenchSource : public sluice::Filter {
- public:
-  void process(sluice::Context& ctx) override {
-    auto& out = ctx.output("out");
-    const std::uint64_t count = ctx.arg<std::uint64_t>("count");
-    const std::size_t size = ctx.arg<std::size_t>("size");
-    for (std::uint64_t i = 0; i < count; ++i) {
-      sluice::Buffer b = out.allocate();
-      b.resize(size);
-      std::memcpy(b.data(), &i, std::min<std::size_t>(size, 8));
-      out.write(std::move(b));
-    }
-  }
-};
-
-class BenchSink : public sluice::Filter {
- public:
-  void process(sluice::Context& ctx) override {
-    auto& in = ctx.input("in");
-    std::uint64_t sum = 0;
-    while (auto b = in.read()) sum += static_cast<std::uint8_t>(b->data()[0]);
-    sink_ = sum;
-  }
-  volatile std::uint64_t sink_ = 0;
-};
+using bench::BenchSink;
+using bench::BenchSource;
+using bench::median;
+using bench::si;
 
 // Sends one buffer, waits for it to come back (through Catcher, its neighbour in the same
 // process: sluice graphs are acyclic), `count` times.
@@ -139,11 +119,6 @@ class Ponger : public sluice::Filter {
     while (auto b = in.read()) out.write(std::move(*b));
   }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
-}
 
 // ---- the parent/child control line ----
 void send_line(int fd, const std::string& line) {
@@ -463,14 +438,6 @@ double zmq_tcp_msgs_per_s_split(std::size_t size, std::uint64_t count) {
   zmq_close(push);
   zmq_ctx_term(ctx);
   return ok && value > 0 ? static_cast<double>(count) / value : 0;
-}
-
-std::string si(double v) {
-  char text[32];
-  if (v >= 1e6) std::snprintf(text, sizeof text, "%.2fM", v / 1e6);
-  else if (v >= 1e3) std::snprintf(text, sizeof text, "%.1fk", v / 1e3);
-  else std::snprintf(text, sizeof text, "%.0f", v);
-  return text;
 }
 
 }  // namespace
