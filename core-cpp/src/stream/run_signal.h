@@ -18,6 +18,7 @@ class RunSignal {
   // Measured on 2 cores (bench/RESULTS.md): a 2 us spin catches a peer on the other
   // core; yielding up to 50 us serves a peer on our core, and when copies outnumber
   // cores it lets a runnable copy work instead of paying a futex sleep and wake-up.
+  // The Engine drops the yield phase when it pins copies to CPUs of their own.
   struct Patience {
     std::uint64_t spin_ns = 2000;
     std::uint64_t yield_ns = 50000;
