@@ -46,33 +46,30 @@ void ContextImpl::throw_unconnected(const char* kind, std::string_view port,
   throw Error(message);
 }
 
-InputStream& ContextImpl::input(std::string_view port) {
-  for (auto& input : inputs_) {
-    if (input->name() == port) return *input;
+namespace {
+// The port named `name`, or nullptr.
+template <typename Port>
+Port* find_port(const std::vector<std::unique_ptr<Port>>& ports, std::string_view name) {
+  for (const auto& port : ports) {
+    if (port->name() == name) return port.get();
   }
+  return nullptr;
+}
+}  // namespace
+
+InputStream& ContextImpl::input(std::string_view port) {
+  if (InputPort* found = find_port(inputs_, port)) return *found;
   throw_unconnected("input", port, inputs_);
 }
 
 OutputStream& ContextImpl::output(std::string_view port) {
-  for (auto& output : outputs_) {
-    if (output->name() == port) return *output;
-  }
+  if (OutputPort* found = find_port(outputs_, port)) return *found;
   throw_unconnected("output", port, outputs_);
 }
 
-bool ContextImpl::has_input(std::string_view port) const {
-  for (const auto& input : inputs_) {
-    if (input->name() == port) return true;
-  }
-  return false;
-}
+bool ContextImpl::has_input(std::string_view port) const { return find_port(inputs_, port) != nullptr; }
 
-bool ContextImpl::has_output(std::string_view port) const {
-  for (const auto& output : outputs_) {
-    if (output->name() == port) return true;
-  }
-  return false;
-}
+bool ContextImpl::has_output(std::string_view port) const { return find_port(outputs_, port) != nullptr; }
 
 const std::string* ContextImpl::find_arg(std::string_view key) const {
   auto found = spec_.args.find(std::string(key));

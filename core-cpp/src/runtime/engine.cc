@@ -44,6 +44,10 @@ struct Engine::State {
   RunSignal signal;
   Graph graph;
   std::vector<std::unique_ptr<CopyRunner>> copies;
+  // Every port in this process with the index of its stream, for stream_stats(). The
+  // ports belong to the copies' contexts.
+  std::vector<std::pair<std::size_t, const OutputPort*>> producer_ports;
+  std::vector<std::pair<std::size_t, const InputPort*>> consumer_ports;
 
   std::mutex mu;  // guards everything below
   std::condition_variable changed;
@@ -208,18 +212,22 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     }
     return nullptr;  // runs in another process
   };
-  for (auto& stream : s.graph.streams()) {
-    const topo::StreamSpec& spec = *stream->spec;
-    for (int p = 0; p < stream->producer_copies; ++p) {
+  for (std::size_t i = 0; i < s.graph.streams().size(); ++i) {
+    StreamRuntime& stream = *s.graph.streams()[i];
+    const topo::StreamSpec& spec = *stream.spec;
+    for (int p = 0; p < stream.producer_copies; ++p) {
       if (CopyRunner* producer = copy_of(spec.from.filter, p)) {
-        producer->context->add_output(std::make_unique<OutputPort>(
-            spec.from.port, stream->label, spec.policy, *stream->pool, stream->endpoints,
-            *stream->room, static_cast<std::uint32_t>(p)));
+        auto port = std::make_unique<OutputPort>(spec.from.port, stream.label, spec.policy, *stream.pool,
+                                                 stream.endpoints, *stream.room, static_cast<std::uint32_t>(p));
+        s.producer_ports.push_back({i, port.get()});
+        producer->context->add_output(std::move(port));
       }
     }
-    for (int c = 0; c < stream->consumer_copies; ++c) {
+    for (int c = 0; c < stream.consumer_copies; ++c) {
       if (CopyRunner* consumer = copy_of(spec.to.filter, c)) {
-        consumer->context->add_input(std::make_unique<InputPort>(spec.to.port, *stream->channels[c]));
+        auto port = std::make_unique<InputPort>(spec.to.port, *stream.channels[c]);
+        s.consumer_ports.push_back({i, port.get()});
+        consumer->context->add_input(std::move(port));
       }
     }
   }
@@ -294,25 +302,13 @@ std::vector<StreamStats> Engine::stream_stats() const {
     stats.consumer_copies = stream->consumer_copies;
     out.push_back(stats);
   }
-  for (const auto& copy : state_->copies) {
-    for (const auto& port : copy->context->outputs()) {
-      for (std::size_t i = 0; i < state_->graph.streams().size(); ++i) {
-        const topo::StreamSpec& spec = *state_->graph.streams()[i]->spec;
-        if (spec.from.filter == copy->spec->name && spec.from.port == port->name()) {
-          out[i].buffers += port->counters().buffers.get();
-          out[i].bytes += port->counters().bytes.get();
-          out[i].producer_blocked_ns += port->counters().blocked_ns.get();
-        }
-      }
-    }
-    for (const auto& port : copy->context->inputs()) {
-      for (std::size_t i = 0; i < state_->graph.streams().size(); ++i) {
-        const topo::StreamSpec& spec = *state_->graph.streams()[i]->spec;
-        if (spec.to.filter == copy->spec->name && spec.to.port == port->name()) {
-          out[i].consumer_blocked_ns += port->counters().blocked_ns.get();
-        }
-      }
-    }
+  for (const auto& [stream, port] : state_->producer_ports) {
+    out[stream].buffers += port->counters().buffers.get();
+    out[stream].bytes += port->counters().bytes.get();
+    out[stream].producer_blocked_ns += port->counters().blocked_ns.get();
+  }
+  for (const auto& [stream, port] : state_->consumer_ports) {
+    out[stream].consumer_blocked_ns += port->counters().blocked_ns.get();
   }
   return out;
 }

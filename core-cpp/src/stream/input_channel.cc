@@ -4,8 +4,7 @@ namespace sluice {
 
 InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal,
                            Waiter& room)
-    : depth_(depth),
-      upstream_copies_(upstream_copies),
+    : upstream_copies_(upstream_copies),
       ring_(depth),
       not_empty_(signal),
       room_(room) {}

@@ -56,7 +56,6 @@ class InputChannel final : public Endpoint {
   std::size_t depth() const { return ring_.capacity(); }
 
  private:
-  const std::size_t depth_;
   const int upstream_copies_;
   MpmcRing<Item> ring_;
   Waiter not_empty_;
