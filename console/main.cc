@@ -5,6 +5,7 @@
 
 #include "console/commands.h"
 #include "console/exit_codes.h"
+#include "console/remote.h"
 
 int main(int argc, char** argv) {
   using namespace sluice::console;
@@ -15,7 +16,8 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "check a topology, load its code, print the plan");
   validate->add_option("TOPOLOGY", validate_path, "the topology file (YAML)")->required();
   std::string validate_hosts, validate_token;
-  validate->add_option("--hosts", validate_hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:");
+  validate->add_option("--hosts", validate_hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
+      ->check(hosts_option_problem);
   validate->add_option("--token-file", validate_token, "the shared token (default ~/.config/sluice/token)");
 
   RunOptions run;
@@ -24,7 +26,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--work", run.work,
                       "a unit of work's payload; repeat for several (replaces the topology's work:)");
   run_cmd->add_option("--metrics", run.metrics_path, "write the run's metrics as JSON to FILE");
-  run_cmd->add_option("--hosts", run.hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:");
+  run_cmd->add_option("--hosts", run.hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
+      ->check(hosts_option_problem);
   run_cmd->add_option("--token-file", run.token_file, "the shared token (default ~/.config/sluice/token)");
   bool no_progress = false;
   run_cmd->add_flag("--no-progress", no_progress, "no live progress line, even on a terminal");

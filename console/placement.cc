@@ -1,5 +1,6 @@
 // Which host daemons a run uses (--hosts) and where every copy runs (console/remote.h).
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "console/host_client.h"
@@ -8,16 +9,35 @@
 
 namespace sluice::console {
 
-void apply_hosts_option(topo::Topology& topology, const std::string& hosts) {
+namespace {
+bool valid_port(const std::string& port) {
+  if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit)) return false;
+  const int n = std::stoi(port);
+  return n >= 1 && n <= 65535;
+}
+}  // namespace
+
+std::string hosts_option_problem(const std::string& hosts) {
   std::stringstream ss(hosts);
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
     std::string h, p;
-    if (eq == std::string::npos || eq == 0 || !split_address(item.substr(eq + 1), &h, &p)) {
-      throw Error("--hosts: '" + item + "' is not NAME=ADDR:PORT, e.g. a=127.0.0.1:7700");
+    if (eq == std::string::npos || eq == 0 || !split_address(item.substr(eq + 1), &h, &p) || !valid_port(p)) {
+      return "'" + item + "' is not NAME=ADDR:PORT (port 1-65535), e.g. a=127.0.0.1:7700";
     }
+  }
+  return "";
+}
+
+void apply_hosts_option(topo::Topology& topology, const std::string& hosts) {
+  if (std::string problem = hosts_option_problem(hosts); !problem.empty()) throw Error("--hosts: " + problem);
+  std::stringstream ss(hosts);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
     const std::string name = item.substr(0, eq);
     auto it = std::find_if(topology.hosts.begin(), topology.hosts.end(),
                            [&](const topo::HostSpec& s) { return s.name == name; });

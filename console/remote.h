@@ -14,6 +14,8 @@ namespace sluice::console {
 
 // Applies --hosts "a=ADDR:PORT,b=ADDR:PORT": replaces the addresses of hosts the topology
 // lists and adds the others. Throws sluice::Error on a malformed list.
+// "" when `hosts` (the --hosts value) is a valid NAME=ADDR:PORT,... list, else what is wrong.
+std::string hosts_option_problem(const std::string& hosts);
 void apply_hosts_option(topo::Topology& topology, const std::string& hosts);
 
 // Where every copy runs: by place: when the filter has one (copies numbered in place:

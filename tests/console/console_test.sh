@@ -96,6 +96,8 @@ expect_in "$work/out" "tokenize.out -> count.in: by_key, 64B buffers, depth 256"
 # --- usage errors: status 2 -------------------------------------------------------------
 expect_status 2 "no command" -- "$sluice"
 expect_status 2 "unknown option" -- "$sluice" run "$src/examples/wordcount.yaml" --frobnicate
+expect_status 2 "malformed --hosts" -- "$sluice" run "$src/examples/wordcount.yaml" --hosts a=127.0.0.1:99999
+expect_in "$work/err" "'a=127.0.0.1:99999' is not NAME=ADDR:PORT (port 1-65535)" "--hosts message"
 
 # --- SIGINT cancels: status 130 ----------------------------------------------------------
 cat > "$work/forever.yaml" <<YAML
