@@ -1,5 +1,6 @@
 // What the benchmarks share: a source and a sink that do as little as possible per buffer
-// (so the stream's own cost is what gets measured), medians, and compact number formatting.
+// (so the stream's own cost is what gets measured), the common command-line options, buffer
+// counts and stream depths per size, medians, and compact number formatting.
 // Each benchmark registers the filters it uses with SLUICE_FILTER in its own .cc.
 #ifndef SLUICE_BENCH_BENCH_COMMON_H_
 #define SLUICE_BENCH_BENCH_COMMON_H_
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -42,6 +44,39 @@ class BenchSink : public sluice::Filter {
   }
   volatile std::uint64_t sink_ = 0;
 };
+
+// --reps N (default 5) and --quick, shared by every benchmark.
+struct Options {
+  int reps = 5;
+  bool quick = false;
+};
+
+// Parses --reps and --quick; `extra(argv, i)` sees every argument after them (in the same
+// pass, so it may consume values with ++i) for a benchmark's own options.
+template <class Extra>
+Options parse_options(int argc, char** argv, Extra&& extra) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) o.reps = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--quick") == 0) o.quick = true;
+    extra(argv, i);
+  }
+  return o;
+}
+
+inline Options parse_options(int argc, char** argv) {
+  return parse_options(argc, argv, [](char**, int&) {});
+}
+
+// Buffers per run for a buffer size (a tenth with --quick).
+inline std::uint64_t count_for(std::size_t size, bool quick) {
+  std::uint64_t n = size <= 100 ? 2000000 : size <= 1000 ? 1000000 : size <= 10000 ? 300000
+                  : size <= 65536 ? 100000 : 5000;
+  return quick ? n / 10 : n;
+}
+
+// Stream depth for a buffer size: 256 buffers up to 1 KiB, 16 above.
+inline std::size_t depth_for(std::size_t size) { return size <= 1024 ? 256 : 16; }
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

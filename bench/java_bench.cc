@@ -25,6 +25,7 @@
 
 #include "runtime/backends.h"
 #include "runtime/engine.h"
+#include "bench_common.h"
 #include "sluice/sluice.h"
 #include "topology/size.h"
 #include "topology/topology.h"
@@ -32,6 +33,10 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+using bench::count_for;
+using bench::depth_for;
+using bench::median;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -88,11 +93,6 @@ class BenchNoop : public sluice::Filter {
   void process(sluice::Context&) override {}
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
-}
-
 std::string java(const std::string& cls) {
   return "{lang: java, class: org.sluice.bench." + cls + ", classpath: [" JAVA_BENCH_JAR "]";
 }
@@ -111,8 +111,6 @@ double run_unit(const sluice::topo::Topology& t) {
   if (auto f = engine.run_unit(0, "")) throw sluice::Error(f->str());
   return ms_since(start) / 1e3;
 }
-
-std::size_t depth_for(std::size_t size) { return size <= 1024 ? 256 : 16; }
 
 std::string stream(const char* from, const char* to, std::size_t size) {
   return "  - {from: " + std::string(from) + ", to: " + to + ", buffer_size: " + std::to_string(size) +
@@ -141,12 +139,6 @@ double pair_mb_per_s(bool in_java, std::size_t size, std::uint64_t count, bool f
                            "  sink: " + (in_java ? java("Sink") : std::string("{class: BenchSink")) + ", " + sink_args + "\n"
                            "streams:\n" + stream("src.out", "sink.in", size);
   return static_cast<double>(count) * static_cast<double>(size) / run_unit(parse(yaml)) / 1e6;
-}
-
-std::uint64_t count_for(std::size_t size, bool quick) {
-  std::uint64_t n = size <= 100 ? 2000000 : size <= 1000 ? 1000000 : size <= 10000 ? 300000
-                  : size <= 65536 ? 100000 : 5000;
-  return quick ? n / 10 : n;
 }
 
 // One fresh-process sample of the first Java filter: prints "jvm check create unit" in ms.
@@ -188,13 +180,13 @@ SLUICE_FILTER(BenchSink)
 SLUICE_FILTER(BenchNoop)
 
 int main(int argc, char** argv) {
-  int reps = 5;
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::atoi(argv[++i]);
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-    if (std::strcmp(argv[i], "--first-filter") == 0) return first_filter();
-  }
+  bool first_only = false;
+  const bench::Options options = bench::parse_options(argc, argv, [&](char** arg, int& i) {
+    if (std::strcmp(arg[i], "--first-filter") == 0) first_only = true;
+  });
+  if (first_only) return first_filter();
+  const int reps = options.reps;
+  const bool quick = options.quick;
 
   // The first Java filter, in fresh processes (one JVM per process).
   std::array<std::vector<double>, 5> first;

@@ -32,6 +32,8 @@ using Clock = std::chrono::steady_clock;
 
 using bench::BenchSink;
 using bench::BenchSource;
+using bench::count_for;
+using bench::depth_for;
 using bench::median;
 using bench::si;
 
@@ -39,8 +41,6 @@ struct Result {
   double msgs_per_s = 0;
   double mb_per_s = 0;
 };
-
-std::size_t depth_for(std::size_t size) { return size <= 1024 ? 256 : 16; }
 
 // One sluice run: `copies` sources -> `copies` sinks, `count` buffers per source.
 Result run_sluice(std::size_t size, std::uint64_t count, int copies) {
@@ -116,24 +116,15 @@ Result run_zmq(std::size_t size, std::uint64_t count, bool copy_mode) {
   return {msgs / secs, msgs * static_cast<double>(size) / secs / 1e6};
 }
 
-std::uint64_t count_for(std::size_t size, bool quick) {
-  std::uint64_t n = size <= 100 ? 2000000 : size <= 1000 ? 1000000 : size <= 10000 ? 300000
-                  : size <= 65536 ? 100000 : 5000;
-  return quick ? n / 10 : n;
-}
-
 }  // namespace
 
 SLUICE_FILTER(BenchSource)
 SLUICE_FILTER(BenchSink)
 
 int main(int argc, char** argv) {
-  int reps = 5;
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::atoi(argv[++i]);
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-  }
+  const bench::Options options = bench::parse_options(argc, argv);
+  const int reps = options.reps;
+  const bool quick = options.quick;
   int major, minor, patch;
   zmq_version(&major, &minor, &patch);
   std::printf("## Local C++ -> C++ stream vs ZeroMQ %d.%d.%d inproc PUSH/PULL\n\n", major, minor, patch);

@@ -449,15 +449,13 @@ SLUICE_FILTER(Ponger)
 SLUICE_FILTER(Catcher)
 
 int main(int argc, char** argv) {
-  int reps = 5;
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::atoi(argv[++i]);
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-    if (std::strcmp(argv[i], "--peer-netns") == 0 && i + 1 < argc) peer_netns = argv[++i];
-    if (std::strcmp(argv[i], "--addr-a") == 0 && i + 1 < argc) addr_a = argv[++i];
-    if (std::strcmp(argv[i], "--addr-b") == 0 && i + 1 < argc) addr_b = argv[++i];
-  }
+  const bench::Options options = bench::parse_options(argc, argv, [&](char** arg, int& i) {
+    if (std::strcmp(arg[i], "--peer-netns") == 0 && i + 1 < argc) peer_netns = arg[++i];
+    if (std::strcmp(arg[i], "--addr-a") == 0 && i + 1 < argc) addr_a = arg[++i];
+    if (std::strcmp(arg[i], "--addr-b") == 0 && i + 1 < argc) addr_b = arg[++i];
+  });
+  const int reps = options.reps;
+  const bool quick = options.quick;
   const std::uint64_t big_count = quick ? 5000 : 40000;        // 64 KiB buffers
   const std::uint64_t small_count = quick ? 200000 : 2000000;  // 100 B buffers
   const std::uint64_t pings = quick ? 2000 : 20000;

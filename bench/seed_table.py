@@ -20,7 +20,6 @@ log-log plot (matplotlib if installed, else gnuplot).
 """
 import argparse
 import os
-import re
 import shutil
 import signal
 import statistics
@@ -30,6 +29,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "daemons"))
+import harness  # noqa: E402  (the daemon tests' helpers: sluiced processes, tokens, cleanup)
 SIZES = [10, 100, 1000, 10000, 100000]
 PAIRS = [("cpp", "cpp"), ("cpp", "java"), ("java", "cpp"), ("java", "java")]
 NAME = {"cpp": "C++", "java": "Java"}
@@ -54,14 +55,6 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def ip(*args, check=True):
     p = subprocess.run(["ip"] + list(args), capture_output=True, text=True)
     if check and p.returncode != 0:
@@ -69,24 +62,18 @@ def ip(*args, check=True):
     return p
 
 
-class Hosts:
+class Hosts(harness.Harness):
     """Two sluiced daemons (in two namespaces joined by veth, or on loopback); a context
-    manager that leaves nothing behind."""
+    manager that leaves nothing behind (harness.Harness stops the daemons, kills any app
+    daemon left, runs self.cleanups last-in first-out and removes the directory)."""
 
     def __init__(self, build, mode):
-        self.build = os.path.abspath(build)
+        super().__init__(build, os.path.dirname(HERE), prefix="sluice-seed-")
         self.mode = mode
-        self.cleanups = []
-        self.daemons = []  # (name, Popen, log path)
         self.ns = {}
 
     def __enter__(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="sluice-seed-")
-        self.dir = self.tmp.name
-        self.token = os.path.join(self.dir, "token")
-        with open(self.token, "w") as f:
-            f.write(os.urandom(24).hex() + "\n")
-        os.chmod(self.token, 0o600)
+        super().__enter__()
         try:
             self._setup()
         except BaseException:
@@ -118,76 +105,17 @@ class Hosts:
                 ip("-n", ns, "link", "set", dev, "up")
                 ip("-n", ns, "link", "set", "lo", "up")
             self.ns = {"a": ns_a, "b": ns_b}
-            self.address = {"a": self._start("a", "10.77.1.1:7700", ns_a),
-                            "b": self._start("b", "10.77.1.2:7700", ns_b)}
+            self.address = {"a": self.start("a", "10.77.1.1:7700", netns=ns_a).address,
+                            "b": self.start("b", "10.77.1.2:7700", netns=ns_b).address}
         else:
-            self.address = {"a": self._start("a", "127.0.0.1:0"), "b": self._start("b", "127.0.0.1:0")}
+            self.address = {"a": self.start("a").address, "b": self.start("b").address}
 
-    def _start(self, name, listen, netns=None):
-        path = os.path.join(self.dir, f"sluiced-{name}.log")
-        logf = open(path, "w")
-        cmd = [os.path.join(self.build, "daemons", "sluiced"), "--listen", listen, "--token-file", self.token]
-        if netns:
-            cmd = ["ip", "netns", "exec", netns] + cmd  # ip netns exec execs: the pid is sluiced's
-        p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT)
-        self.daemons.append((name, p, path))
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            m = re.search(r"listening on (\S+?);", open(path).read())
-            if m:
-                return m.group(1)
-            if p.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise RuntimeError(f"sluiced {name} did not start:\n{open(path).read()}")
-
-    def app_pids(self):
-        pids = set()
-        for _, _, path in self.daemons:
-            pids.update(int(x) for x in re.findall(r"sluice-appd pid (\d+)", open(path).read()))
-        return pids
-
-    def __exit__(self, *exc):
-        apps = self.app_pids() if self.daemons else set()
-        for _, p, _ in self.daemons:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        for pid in apps:  # nothing of ours survives, even after a failed run
-            if alive(pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        for c in reversed(self.cleanups):
-            try:
-                c()
-            except Exception as e:  # keep cleaning
-                log("cleanup:", e)
-        if exc[0] is not None and self.daemons:
-            for name, _, path in self.daemons:
-                log(f"--- sluiced {name} log (tail) ---\n{open(path).read()[-3000:]}")
-        self.tmp.cleanup()
-        return False
-
-    def run(self, topology_path, timeout=300):
-        cmd = [os.path.join(self.build, "console", "sluice"), "run", topology_path, "--token-file", self.token,
-               "--no-progress"]
-        if self.ns:
-            cmd = ["ip", "netns", "exec", self.ns["a"]] + cmd
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except BaseException:
-            p.kill()
-            p.wait()
-            raise
-        if p.returncode != 0:
-            raise RuntimeError(f"sluice run failed ({p.returncode}):\n{out}\n{err}")
+    def run_topology(self, topology_path, timeout=300):
+        """Runs `sluice run` on the topology (from host a's namespace); returns its stderr."""
+        status, out, err, _ = self.run("run", topology_path, "--no-progress", timeout=timeout,
+                                       netns=self.ns.get("a"))
+        if status != 0:
+            raise RuntimeError(f"sluice run failed ({status}):\n{out}\n{err}")
         return err
 
 
@@ -217,7 +145,7 @@ filters:
 streams:
   - {{from: p.out, to: c.in, buffer_size: {size}, depth: {depth}}}
 """)
-    hosts.run(topo)
+    hosts.run_topology(topo)
     got = {}
     for line in open(report):
         fields = dict(kv.split("=", 1) for kv in line.split()[1:])

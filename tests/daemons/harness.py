@@ -74,17 +74,21 @@ class Daemon:
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         self.pid = self.proc.pid  # ip netns exec execs, so this is sluiced itself
         self.address = None
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            m = re.search(r"listening on (\S+?);", self.text())
-            if m:
-                self.address = m.group(1)
-                break
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        if self.address is None:
-            raise Failed(f"sluiced {name} did not start:\n{self.text()}")
+        try:
+            deadline = time.time() + 10
+            while time.time() < deadline:
+                m = re.search(r"listening on (\S+?);", self.text())
+                if m:
+                    self.address = m.group(1)
+                    break
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+            if self.address is None:
+                raise Failed(f"sluiced {name} did not start:\n{self.text()}")
+        except BaseException:  # not yet in harness.daemons: stop it here, or it would outlive us
+            self.stop()
+            raise
         self.port = int(self.address.rsplit(":", 1)[1])
 
     def text(self):
@@ -116,7 +120,8 @@ class Daemon:
 
 
 class Harness:
-    def __init__(self, build, source):
+    def __init__(self, build, source, prefix="sluice-daemons-"):
+        self.prefix = prefix  # of the temporary directory
         self.build = os.path.abspath(build)
         self.source = os.path.abspath(source)
         self.sluiced = os.path.join(self.build, "daemons", "sluiced")
@@ -127,7 +132,7 @@ class Harness:
         self.cleanups = []  # callables, run last-in first-out
 
     def __enter__(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="sluice-daemons-")
+        self.tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
         self.dir = self.tmp.name
         self.token = self.write_token("token")
         return self
