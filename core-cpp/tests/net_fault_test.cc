@@ -13,6 +13,7 @@
 
 #include "net/frame.h"
 #include "net_cluster.h"
+#include "net_test_util.h"
 #include "test_filters.h"
 
 namespace testing_filters {
@@ -22,24 +23,8 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using sluice::net::FrameHeader;
 
-std::vector<std::byte> frame(const FrameHeader& h, const std::string& payload = "") {
-  std::vector<std::byte> out(sluice::net::kHeaderSize + payload.size());
-  sluice::net::encode_header(h, out.data());
-  std::memcpy(out.data() + sluice::net::kHeaderSize, payload.data(), payload.size());
-  return out;
-}
-
-FrameHeader header(std::uint8_t flags, std::uint32_t stream = 0, std::uint32_t producer = 0,
-                   std::uint32_t consumer = 0, std::uint64_t key = 0, std::uint32_t size = 0) {
-  FrameHeader h;
-  h.flags = flags;
-  h.stream = stream;
-  h.producer = producer;
-  h.consumer = consumer;
-  h.key = key;
-  h.size = size;
-  return h;
-}
+using sluice::net::test_util::frame;
+using sluice::net::test_util::header;
 
 tcp::endpoint parse(const std::string& address) {
   auto colon = address.rfind(':');
@@ -113,15 +98,25 @@ std::map<std::string, sluice::Placement> one_way() {
 class NetFaultTest : public ::testing::Test {
  protected:
   void SetUp() override { observed().reset(); }
+
+  static sluice::topo::Topology one_way_topology() {
+    return sluice::topo::parse_topology_text(kOneWay, "test.yaml", SLUICE_TEST_DATA_DIR);
+  }
+
+  // Engine options for host a, wired to the other hosts through plane.
+  static sluice::EngineOptions host_a_options(sluice::DataPlane& plane) {
+    sluice::EngineOptions options;
+    options.host = "a";
+    options.placement = one_way().at("a");
+    options.wiring = &plane;
+    return options;
+  }
 };
 
 TEST_F(NetFaultTest, PeerClosingMidRunIsReportedWithItsHostWithinSeconds) {
-  auto topology = sluice::topo::parse_topology_text(kOneWay, "test.yaml", SLUICE_TEST_DATA_DIR);
+  auto topology = one_way_topology();
   sluice::DataPlane plane(topology, one_way(), "a");
-  sluice::EngineOptions options;
-  options.host = "a";
-  options.placement = one_way().at("a");
-  options.wiring = &plane;
+  sluice::EngineOptions options = host_a_options(plane);
   FakePeer b;
   std::optional<sluice::Failure> failure;
   std::chrono::steady_clock::time_point closed_at;
@@ -158,12 +153,9 @@ TEST_F(NetFaultTest, PeerClosingMidRunIsReportedWithItsHostWithinSeconds) {
 }
 
 TEST_F(NetFaultTest, CreditBeyondTheWindowIsAProtocolViolationNamingTheHost) {
-  auto topology = sluice::topo::parse_topology_text(kOneWay, "test.yaml", SLUICE_TEST_DATA_DIR);
+  auto topology = one_way_topology();
   sluice::DataPlane plane(topology, one_way(), "a");
-  sluice::EngineOptions options;
-  options.host = "a";
-  options.placement = one_way().at("a");
-  options.wiring = &plane;
+  sluice::EngineOptions options = host_a_options(plane);
   FakePeer b;
   std::optional<sluice::Failure> failure;
   {
@@ -191,12 +183,9 @@ TEST_F(NetFaultTest, CreditBeyondTheWindowIsAProtocolViolationNamingTheHost) {
 }
 
 TEST_F(NetFaultTest, ConnectNamesTheHostThatDoesNotAnswer) {
-  auto topology = sluice::topo::parse_topology_text(kOneWay, "test.yaml", SLUICE_TEST_DATA_DIR);
+  auto topology = one_way_topology();
   sluice::DataPlane plane(topology, one_way(), "a");
-  sluice::EngineOptions options;
-  options.host = "a";
-  options.placement = one_way().at("a");
-  options.wiring = &plane;
+  sluice::EngineOptions options = host_a_options(plane);
   std::string port;
   {
     // A port nobody listens on.

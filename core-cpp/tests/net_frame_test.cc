@@ -4,6 +4,7 @@
 #include <random>
 
 #include "net/frame.h"
+#include "net_test_util.h"
 
 namespace sluice::net {
 namespace {
@@ -22,20 +23,10 @@ std::string decode_error(const FrameHeader& h, void (*tweak)(std::byte*) = nullp
   return decoder().decode(raw, &out, &error) ? "" : error;
 }
 
-FrameHeader make(std::uint8_t flags, std::uint32_t stream, std::uint32_t producer, std::uint32_t consumer,
-                 std::uint64_t key, std::uint32_t size) {
-  FrameHeader h;
-  h.flags = flags;
-  h.stream = stream;
-  h.producer = producer;
-  h.consumer = consumer;
-  h.key = key;
-  h.size = size;
-  return h;
-}
+using test_util::header;
 
 TEST(FrameTest, RoundTripsEveryFieldLittleEndian) {
-  FrameHeader h = make(kData, 1, 0, 0, 0x0102030405060708ULL, 64);
+  FrameHeader h = header(kData, 1, 0, 0, 0x0102030405060708ULL, 64);
   std::byte raw[kHeaderSize];
   encode_header(h, raw);
   EXPECT_EQ(raw[0], std::byte{0x53});
@@ -56,36 +47,36 @@ TEST(FrameTest, RoundTripsEveryFieldLittleEndian) {
 }
 
 TEST(FrameTest, RefusesWhatIsMalformed) {
-  EXPECT_NE(decode_error(make(kData, 0, 0, 0, 0, 10), [](std::byte* r) { r[0] = std::byte{'G'}; }).find("bad magic"),
+  EXPECT_NE(decode_error(header(kData, 0, 0, 0, 0, 10), [](std::byte* r) { r[0] = std::byte{'G'}; }).find("bad magic"),
             std::string::npos);
-  EXPECT_NE(decode_error(make(kData, 0, 0, 0, 0, 10), [](std::byte* r) { r[2] = std::byte{9}; })
+  EXPECT_NE(decode_error(header(kData, 0, 0, 0, 0, 10), [](std::byte* r) { r[2] = std::byte{9}; })
                 .find("unsupported frame version 9"),
             std::string::npos);
-  EXPECT_NE(decode_error(make(kData | kCredit, 0, 0, 0, 0, 0)).find("bad flags 0x5"), std::string::npos);
-  EXPECT_NE(decode_error(make(0, 0, 0, 0, 0, 0)).find("bad flags"), std::string::npos);
-  EXPECT_NE(decode_error(make(kData, 0, 0, 0, 0, 10), [](std::byte* r) { r[30] = std::byte{1}; }).find("reserved"),
+  EXPECT_NE(decode_error(header(kData | kCredit, 0, 0, 0, 0, 0)).find("bad flags 0x5"), std::string::npos);
+  EXPECT_NE(decode_error(header(0, 0, 0, 0, 0, 0)).find("bad flags"), std::string::npos);
+  EXPECT_NE(decode_error(header(kData, 0, 0, 0, 0, 10), [](std::byte* r) { r[30] = std::byte{1}; }).find("reserved"),
             std::string::npos);
-  EXPECT_EQ(decode_error(make(kData, 2, 0, 0, 0, 10)), "DATA for stream 2, but the topology has 2 streams");
-  EXPECT_NE(decode_error(make(kData, 0, 2, 0, 0, 10)).find("producer copy 2"), std::string::npos);
-  EXPECT_NE(decode_error(make(kData, 0, 0, 3, 0, 10)).find("consumer copy 3"), std::string::npos);
-  EXPECT_EQ(decode_error(make(kData, 0, 0, 0, 0, 1025)),
+  EXPECT_EQ(decode_error(header(kData, 2, 0, 0, 0, 10)), "DATA for stream 2, but the topology has 2 streams");
+  EXPECT_NE(decode_error(header(kData, 0, 2, 0, 0, 10)).find("producer copy 2"), std::string::npos);
+  EXPECT_NE(decode_error(header(kData, 0, 0, 3, 0, 10)).find("consumer copy 3"), std::string::npos);
+  EXPECT_EQ(decode_error(header(kData, 0, 0, 0, 0, 1025)),
             "DATA of 1025 bytes on stream 0 whose buffer_size is 1024 bytes");
-  EXPECT_NE(decode_error(make(kData, 1, 0, 0, 0, 0xffffffffu)).find("buffer_size is 64"), std::string::npos);
-  EXPECT_NE(decode_error(make(kEndOfWork, 0, 0, 0, 0, 5)).find("END_OF_WORK with a payload"), std::string::npos);
-  EXPECT_NE(decode_error(make(kCredit, 0, 0, 0, 0, 0)).find("CREDIT of 0"), std::string::npos);
-  EXPECT_NE(decode_error(make(kCredit, 0, 0, 0, 17, 0)).find("CREDIT of 17"), std::string::npos);
-  EXPECT_NE(decode_error(make(kHello, 0, 0, 0, 0, 0)).find("HELLO with a 0-byte host name"), std::string::npos);
-  EXPECT_NE(decode_error(make(kHello, 0, 0, 0, 0, 256)).find("256-byte host name"), std::string::npos);
-  EXPECT_NE(decode_error(make(kBye, 1, 0, 0, 0, 0)).find("BYE with non-zero"), std::string::npos);
+  EXPECT_NE(decode_error(header(kData, 1, 0, 0, 0, 0xffffffffu)).find("buffer_size is 64"), std::string::npos);
+  EXPECT_NE(decode_error(header(kEndOfWork, 0, 0, 0, 0, 5)).find("END_OF_WORK with a payload"), std::string::npos);
+  EXPECT_NE(decode_error(header(kCredit, 0, 0, 0, 0, 0)).find("CREDIT of 0"), std::string::npos);
+  EXPECT_NE(decode_error(header(kCredit, 0, 0, 0, 17, 0)).find("CREDIT of 17"), std::string::npos);
+  EXPECT_NE(decode_error(header(kHello, 0, 0, 0, 0, 0)).find("HELLO with a 0-byte host name"), std::string::npos);
+  EXPECT_NE(decode_error(header(kHello, 0, 0, 0, 0, 256)).find("256-byte host name"), std::string::npos);
+  EXPECT_NE(decode_error(header(kBye, 1, 0, 0, 0, 0)).find("BYE with non-zero"), std::string::npos);
 }
 
 TEST(FrameTest, AcceptsWhatIsWellFormed) {
-  EXPECT_EQ(decode_error(make(kData, 0, 1, 2, 77, 1024)), "");
-  EXPECT_EQ(decode_error(make(kData, 0, 1, 2, 77, 0)), "");
-  EXPECT_EQ(decode_error(make(kEndOfWork, 1, 0, 0, 0, 0)), "");
-  EXPECT_EQ(decode_error(make(kCredit, 0, 0, 2, 16, 0)), "");
-  EXPECT_EQ(decode_error(make(kHello, 0, 0, 0, 123, 255)), "");
-  EXPECT_EQ(decode_error(make(kBye, 0, 0, 0, 0, 0)), "");
+  EXPECT_EQ(decode_error(header(kData, 0, 1, 2, 77, 1024)), "");
+  EXPECT_EQ(decode_error(header(kData, 0, 1, 2, 77, 0)), "");
+  EXPECT_EQ(decode_error(header(kEndOfWork, 1, 0, 0, 0, 0)), "");
+  EXPECT_EQ(decode_error(header(kCredit, 0, 0, 2, 16, 0)), "");
+  EXPECT_EQ(decode_error(header(kHello, 0, 0, 0, 123, 255)), "");
+  EXPECT_EQ(decode_error(header(kBye, 0, 0, 0, 0, 0)), "");
 }
 
 TEST(FrameTest, RandomHeadersNeverPassWithOutOfRangeFields) {

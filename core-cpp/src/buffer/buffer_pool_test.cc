@@ -11,6 +11,7 @@
 
 #include "buffer/slot.h"
 #include "sluice/error.h"
+#include "stream/test_watchdog.h"
 
 namespace sluice {
 namespace {
@@ -138,15 +139,10 @@ TEST(BufferPool, AbortMakesABlockedAcquireThrow) {
 
   std::atomic<int> outcome{0};  // 1: returned a buffer, 2: Aborted, 3: something else
   std::thread taker([&] {
-    try {
+    outcome = testing::outcome_of([&] {
       std::uint64_t blocked = 0;
       Buffer b = pool.acquire(&blocked);
-      outcome = 1;
-    } catch (const Aborted&) {
-      outcome = 2;
-    } catch (...) {
-      outcome = 3;
-    }
+    });
   });
   std::this_thread::sleep_for(50ms);
   const auto start = std::chrono::steady_clock::now();

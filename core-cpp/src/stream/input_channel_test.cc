@@ -2,11 +2,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -14,49 +11,16 @@
 #include "buffer/buffer_pool.h"
 #include "buffer/slot.h"
 #include "sluice/error.h"
+#include "stream/test_watchdog.h"
 
 namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Aborts the run when a test blocks far longer than it ever should, so that a bug makes the
-// blocked call throw Aborted (a failure) instead of hanging the suite.
-class Watchdog {
- public:
-  explicit Watchdog(RunSignal& signal)
-      : thread_([this, &signal] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!done_cv_.wait_for(lock, 10s, [this] { return done_; })) {
-            ADD_FAILURE() << "the test blocked for 10 s; aborting its run";
-            signal.abort();
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    done_cv_.notify_one();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;  // guards done_
-  std::condition_variable done_cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-// pop() on the test's own thread: throws (failing the test) instead of blocking forever when
-// the channel holds nothing and has not ended.
-std::optional<Buffer> pop_now(InputChannel& channel) {
-  if (!channel.ended() && channel.free_room() == channel.depth()) {
-    throw std::logic_error("the channel is empty: pop() would block");
-  }
-  std::uint64_t blocked = 0;
-  return channel.pop(&blocked);
-}
+using testing::outcome_of;
+using testing::pop_now;
+using testing::Watchdog;
 
 class InputChannelTest : public ::testing::Test {
  protected:
@@ -209,15 +173,10 @@ TEST_F(InputChannelTest, AbortWakesABlockedPop) {
   InputChannel channel(4, 1, signal_, room_);
   std::atomic<int> outcome{0};  // 1: returned, 2: Aborted, 3: another exception
   std::thread consumer([&] {
-    try {
+    outcome = outcome_of([&] {
       std::uint64_t blocked = 0;
       channel.pop(&blocked);
-      outcome = 1;
-    } catch (const Aborted&) {
-      outcome = 2;
-    } catch (...) {
-      outcome = 3;
-    }
+    });
   });
   std::this_thread::sleep_for(50ms);
   const auto start = std::chrono::steady_clock::now();

@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +15,7 @@
 
 #include "buffer/slot.h"
 #include "sluice/error.h"
+#include "stream/test_watchdog.h"
 #include "stream/input_channel.h"
 
 namespace sluice {
@@ -25,43 +24,9 @@ namespace {
 using namespace std::chrono_literals;
 using topo::Policy;
 
-// Aborts the run when a test blocks far longer than it ever should, so that a bug makes the
-// blocked call throw Aborted (a failure) instead of hanging the suite.
-class Watchdog {
- public:
-  explicit Watchdog(RunSignal& signal)
-      : thread_([this, &signal] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!done_cv_.wait_for(lock, 10s, [this] { return done_; })) {
-            ADD_FAILURE() << "the test blocked for 10 s; aborting its run";
-            signal.abort();
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    done_cv_.notify_one();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;  // guards done_
-  std::condition_variable done_cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-// pop() on the test's own thread: throws (failing the test) instead of blocking forever when
-// the channel holds nothing and has not ended.
-std::optional<Buffer> pop_now(InputChannel& channel) {
-  if (!channel.ended() && channel.free_room() == channel.depth()) {
-    throw std::logic_error("the channel is empty: pop() would block");
-  }
-  std::uint64_t blocked = 0;
-  return channel.pop(&blocked);
-}
+using testing::outcome_of;
+using testing::pop_now;
+using testing::Watchdog;
 
 // One stream in one process: a pool, consumer copies' InputChannels as the endpoints, and
 // the room Waiter they share with the writers.
@@ -406,16 +371,7 @@ TEST_F(OutputPortTest, AbortWhileBlockedOnAFullCopyReturnsTheBuffer) {
   fill(*channels_[0], 2);
   auto out = port(Policy::kRoundRobin);
   std::atomic<int> outcome{0};  // 1: written, 2: Aborted, 3: another exception
-  std::thread writer([&] {
-    try {
-      out->write(buffer(5));
-      outcome = 1;
-    } catch (const Aborted&) {
-      outcome = 2;
-    } catch (...) {
-      outcome = 3;
-    }
-  });
+  std::thread writer([&] { outcome = outcome_of([&] { out->write(buffer(5)); }); });
   std::this_thread::sleep_for(50ms);
   signal_.abort();
   writer.join();

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/error.h"
+#include "stream/test_watchdog.h"
 
 namespace sluice {
 namespace {
@@ -104,17 +105,12 @@ TEST(Waiter, AbortWakesASleeperWithAborted) {
   std::atomic<bool> looked{false};
   std::atomic<int> outcome{0};  // 1: returned, 2: Aborted, 3: another exception
   std::thread sleeper([&] {
-    try {
+    outcome = testing::outcome_of([&] {
       waiter.wait([&] {
         looked.store(true);
         return false;
       });
-      outcome = 1;
-    } catch (const Aborted&) {
-      outcome = 2;
-    } catch (...) {
-      outcome = 3;
-    }
+    });
   });
   while (!looked.load()) std::this_thread::yield();
   std::this_thread::sleep_for(50ms);
