@@ -88,6 +88,29 @@ TEST_F(InputChannelTest, StaysEndedUntilTheNextUnitBegins) {
   EXPECT_TRUE(channel.ended());
 }
 
+TEST_F(InputChannelTest, ASecondMarkFromOneCopyIsAnErrorNotAnEarlyEnd) {
+  InputChannel channel(8, 2, signal_, room_, "p.out -> c.in");
+  ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));  // copy 1 has not ended
+  EXPECT_EQ(pop_key(channel), 1u);
+  try {
+    pop_now(channel);
+    FAIL() << "the duplicate mark ended the unit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("stream p.out -> c.in: a second end of work from producer copy 0"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(channel.ended());
+  // The next unit starts clean.
+  channel.begin_unit();
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
+  ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+  EXPECT_FALSE(pop_now(channel).has_value());
+  EXPECT_TRUE(channel.ended());
+}
+
 TEST_F(InputChannelTest, DrainDiscardsTheRestOfTheUnitAndCountsIt) {
   InputChannel channel(8, 2, signal_, room_);
   for (std::uint64_t k = 0; k < 3; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));

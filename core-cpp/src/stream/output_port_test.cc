@@ -113,10 +113,14 @@ TEST_F(OutputPortTest, RoundRobinCyclesTheConsumerCopiesInOrder) {
 }
 
 TEST_F(OutputPortTest, RoundRobinStartsAtTheProducersIndexModuloCopies) {
-  add_channels(3);
+  add_channels(3, 16, 5);  // producer copies 0..4; this is copy 4
   auto out = port(Policy::kRoundRobin, 4);  // 4 % 3 == 1
   for (std::uint64_t k = 0; k < 4; ++k) out->write(buffer(k));
   out->close();
+  // The other producer copies end the unit without writing.
+  for (auto& channel : channels_) {
+    for (std::uint32_t p = 0; p < 4; ++p) ASSERT_TRUE(channel->try_push(Item::end_of_work(p)));
+  }
   EXPECT_EQ(keys_until_end(*channels_[1]), (Keys{0, 3}));
   EXPECT_EQ(keys_until_end(*channels_[2]), (Keys{1}));
   EXPECT_EQ(keys_until_end(*channels_[0]), (Keys{2}));
