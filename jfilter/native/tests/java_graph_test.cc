@@ -161,6 +161,38 @@ work: [zero, one]
             std::string::npos) << err;
 }
 
+// A Java copy keeps a buffer it wrote and misuses it while another Java copy holds that very
+// pool block: the misuse is an IllegalStateException in the copy that kept it, and the holder's
+// buffer (size, key, bytes, data() view, handle) stays intact and writes on.
+TEST_F(JavaGraphTest, StaleBufferNeverReachesAnotherJavaCopysBuffer) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  keeper: {lang: java, class: org.sluice.nativetest.StaleKeeper, classpath: [@JAR@],
+           args: {text: "the holder's own", after: 8}}
+  holder: {lang: java, class: org.sluice.nativetest.StaleHolder, classpath: [@JAR@],
+           args: {text: "the holder's own", after: 8}}
+  text:   {class: "jtest::JTextSink"}
+  notes1: {class: "jtest::JTextSink"}
+  notes2: {class: "jtest::JTextSink"}
+streams:
+  - {from: keeper.out, to: holder.in, buffer_size: 64B, depth: 2}
+  - {from: holder.out, to: text.in}
+  - {from: keeper.report, to: notes1.in}
+  - {from: holder.report, to: notes2.in}
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  std::lock_guard<std::mutex> lock(observed().mu);
+  std::multiset<std::string> expected = {"the holder's own"};
+  for (const char* check : {"stale-size", "stale-data", "stale-key", "stale-set-size", "stale-set-key",
+                            "stale-capacity", "stale-is-shared", "stale-to-string", "stale-write",
+                            "stale-close-does-nothing"}) {
+    expected.insert(std::string("ok keeper#0 ") + check);
+  }
+  for (const char* check : {"read-all", "held-intact", "held-write"}) expected.insert(std::string("ok holder#0 ") + check);
+  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
+  EXPECT_EQ(got, expected);
+}
+
 // Broadcast blocks reach every Java copy as read-only views; one kept past its unit goes stale.
 TEST_F(JavaGraphTest, SharedBuffersAreReadOnlyAndGoStaleToo) {
   testing_filters::RunOutcome out = run(R"(
