@@ -112,7 +112,7 @@ work: [first, second, third]
 
 // The Java ByteBuffer is the native block: the source's payload address, the address Java's
 // own java.nio.Buffer reports, and the sink's are one and the same, for every buffer; and the
-// Java objects are made per block, not per buffer.
+// Java objects are made per block (and copy), not per buffer.
 TEST_F(JavaGraphTest, JavaSeesTheNativeBufferItself) {
   testing_filters::RunOutcome out = run(R"(
 filters:
