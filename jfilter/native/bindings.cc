@@ -48,20 +48,19 @@ void delete_binding(void* binding) {
   delete b;
 }
 
-jobject new_buffer_object(JNIEnv* env, detail::Slot* slot, std::int32_t id) {
-  jobject memory = env->NewDirectByteBuffer(slot->data, slot->capacity);
+jobject new_memory(JNIEnv* env, detail::Slot* slot) {
+  jobject memory = env->NewDirectByteBuffer(slot->data, static_cast<jlong>(slot->capacity));
   check_pending(env);
-  jobject buffer = env->NewObject(types().buffer, types().buffer_new, static_cast<jint>(id), memory,
-                                  static_cast<jint>(slot->capacity));
-  env->DeleteLocalRef(memory);
-  check_pending(env);
-  return buffer;
+  return memory;
 }
 
 std::int32_t bind(JNIEnv* env, detail::Slot* slot) {
   const std::int32_t id = take_id();
   try {
-    env->DeleteLocalRef(new_buffer_object(env, slot, id));  // Bindings holds it now
+    jobject memory = new_memory(env, slot);
+    env->CallStaticVoidMethod(types().bindings, types().bindings_put, static_cast<jint>(id), memory);
+    env->DeleteLocalRef(memory);  // Bindings holds it now
+    check_pending(env);
   } catch (...) {
     give_back(id);
     throw;
@@ -86,8 +85,12 @@ std::int32_t binding_id(JNIEnv* env, const Buffer& buffer) {
   return binding != nullptr ? static_cast<Binding*>(binding)->id : bind(env, slot);
 }
 
-jobject shared_buffer_object(JNIEnv* env, const Buffer& buffer) {
-  return new_buffer_object(env, detail::BufferAccess::slot(buffer), -1);
+jobject shared_buffer_object(JNIEnv* env, jobject peer, const Buffer& buffer) {
+  jobject memory = new_memory(env, detail::BufferAccess::slot(buffer));
+  jobject object = env->NewObject(types().buffer, types().buffer_new, peer, memory, JNI_TRUE);
+  env->DeleteLocalRef(memory);
+  check_pending(env);
+  return object;
 }
 
 void install_binding_deleter() { BufferPool::set_binding_deleter(&delete_binding); }

@@ -47,8 +47,8 @@ void HandleRegistry::throw_stale(jlong handle, Kind kind) const {
   if (handle == 0) throw StaleHandle("a sluice object without a handle was used (internal error)");
   const bool foreign = (static_cast<std::uint64_t>(handle) >> 48) != tag_;
   if (kind == Kind::kBuffer) {
-    throw StaleHandle(foreign ? "this Buffer is not this filter copy's: it was written or closed, and has "
-                                "reached another copy since; a buffer is yours only until write() or close()"
+    throw StaleHandle(foreign ? "this Buffer belongs to another filter copy; a copy can use only the buffers "
+                                "it read or allocated itself"
                               : "this Buffer was already written, closed or released; a buffer is yours "
                                 "from read() or allocate() until write() or close()");
   }

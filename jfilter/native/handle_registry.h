@@ -54,7 +54,7 @@ class HandleRegistry {
   }
   Buffer& buffer(jlong handle) { return resolve(handle, Kind::kBuffer).buffer; }
   // Keeps `object` (a global reference the registry now owns) with a buffer's entry: the fresh
-  // Java Buffer of a shared block, which Bindings does not know.
+  // Java Buffer of a shared block, which no Peer table holds.
   void keep_java(jlong handle, jobject object) { resolve(handle, Kind::kBuffer).java = object; }
 
   // Removes a buffer's entry and hands its Buffer to the caller. Throws StaleHandle.

@@ -28,7 +28,7 @@ struct NativeClass {
 
 const NativeClass kNatives[] = {
     {"org/sluice/Buffer",
-     {NATIVE(Buffer, nClose, "(J)V"), NATIVE(Buffer, nShared, "(J)Lorg/sluice/Buffer;")}},
+     {NATIVE(Buffer, nClose, "(J)V"), NATIVE(Buffer, nShared, "(Lorg/sluice/Peer;J)Lorg/sluice/Buffer;")}},
     {"org/sluice/InputStream", {NATIVE(InputStream, nRead, "(J)J")}},
     {"org/sluice/OutputStream",
      {NATIVE(OutputStream, nAllocate, "(J)J"), NATIVE(OutputStream, nWrite, "(JJIJ)V"),
@@ -101,10 +101,11 @@ void load(JNIEnv* env) {
   t.context_expire = method(env, t.context, "expire", "()V");
   t.peer_new = method(env, t.peer, "<init>",
                       "(Ljava/nio/ByteBuffer;Ljava/lang/String;IILjava/lang/String;Ljava/lang/String;)V");
-  t.buffer_new = method(env, t.buffer, "<init>", "(ILjava/nio/ByteBuffer;I)V");
+  t.peer_expire = method(env, t.peer, "expire", "(IJ)V");
+  t.buffer_new = method(env, t.buffer, "<init>", "(Lorg/sluice/Peer;Ljava/nio/ByteBuffer;Z)V");
   t.buffer_handle = env->GetFieldID(t.buffer, "handle", "J");
   if (t.buffer_handle == nullptr) missing(env, "field org.sluice.Buffer.handle");
-  t.bindings_expire = static_method(env, t.bindings, "expire", "(IJ)V");
+  t.bindings_put = static_method(env, t.bindings, "put", "(ILjava/nio/ByteBuffer;)V");
   t.bridge_check = static_method(env, t.bridge, "check", "(Ljava/lang/String;[Ljava/lang/String;)Ljava/lang/String;");
   t.bridge_create = static_method(env, t.bridge, "create",
                                   "(Ljava/lang/String;[Ljava/lang/String;Ljava/lang/String;)Lorg/sluice/Filter;");

@@ -13,10 +13,10 @@ struct JavaTypes {
   jclass sluice_exception, aborted_exception, illegal_state, string;
   jmethodID filter_init, filter_process, filter_finalize;
   jmethodID context_new, context_expire;
-  jmethodID peer_new;
+  jmethodID peer_new, peer_expire;
   jmethodID buffer_new;
   jfieldID buffer_handle;
-  jmethodID bindings_expire;
+  jmethodID bindings_put;
   jmethodID bridge_check, bridge_create, bridge_stack_trace;
   jmethodID throwable_to_string;
 };

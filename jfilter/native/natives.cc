@@ -5,7 +5,8 @@
 //
 // Hot path: InputStream.nRead, OutputStream.nAllocate / nWrite. Each is one down-call that
 // makes no Java object and calls no JNI function once a pool block has its binding: the
-// buffer's binding id, size and key go to the copy's mailbox, the handle is the return value.
+// buffer's binding id, size and key go to the copy's mailbox, the handle is the return value
+// (Java then lends the copy's own Buffer object for that block: org.sluice.Peer).
 #include <filesystem>
 #include <string>
 
@@ -48,10 +49,10 @@ JNIEXPORT void JNICALL Java_org_sluice_Buffer_nClose(JNIEnv* env, jclass, jlong 
   }
 }
 
-JNIEXPORT jobject JNICALL Java_org_sluice_Buffer_nShared(JNIEnv* env, jclass, jlong handle) {
+JNIEXPORT jobject JNICALL Java_org_sluice_Buffer_nShared(JNIEnv* env, jclass, jobject peer, jlong handle) {
   try {
     HandleRegistry& registry = sluice::jni::current_copy().registry;
-    jobject buffer = sluice::jni::shared_buffer_object(env, registry.buffer(handle));
+    jobject buffer = sluice::jni::shared_buffer_object(env, peer, registry.buffer(handle));
     jobject kept = env->NewGlobalRef(buffer);
     if (kept == nullptr) throw sluice::jni::JavaPending{};
     registry.keep_java(handle, kept);  // to mark it released if the filter never gives it back

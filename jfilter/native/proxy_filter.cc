@@ -121,7 +121,7 @@ void JavaFilter::release_buffers(Context* ctx, const char* stage) {
     if (shared != nullptr) {
       env_->SetLongField(shared, t.buffer_handle, 0);
     } else if (binding >= 0) {
-      env_->CallStaticVoidMethod(t.bindings, t.bindings_expire, binding, handle);
+      env_->CallVoidMethod(peer_, t.peer_expire, binding, handle);
       env_->ExceptionClear();  // expire() cannot fail short of a VM error; the release goes on
     }
   });

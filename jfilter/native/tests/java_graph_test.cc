@@ -112,7 +112,7 @@ work: [first, second, third]
 
 // The Java ByteBuffer is the native block: the source's payload address, the address Java's
 // own java.nio.Buffer reports, and the sink's are one and the same, for every buffer; and the
-// Java objects are made per block, not per buffer.
+// Java objects are made per block (and copy), not per buffer.
 TEST_F(JavaGraphTest, JavaSeesTheNativeBufferItself) {
   testing_filters::RunOutcome out = run(R"(
 filters:
@@ -159,6 +159,38 @@ work: [zero, one]
   EXPECT_EQ(got, std::multiset<std::string>(expected.begin(), expected.end()));
   EXPECT_NE(err.find("[probe#0@local] warn: process returned holding 2 buffer(s) it neither wrote nor closed"),
             std::string::npos) << err;
+}
+
+// A Java copy keeps a buffer it wrote and misuses it while another Java copy holds that very
+// pool block: the misuse is an IllegalStateException in the copy that kept it, and the holder's
+// buffer (size, key, bytes, data() view, handle) stays intact and writes on.
+TEST_F(JavaGraphTest, StaleBufferNeverReachesAnotherJavaCopysBuffer) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  keeper: {lang: java, class: org.sluice.nativetest.StaleKeeper, classpath: [@JAR@],
+           args: {text: "the holder's own", after: 8}}
+  holder: {lang: java, class: org.sluice.nativetest.StaleHolder, classpath: [@JAR@],
+           args: {text: "the holder's own", after: 8}}
+  text:   {class: "jtest::JTextSink"}
+  notes1: {class: "jtest::JTextSink"}
+  notes2: {class: "jtest::JTextSink"}
+streams:
+  - {from: keeper.out, to: holder.in, buffer_size: 64B, depth: 2}
+  - {from: holder.out, to: text.in}
+  - {from: keeper.report, to: notes1.in}
+  - {from: holder.report, to: notes2.in}
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  std::lock_guard<std::mutex> lock(observed().mu);
+  std::multiset<std::string> expected = {"the holder's own"};
+  for (const char* check : {"stale-size", "stale-data", "stale-key", "stale-set-size", "stale-set-key",
+                            "stale-capacity", "stale-is-shared", "stale-to-string", "stale-write",
+                            "stale-close-does-nothing"}) {
+    expected.insert(std::string("ok keeper#0 ") + check);
+  }
+  for (const char* check : {"read-all", "held-intact", "held-write"}) expected.insert(std::string("ok holder#0 ") + check);
+  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
+  EXPECT_EQ(got, expected);
 }
 
 // Broadcast blocks reach every Java copy as read-only views; one kept past its unit goes stale.

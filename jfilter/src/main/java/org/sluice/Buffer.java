@@ -9,8 +9,9 @@ import java.nio.ByteOrder;
  *
  * <p><b>Zero copy.</b> {@link #data()} is a direct {@link ByteBuffer} over the native block
  * itself: what a C++ filter wrote is there, and what you write is what the next filter (C++ or
- * Java) reads; no byte is copied between the languages. The {@code ByteBuffer} and this object
- * are made once per pool block and reused each time the block reaches a Java filter, so the hot
+ * Java) reads; no byte is copied between the languages. Each filter copy has one
+ * {@code Buffer} object, with its own {@code ByteBuffer} view, per pool block, made the first
+ * time the block reaches the copy and reused each time it comes back to that copy, so the hot
  * path allocates nothing. {@code data()} is in the platform's native byte order (so
  * {@code getLong} reads what C++ stored with {@code memcpy}), positioned at 0 with its limit
  * at {@link #capacity()} when the buffer is handed to you; {@link #size()} is the used part.
@@ -19,10 +20,12 @@ import java.nio.ByteOrder;
  * {@link OutputStream#allocate()} and own it until you pass it to
  * {@link OutputStream#write(Buffer)} or {@link #close()} it (back to its pool). After that,
  * every method except {@code close()} throws {@link IllegalStateException}; a stale buffer is
- * a Java exception, never a crash. Because the object is reused per pool block, a reference
- * kept past {@code write}/{@code close} is reliably detected only until the block is handed
- * out again; do not keep one, nor the {@code ByteBuffer} from {@code data()}. Buffers still
- * held when {@link Filter#process} returns are released by the runtime, with a warning.
+ * a Java exception, never a crash, and never reaches the buffer another filter copy now holds
+ * in the same block. The one thing a stale reference cannot tell apart: when the block comes
+ * back to your own copy, the reference is again the buffer that copy was just handed (the same
+ * object). So do not keep a buffer past {@code write}/{@code close}, nor the {@code ByteBuffer}
+ * from {@code data()}, which is not guarded at all. Buffers still held when
+ * {@link Filter#process} returns are released by the runtime, with a warning.
  *
  * <p><b>Broadcast.</b> On a {@code broadcast} stream every consumer copy receives the same
  * block. Such a buffer {@link #isShared() is shared}: its {@code data()} is a read-only view
@@ -36,24 +39,27 @@ import java.nio.ByteOrder;
 public final class Buffer implements AutoCloseable {
   private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
 
+  final Peer peer;          // the copy this object belongs to
+  final ByteBuffer memory;  // the block's one direct ByteBuffer (Bindings), or a shared block's
   private final ByteBuffer data;
   private final int capacity;
   private final boolean shared;
-  // The registry handle while lent to a filter; 0 once written, closed or released.
+  // The registry handle while lent to this copy's filter; 0 once written, closed or released.
   long handle;
   int size;
   long key;
 
-  // Made by the native side, once per pool block (id >= 0, kept in Bindings) or, for a
-  // shared block, once per read (id < 0, read-only view).
-  Buffer(int id, ByteBuffer memory, int capacity) {
-    this.shared = id < 0;
-    this.data = (shared ? memory.asReadOnlyBuffer() : memory).order(NATIVE);
-    this.capacity = capacity;
-    if (id >= 0) Bindings.put(id, this);
+  // Made once per pool block and copy (Peer), or by the native side once per read of a shared
+  // block (a read-only view).
+  Buffer(Peer peer, ByteBuffer memory, boolean shared) {
+    this.peer = peer;
+    this.memory = memory;
+    this.shared = shared;
+    this.data = (shared ? memory.asReadOnlyBuffer() : memory.duplicate()).order(NATIVE);
+    this.capacity = memory.capacity();
   }
 
-  // Hands the buffer to a filter: fresh handle, size and key; data() rewound.
+  // Hands the buffer to the filter: fresh handle, size and key; data() rewound.
   Buffer lend(long handle, int size, long key) {
     data.clear().order(NATIVE);
     this.size = size;
@@ -62,10 +68,14 @@ public final class Buffer implements AutoCloseable {
     return this;
   }
 
-  // Takes the handle away for write(): the buffer is no longer the filter's.
-  long take() {
+  // Takes the handle away for write() to a stream of `by`: the buffer is no longer the
+  // filter's. Refuses, changing nothing, a buffer that is not `by`'s or a call from another
+  // thread than the copy's.
+  long take(Peer by) {
     long h = handle;
     if (h == 0) throw stale();
+    if (by != peer) throw foreign();
+    if (Thread.currentThread() != peer.thread) throw otherThread();
     handle = 0;
     return h;
   }
@@ -161,6 +171,7 @@ public final class Buffer implements AutoCloseable {
   public void close() {
     long h = handle;
     if (h == 0) return;
+    if (Thread.currentThread() != peer.thread) throw otherThread();
     handle = 0;
     nClose(h);
   }
@@ -180,12 +191,22 @@ public final class Buffer implements AutoCloseable {
         + "is yours from read() or allocate() until write() or close(): read or allocate a new one");
   }
 
-  // A fresh Buffer over the block of a shared (broadcast) buffer the registry holds.
-  static Buffer shared(long handle) {
-    return nShared(handle);
+  private static IllegalStateException foreign() {
+    return new IllegalStateException("this Buffer belongs to another filter copy; a copy can write only "
+        + "the buffers it read or allocated itself");
+  }
+
+  private static IllegalStateException otherThread() {
+    return new IllegalStateException("sluice streams and buffers can be used only on their filter's own "
+        + "thread, inside init, process or finalize; hand data to other threads as Java objects");
+  }
+
+  // A fresh Buffer of `peer` over the block of a shared (broadcast) buffer the registry holds.
+  static Buffer shared(Peer peer, long handle) {
+    return nShared(peer, handle);
   }
 
   private static native void nClose(long handle);
 
-  private static native Buffer nShared(long handle);
+  private static native Buffer nShared(Peer peer, long handle);
 }

@@ -45,15 +45,16 @@ public final class OutputStream {
    * @throws SluiceException when the buffer is larger than the stream's buffer size, or when
    *     called after {@code process} returned (end of work was already sent)
    * @throws AbortedException when the run is being stopped; let it propagate
-   * @throws IllegalStateException when the buffer was already written or closed, or the stream
-   *     belongs to an earlier unit of work
+   * @throws IllegalStateException when the buffer was already written or closed, or belongs to
+   *     another filter copy, or the stream belongs to an earlier unit of work, or on another
+   *     thread than the filter's; the buffer is then unchanged
    */
   public void write(Buffer buffer) {
     Objects.requireNonNull(buffer, "buffer");
     long stream = live();
-    // Take the handle before the block moves: the next holder may be a Java copy that sets
-    // this very object's fields as soon as the native write hands the block over.
-    long h = buffer.take();
+    // The handle goes first: once the native write has taken the block, the buffer is no
+    // longer the filter's, even when the write then fails.
+    long h = buffer.take(peer);
     nWrite(stream, h, buffer.size, buffer.key);
   }
 

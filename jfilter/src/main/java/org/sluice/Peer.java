@@ -2,11 +2,17 @@ package org.sluice;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
-// The Java half of one filter copy's native peer, made once per copy: what stays the same
-// across units of work, and the mailbox through which the native side describes each buffer
-// it lends (so that a read is one native call returning a long, with no object made and no
-// field set through JNI).
+// The Java half of one filter copy's native peer, made once per copy on the copy's thread: what
+// stays the same across units of work, the mailbox through which the native side describes
+// each buffer it lends (so that a read is one native call returning a long, with no object made
+// and no field set through JNI), and this copy's Buffer object for each pool block.
+//
+// A Buffer object belongs to one copy: it is made the first time its block reaches the copy
+// and reused each time the block comes back to the same copy, and no other copy ever sees or
+// changes it. So a reference kept past write()/close() stays released while the block serves
+// other copies, and a misuse of it cannot reach their buffers.
 final class Peer {
   // Mailbox layout, written by the native side before read/allocate return:
   static final int BINDING = 0; // int: the block's Bindings id, or -1 for a shared block
@@ -14,6 +20,9 @@ final class Peer {
   static final int KEY = 8;     // long: key
 
   private final ByteBuffer mailbox;
+  // This copy's Buffer for each block, by Bindings id; grown on demand.
+  private Buffer[] buffers = new Buffer[64];
+  final Thread thread; // the copy's own
   final String filterName;
   final int copyIndex;
   final int copyCount;
@@ -24,6 +33,7 @@ final class Peer {
   Peer(ByteBuffer mailbox, String filterName, int copyIndex, int copyCount, String host,
        String topologyDir) {
     this.mailbox = mailbox.order(ByteOrder.nativeOrder());
+    this.thread = Thread.currentThread();
     this.filterName = filterName;
     this.copyIndex = copyIndex;
     this.copyCount = copyCount;
@@ -36,7 +46,32 @@ final class Peer {
   Buffer lent(long handle) {
     ByteBuffer m = mailbox;
     int id = m.getInt(BINDING);
-    Buffer b = id >= 0 ? Bindings.get(id) : Buffer.shared(handle);
+    Buffer b;
+    if (id >= 0) {
+      Buffer[] t = buffers;
+      b = id < t.length ? t[id] : null;
+      // Another memory: the id was freed with its pool and now names a block of a new one.
+      if (b == null || b.memory != Bindings.get(id)) b = bind(id);
+    } else {
+      b = Buffer.shared(this, handle);
+    }
     return b.lend(handle, m.getInt(SIZE), m.getLong(KEY));
+  }
+
+  // Makes this copy's Buffer for block `id`: once per block and copy, off the hot path.
+  private Buffer bind(int id) {
+    Buffer[] t = buffers;
+    if (id >= t.length) buffers = t = Arrays.copyOf(t, Math.max(id + 1, t.length * 2));
+    Buffer b = new Buffer(this, Bindings.get(id), false);
+    t[id] = b;
+    return b;
+  }
+
+  // Marks this copy's Buffer of block `id` released if it still carries `handle` (the runtime
+  // took back a buffer the filter did not write or close). Called by the native side.
+  void expire(int id, long handle) {
+    Buffer[] t = buffers;
+    Buffer b = id < t.length ? t[id] : null;
+    if (b != null && b.handle == handle) b.handle = 0;
   }
 }
