@@ -87,14 +87,14 @@ class FrameStream {
           if (length > limit) {
             return done(FrameRead::bad(FrameRead::Status::kTooLarge, *control::check_length(length, limit), length));
           }
-          if (!socket_.is_open()) return done(FrameRead::failed(boost::asio::error::operation_aborted, true));
+          if (!socket_.lowest_layer().is_open()) return done(FrameRead::failed(boost::asio::error::operation_aborted, true));
           read_body(std::move(keep), length, std::move(done));
         });
   }
 
   // Queues `message` behind the frames being written. Does nothing once the socket is closed.
   void send(std::shared_ptr<void> keep, const control::Envelope& message) {
-    if (!socket_.is_open()) return;
+    if (!socket_.lowest_layer().is_open()) return;
     const bool idle = writes_.empty();
     writes_.push_back(control::encode(message));
     if (idle) do_write(std::move(keep));

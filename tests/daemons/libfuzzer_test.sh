@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# A short libFuzzer run of the control decoder (10 s), when clang is installed; skipped
-# (exit 77) otherwise. Builds only the fuzz target, in BUILD_DIR/fuzz, with clang.
+# Short libFuzzer runs (SECONDS each, default 10) under ASan and UBSan, when clang is
+# installed; skipped (exit 77) otherwise. Builds only the fuzz targets, in BUILD_DIR/fuzz,
+# with clang:
+#   fuzz_control           the control decoder (framing and Envelope parsing)
+#   fuzz_console_protocol  sluiced's stateful reader: a console session's state machine fed
+#                          the bytes that come out of TLS, from the first one; seeded with
+#                          conversations that get past the hello
 #   libfuzzer_test.sh SOURCE_DIR BUILD_DIR [SECONDS]
 set -euo pipefail
 src=$1
@@ -15,7 +20,37 @@ if [ ! -f "$build/build.ninja" ]; then
     -DSLUICE_BUILD_FUZZERS=ON -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=OFF > "$build.log" 2>&1 \
     || { cat "$build.log"; exit 1; }
 fi
-cmake --build "$build" --target fuzz_control > "$build.log" 2>&1 || { cat "$build.log"; exit 1; }
-corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
-"$build/core-cpp/src/control/fuzz_control" "$corpus" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 2>&1 | tail -3
+cmake --build "$build" --target fuzz_control fuzz_console_protocol > "$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/control" "$work/protocol"
+
+# Seeds for the session: byte 0 is the fake app daemon's behaviour and the chunk size
+# (fuzz_console_protocol.cc), then control frames, hand-encoded like docs/protocol.md says.
+python3 - "$work/protocol" <<'PY'
+import struct, sys
+def frame(body): return struct.pack(">I", len(body)) + body
+def msg(field, inner): return bytes([field << 3 | 2, len(inner)]) + inner
+hello = frame(msg(1, b"\x08\x02"))                                  # hello{protocol_version: 2}
+launch = frame(msg(5, b"\x0a\x03app\x12\x01x"))                     # launch{application_id, topology_text}
+entry = b"\x0a\x01b\x12\x03a:1"
+wiring = frame(msg(7, bytes([0x0a, len(entry)]) + entry))           # wiring{peers: {b: a:1}}
+start = frame(msg(9, b"\x12\x01w"))                                 # start_unit{payload: w}
+beat = frame(msg(15, b"\x08\x01"))                                  # heartbeat{sequence: 1}
+abort = frame(msg(13, b"\x0a\x01r"))                                # abort{reason: r}
+stop = frame(msg(14, b""))                                          # shutdown{}
+seeds = [b"\x00" + hello, b"\x04" + hello + launch + wiring + start + beat + abort + stop,
+         b"\x01" + hello + launch + launch + start, b"\xfe" + hello + beat + start + launch + stop]
+for i, s in enumerate(seeds):
+    open(f"{sys.argv[1]}/seed{i}", "wb").write(s)
+PY
+
+status=0
+"$build/core-cpp/src/control/fuzz_control" "$work/control" -max_total_time="$seconds" -max_len=4096 \
+  -print_final_stats=1 > "$work/control.log" 2>&1 || status=$?
+tail -3 "$work/control.log"
+[ "$status" -eq 0 ] || { echo "fuzz_control found a problem:"; tail -40 "$work/control.log"; exit 1; }
+"$build/daemons/fuzz_console_protocol" "$work/protocol" -max_total_time="$seconds" -max_len=4096 \
+  -print_final_stats=1 > "$work/protocol.log" 2>&1 || status=$?
+tail -3 "$work/protocol.log"
+[ "$status" -eq 0 ] || { echo "fuzz_console_protocol found a problem:"; tail -40 "$work/protocol.log"; exit 1; }
