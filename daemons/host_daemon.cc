@@ -114,9 +114,8 @@ void HostDaemon::admit(tcp::socket socket) {
   std::string why;
   std::optional<Admission::Ticket> ticket = admission_.admit(address, &why);
   if (!ticket) {
-    strangers_log_.log(dlog::Level::kWarn, "refused a connection from " + address + ":" + std::to_string(peer.port()) +
-                                               ": " + why + "; " + std::to_string(admission_.refused()) +
-                                               " refused so far");
+    capped_log_.log(dlog::Level::kWarn, "refused a connection from " + address + ":" + std::to_string(peer.port()) +
+                                            ": " + why + "; " + std::to_string(admission_.refused()) + " refused so far");
     socket.close(ec);
     return;
   }

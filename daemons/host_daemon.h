@@ -73,6 +73,7 @@ class HostDaemon {
   boost::asio::steady_timer accept_pause_;
   std::chrono::milliseconds accept_backoff_{0};
   daemon::RateLimited accept_log_{1.0};    // failed accepts: at most one line a second
+  daemon::RateLimited capped_log_{1.0, 5.0};      // connections over the caps: 5, then 1/s
   daemon::RateLimited strangers_log_{5.0, 20.0};  // unauthenticated connections: 20, then 5/s
   std::set<std::shared_ptr<ConsoleSession>> sessions_;
   AppTable apps_;

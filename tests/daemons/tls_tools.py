@@ -117,7 +117,6 @@ class Proxy:
         self.tamper_up_min = None
         self.tamper_down_armed = False
         self.tampered = []  # ("up" | "down", record length)
-        self.up_app_records = 0
         self.lock = threading.Lock()
         self.sockets = []
         self.running = True
@@ -138,22 +137,23 @@ class Proxy:
             server = socket.create_connection(("127.0.0.1", self.target))
             with self.lock:
                 self.sockets += [client, server]
-            threading.Thread(target=self._pump, args=(client, server, "up"), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, "down"), daemon=True).start()
+            connection = {"up_app_records": 0}
+            threading.Thread(target=self._pump, args=(client, server, "up", connection), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, "down", connection), daemon=True).start()
 
-    def _alter(self, direction, record):
+    def _alter(self, direction, record, connection):
         kind, length = record[0], len(record) - 5
         with self.lock:
             if kind != 0x17:
                 return record
             if direction == "up":
-                self.up_app_records += 1
+                connection["up_app_records"] += 1
                 if self.tamper_up_min is not None and length >= self.tamper_up_min:
                     self.tamper_up_min = None
                 else:
                     return record
             else:
-                if not (self.tamper_down_armed and self.up_app_records >= 2):
+                if not (self.tamper_down_armed and connection["up_app_records"] >= 2):
                     return record
                 self.tamper_down_armed = False
             self.tampered.append((direction, length))
@@ -161,7 +161,7 @@ class Proxy:
         altered[5 + length // 2] ^= 0x01
         return bytes(altered)
 
-    def _pump(self, src, dst, direction):
+    def _pump(self, src, dst, direction, connection):
         pending = b""
         try:
             while True:
@@ -179,15 +179,16 @@ class Proxy:
                     n = 5 + int.from_bytes(pending[3:5], "big")
                     if len(pending) < n:
                         break
-                    out += self._alter(direction, pending[:n])
+                    out += self._alter(direction, pending[:n], connection)
                     pending = pending[n:]
                 if out:
                     dst.sendall(out)
         except OSError:
             pass
-        for s in (src, dst):
+        # Half-close, as TCP would end to end: what flows the other way (an alert) goes on.
+        for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
             try:
-                s.shutdown(socket.SHUT_RDWR)
+                s.shutdown(how)
             except OSError:
                 pass
 

@@ -111,6 +111,30 @@ int refuse_certificate(int, X509_STORE_CTX* store) {
   return 0;
 }
 
+std::string subject_of(X509* cert) {
+  std::string out;
+  if (cert == nullptr) return out;
+  if (BIO* bio = BIO_new(BIO_s_mem())) {
+    X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(bio, &data);
+    if (n > 0) out.assign(data, static_cast<std::size_t>(n));
+    BIO_free(bio);
+  }
+  return out;
+}
+
+// Certificate mode: OpenSSL decides; note whose certificate it was (a refused one is not
+// kept on the connection, and the refusal should name it).
+int note_subject(int preverified, X509_STORE_CTX* store) {
+  auto* ssl = static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  TlsNotes* notes = ssl != nullptr ? TlsContext::notes(ssl) : nullptr;
+  if (notes != nullptr && notes->peer_subject.empty()) {
+    notes->peer_subject = subject_of(X509_STORE_CTX_get0_cert(store));  // the peer's own, not its CA's
+  }
+  return preverified;
+}
+
 void check_readable(const std::string& path, const char* what, const char* option) {
   if (path.empty()) throw Error(std::string(option) + " is required with --cert, --key and --ca (" + what + ")");
   FILE* f = std::fopen(path.c_str(), "r");
@@ -195,6 +219,11 @@ void TlsContext::configure_certificates() {
                 "; it must be a PEM certificate (chain)");
   }
   if (SSL_CTX_use_PrivateKey_file(ctx_, options_.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
+      ERR_clear_error();
+      throw Error("private key '" + options_.key_file + "' does not match certificate '" + options_.cert_file +
+                  "'; give the key the certificate was issued for");
+    }
     throw Error("cannot use private key '" + options_.key_file + "' (--key): " + openssl_reason() +
                 "; it must be an unencrypted PEM key");
   }
@@ -207,14 +236,14 @@ void TlsContext::configure_certificates() {
                 "; it must be the PEM certificate of the CA that signs the consoles' and daemons' certificates");
   }
   if (role_ == Role::kServer) {
-    SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, note_subject);
     if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(options_.ca_file.c_str())) {
       SSL_CTX_set_client_CA_list(ctx_, names);
     }
     // A console in PSK mode offers one: note it, so its refusal can say why.
     SSL_CTX_set_psk_find_session_callback(ctx_, find_psk);
   } else {
-    SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
+    SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, note_subject);
   }
 }
 
@@ -232,16 +261,11 @@ bool TlsContext::expect_peer_name(SSL* ssl, const std::string& host) {
 
 std::string peer_subject(SSL* ssl) {
   X509* cert = SSL_get1_peer_certificate(ssl);
-  if (cert == nullptr) return "";
-  std::string out;
-  if (BIO* bio = BIO_new(BIO_s_mem())) {
-    X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
-    char* data = nullptr;
-    const long n = BIO_get_mem_data(bio, &data);
-    if (n > 0) out.assign(data, static_cast<std::size_t>(n));
-    BIO_free(bio);
-  }
+  std::string out = subject_of(cert);
   X509_free(cert);
+  if (out.empty()) {
+    if (const TlsNotes* n = TlsContext::notes(ssl)) out = n->peer_subject;
+  }
   return out;
 }
 

@@ -53,6 +53,7 @@ struct TlsNotes {
   bool peer_offered_no_psk = false;    // server in PSK mode: the client offered none
   std::string offered_identity;        // server: the identity it offered
   bool peer_sent_certificate = false;  // client in PSK mode: the server sent a certificate
+  std::string peer_subject;            // certificate mode: the peer certificate's subject
 };
 
 class TlsContext {

@@ -138,7 +138,7 @@ std::string explain_server_failure(const TlsFailure& f, const TlsOptions& option
   const int alert = received_alert(f.error);
   if (r == SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC) {
     return "a message from the console failed its integrity check (TLS: bad record MAC): the traffic was altered on "
-           "the way; closing the connection without acting on it";
+           "the way; nothing it carried was acted on";
   }
   if (alert == SSL_AD_BAD_RECORD_MAC) {
     return "the console rejected a message from this daemon that failed its integrity check (TLS alert: bad record "
