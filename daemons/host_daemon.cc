@@ -64,6 +64,7 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
   const auto bound = acceptor_.local_endpoint();
   dlog::info("listening on " + bound.address().to_string() + ":" + std::to_string(bound.port()) +
              "; TLS 1.3 with " + config_.tls.mode_name() + "; app daemon: " + config_.appd_path);
+  if (const std::string problem = tls_->certificate_problem(); !problem.empty()) dlog::warn(problem);
   do_await_stop();
   do_await_child();
   do_accept();

@@ -172,6 +172,15 @@ def test(h):
     ]:
         p = subprocess.run([h.sluiced, "--listen", "127.0.0.1:0"] + args, capture_output=True, text=True, timeout=10)
         check(p.returncode != 0 and expect in p.stderr, f"sluiced refuses {what}", p.stderr)
+    loose = pki.issue(ca, "loose")
+    os.chmod(loose[1], 0o644)
+    p = subprocess.run([h.sluiced, "--listen", "127.0.0.1:0"] + Pki.options(loose, ca), capture_output=True, text=True,
+                       timeout=10)
+    check(p.returncode != 0 and "is accessible by other users (mode 644); make it private with: chmod 600" in p.stderr,
+          "sluiced refuses a private key that others can read", p.stderr)
+    x = h.start("x", args=Pki.options(expired, ca))
+    check(f"certificate '{expired[0]}' (--cert) expired on" in x.text(), "sluiced warns that its certificate expired",
+          x.text())
     status, _, err, _ = h.run("validate", ctopo, "--cert", console_cert[0])
     check(status == 2 and "--cert requires" in err, "the console refuses --cert alone (usage, status 2)", err)
 

@@ -1,7 +1,9 @@
 #include "control/tls.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -145,6 +147,29 @@ void check_readable(const std::string& path, const char* what, const char* optio
   std::fclose(f);
 }
 
+// Like a token file, a private key must not be readable by other users.
+void check_private(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 007) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
+    throw Error("private key '" + path + "' (--key) is accessible by other users (mode " + mode +
+                "); make it private with: chmod 600 " + path);
+  }
+}
+
+std::string time_text(const ASN1_TIME* t) {
+  std::string out;
+  if (BIO* bio = BIO_new(BIO_s_mem())) {
+    ASN1_TIME_print(bio, t);
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(bio, &data);
+    if (n > 0) out.assign(data, static_cast<std::size_t>(n));
+    BIO_free(bio);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string TlsOptions::mode_name() const {
@@ -214,6 +239,7 @@ void TlsContext::configure_certificates() {
   check_readable(options_.cert_file, "certificate", "--cert");
   check_readable(options_.key_file, "private key", "--key");
   check_readable(options_.ca_file, "CA certificate", "--ca");
+  check_private(options_.key_file);
   if (SSL_CTX_use_certificate_chain_file(ctx_, options_.cert_file.c_str()) != 1) {
     throw Error("cannot use certificate '" + options_.cert_file + "' (--cert): " + openssl_reason() +
                 "; it must be a PEM certificate (chain)");
@@ -245,6 +271,20 @@ void TlsContext::configure_certificates() {
   } else {
     SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, note_subject);
   }
+}
+
+std::string TlsContext::certificate_problem() const {
+  X509* cert = certificates() ? SSL_CTX_get0_certificate(ctx_) : nullptr;
+  if (cert == nullptr) return "";
+  const std::string which = "certificate '" + options_.cert_file + "' (--cert)";
+  if (X509_cmp_current_time(X509_get0_notAfter(cert)) < 0) {
+    return which + " expired on " + time_text(X509_get0_notAfter(cert)) + "; peers will refuse it: renew it";
+  }
+  if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0) {
+    return which + " is not valid before " + time_text(X509_get0_notBefore(cert)) +
+           "; peers will refuse it until then (is this host's clock right?)";
+  }
+  return "";
 }
 
 void TlsContext::attach(SSL* ssl, TlsNotes* notes) { SSL_set_ex_data(ssl, notes_index(), notes); }

@@ -80,6 +80,10 @@ class TlsContext {
   // IP address literal). Also sets SNI for DNS names. Returns false when OpenSSL refuses.
   static bool expect_peer_name(SSL* ssl, const std::string& host);
 
+  // Certificate mode: why this side's own certificate will be refused ("certificate
+  // 'daemon.pem' (--cert) expired on Nov 22 11:01:36 2026 GMT; renew it"), or "".
+  std::string certificate_problem() const;
+
   // The PSK (PSK mode; empty otherwise). For the callbacks.
   const std::string& psk() const { return psk_; }
 
