@@ -41,6 +41,12 @@ bool exhausted(const boost::system::error_code& ec) {
          ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
 }
 
+// Errors of one connection (it went away while queued): the next accept may well succeed.
+bool one_connection(const boost::system::error_code& ec) {
+  return ec == asio::error::connection_aborted || ec == asio::error::connection_reset ||
+         ec == asio::error::interrupted || ec == asio::error::try_again || ec == boost::system::errc::protocol_error;
+}
+
 constexpr std::chrono::milliseconds kFirstPause{100};
 constexpr std::chrono::milliseconds kLongestPause{1000};
 
@@ -92,15 +98,16 @@ void HostDaemon::do_accept() {
 }
 
 void HostDaemon::on_accept_error(const boost::system::error_code& ec) {
-  if (!exhausted(ec)) {
+  if (one_connection(ec)) {
     accept_log_.log(dlog::Level::kWarn, "accept failed: " + ec.message());
     return do_accept();
   }
-  // The connection stays in the listen queue: retrying now would spin. Pause instead.
+  // Anything else (above all: out of descriptors) would fail again at once, and the
+  // connection stays in the listen queue: retrying now would spin. Pause instead.
   accept_backoff_ = accept_backoff_.count() == 0 ? kFirstPause : std::min(accept_backoff_ * 2, kLongestPause);
-  accept_log_.log(dlog::Level::kWarn, "accept failed: " + ec.message() + "; not accepting for " +
-                                          std::to_string(accept_backoff_.count()) +
-                                          " ms (if this lasts, raise the descriptor limit: ulimit -n, LimitNOFILE=)");
+  accept_log_.log(dlog::Level::kWarn,
+                  "accept failed: " + ec.message() + "; not accepting for " + std::to_string(accept_backoff_.count()) +
+                      " ms" + (exhausted(ec) ? " (if this lasts, raise the descriptor limit: ulimit -n, LimitNOFILE=)" : ""));
   accept_pause_.expires_after(accept_backoff_);
   accept_pause_.async_wait([this](boost::system::error_code wait_ec) {
     if (!wait_ec && acceptor_.is_open()) do_accept();

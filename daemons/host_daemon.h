@@ -4,9 +4,10 @@
 //
 // The accept loop holds up under a flood: connections that have not authenticated are
 // capped in total and per source address (admission.h); when the process runs out of
-// descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) it stops accepting for 100 ms,
-// doubling up to 1 s while that lasts, instead of spinning; and what strangers can cause
-// is logged at a bounded rate (log.h's RateLimited).
+// descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM; any accept error that is not one
+// connection's own) it stops accepting for 100 ms, doubling up to 1 s while that lasts,
+// instead of spinning; and what strangers can cause is logged at a bounded rate (log.h's
+// RateLimited).
 //
 // Single-threaded: everything runs on the io_context's thread, in run().
 #ifndef SLUICE_DAEMONS_HOST_DAEMON_H_

@@ -87,13 +87,16 @@ void TlsChannel::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
 bool TlsChannel::wait(bool write, Clock::time_point deadline) {
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
+    int timeout_ms = -1;  // the deadline may be time_point::max(): wait for ever
+    if (deadline != Clock::time_point::max()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return false;
+      timeout_ms = static_cast<int>(std::min<long long>(left, 60'000));
+    }
     pollfd pfd{fd_, static_cast<short>(write ? POLLOUT : POLLIN), 0};
-    const int r = ::poll(&pfd, 1, static_cast<int>(left));
+    const int r = ::poll(&pfd, 1, timeout_ms);
     if (r > 0) return true;
-    if (r == 0) return false;
-    if (errno != EINTR) return true;  // let the SSL call report the socket's error
+    if (r < 0 && errno != EINTR) return true;  // let the SSL call report the socket's error
   }
 }
 
