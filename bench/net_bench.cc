@@ -191,6 +191,7 @@ std::vector<double> run_scenario(const Scenario& scenario, bool parent, int fd, 
   std::vector<double> seconds;
   sluice::DataPlaneOptions plane_options;
   plane_options.listen = (parent ? addr_a : addr_b) + ":0";
+  plane_options.key = "net-bench-run-key-0123456789";  // both processes of the benchmark
   sluice::DataPlane plane(topology, scenario.placements, self, plane_options);
   send_line(fd, plane.listen_address());
   const std::string peer_address = read_line(fd);

@@ -69,7 +69,8 @@ class RemoteRun {
         t_(topology),
         placements_(std::move(placements)),
         stats_(topology, clients.size()),
-        hosts_(std::move(clients), placements_, stats_) {}
+        hosts_(std::move(clients), placements_, stats_),
+        run_key_(control::random_bytes(32)) {}
 
   int run();
 
@@ -86,6 +87,8 @@ class RemoteRun {
   const std::map<std::string, Placement> placements_;
   HostStats stats_;
   HostGroup hosts_;
+  // This run's key: the app daemons' data planes prove to each other that they know it.
+  const std::string run_key_;
   // Progress line.
   bool progress_ = false;
   std::string unit_label_;
@@ -116,6 +119,7 @@ Envelope RemoteRun::launch_message(const std::string& app_id, const std::string&
   l->set_topology_file(t_.file);
   l->set_topology_dir(t_.dir);
   l->set_host(host.name());
+  l->set_data_key(run_key_);
   // The data plane listens on the address the console reached this host at (resolved:
   // hosts: may name the host), on a free port.
   const std::string& ip = host.peer_ip();

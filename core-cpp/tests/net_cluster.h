@@ -5,8 +5,10 @@
 #define SLUICE_TESTS_NET_CLUSTER_H_
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -57,13 +59,38 @@ class Cluster {
     return std::nullopt;
   }
 
-  std::optional<std::string> run_unit(std::size_t u) {
+  // Runs unit u on every host. A unit that has not finished everywhere within `limit`
+  // is cancelled on every host and reported as "did not finish within N s" (a hang is a
+  // test failure, not a stuck suite).
+  std::optional<std::string> run_unit(std::size_t u,
+                                      std::chrono::milliseconds limit = std::chrono::seconds(60)) {
     std::vector<std::optional<sluice::Failure>> failures(hosts_.size());
     std::vector<std::thread> threads;
+    std::mutex mu;
+    std::condition_variable done_cv;
+    std::size_t done = 0;
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
-      threads.emplace_back([&, i] { failures[i] = hosts_[i]->engine->run_unit(u, topology_.work[u]); });
+      threads.emplace_back([&, i] {
+        failures[i] = hosts_[i]->engine->run_unit(u, topology_.work[u]);
+        std::lock_guard<std::mutex> lock(mu);
+        ++done;
+        done_cv.notify_all();
+      });
+    }
+    bool hung = false;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      if (!done_cv.wait_for(lock, limit, [&] { return done == hosts_.size(); })) {
+        hung = true;
+        lock.unlock();
+        for (auto& host : hosts_) host->engine->cancel("the test's time limit");
+      }
     }
     for (auto& t : threads) t.join();
+    if (hung) {
+      return "unit " + std::to_string(u) + " did not finish within " +
+             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) + " s";
+    }
     for (auto& f : failures) {
       if (f) return f->str();
     }
@@ -77,6 +104,8 @@ class Cluster {
     throw sluice::Error("no host " + name);
   }
   const sluice::topo::Topology& topology() const { return topology_; }
+  // The run key every host of a test cluster shares.
+  static std::string key() { return "test-cluster-run-key-0123456789"; }
 
  private:
   void build(const std::map<std::string, sluice::Placement>& placements) {
@@ -84,7 +113,9 @@ class Cluster {
     for (auto& [name, placement] : placements) {
       auto host = std::make_unique<Host>();
       host->name = name;
-      host->plane = std::make_unique<sluice::DataPlane>(topology_, placements, name);
+      sluice::DataPlaneOptions options;
+      options.key = key();
+      host->plane = std::make_unique<sluice::DataPlane>(topology_, placements, name, options);
       hosts_.push_back(std::move(host));
     }
     for (auto& host : hosts_) {

@@ -21,10 +21,13 @@ namespace {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
-using sluice::net::FrameHeader;
-
+using sluice::net::CreditFrame;
+using sluice::net::DataFrame;
+using sluice::net::EndOfWorkFrame;
+using sluice::net::test_util::FakePeer;
 using sluice::net::test_util::frame;
-using sluice::net::test_util::header;
+using sluice::net::test_util::raw_frame;
+using sluice::net::test_util::RawHeader;
 
 tcp::endpoint parse(const std::string& address) {
   auto colon = address.rfind(':');
@@ -42,45 +45,6 @@ bool eventually(Pred pred, double seconds = 5) {
   }
   return pred();
 }
-
-// A hand-driven "host b": listens, accepts host a's data connection, answers its HELLO.
-class FakePeer {
- public:
-  FakePeer() : acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)), socket_(io_) {}
-  std::string address() const { return "127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
-
-  // Accepts and completes the handshake as `name` (echoing the fingerprint).
-  void accept_as(const std::string& name) {
-    acceptor_.accept(socket_);
-    FrameHeader hello = read_header();
-    std::string peer(hello.size, '\0');
-    asio::read(socket_, asio::buffer(peer));
-    write(frame(header(sluice::net::kHello, 0, 0, 0, hello.key, static_cast<std::uint32_t>(name.size())), name));
-  }
-  FrameHeader read_header() {
-    std::byte raw[sluice::net::kHeaderSize];
-    asio::read(socket_, asio::buffer(raw));
-    sluice::net::FrameDecoder any({{1000, 1000, 1u << 30, 1u << 16}});
-    FrameHeader h;
-    std::string error;
-    if (!any.decode(raw, &h, &error)) throw sluice::Error("fake peer: " + error);
-    return h;
-  }
-  void skip(std::size_t n) {
-    std::vector<char> sink(n);
-    asio::read(socket_, asio::buffer(sink));
-  }
-  void write(const std::vector<std::byte>& bytes) { asio::write(socket_, asio::buffer(bytes)); }
-  void close() {
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-  }
-
- private:
-  asio::io_context io_;
-  tcp::acceptor acceptor_;
-  tcp::socket socket_;
-};
 
 const char* kOneWay = R"(
 defaults: {buffer_size: 1KiB, depth: 8}
@@ -103,6 +67,12 @@ class NetFaultTest : public ::testing::Test {
     return sluice::topo::parse_topology_text(kOneWay, "test.yaml", SLUICE_TEST_DATA_DIR);
   }
 
+  static sluice::DataPlaneOptions plane_options() {
+    sluice::DataPlaneOptions options;
+    options.key = Cluster::key();
+    return options;
+  }
+
   // Engine options for host a, wired to the other hosts through plane.
   static sluice::EngineOptions host_a_options(sluice::DataPlane& plane) {
     sluice::EngineOptions options;
@@ -115,21 +85,22 @@ class NetFaultTest : public ::testing::Test {
 
 TEST_F(NetFaultTest, PeerClosingMidRunIsReportedWithItsHostWithinSeconds) {
   auto topology = one_way_topology();
-  sluice::DataPlane plane(topology, one_way(), "a");
+  sluice::DataPlane plane(topology, one_way(), "a", plane_options());
   sluice::EngineOptions options = host_a_options(plane);
-  FakePeer b;
+  const sluice::net::Routes b_routes(topology, one_way(), "b");
+  FakePeer b(b_routes, Cluster::key());
   std::optional<sluice::Failure> failure;
   std::chrono::steady_clock::time_point closed_at;
   {
     sluice::Engine engine(topology, options);
     plane.set_failure_callback([&engine](const std::string& why) { engine.cancel(why); });
     std::thread peer([&] {
-      b.accept_as("b");
+      b.accept();
       // Grant credit, take a few frames, then vanish as if the host died.
-      b.write(frame(header(sluice::net::kCredit, 0, 0, 0, 8)));
-      for (int i = 0; i < 8; ++i) {
-        FrameHeader h = b.read_header();
-        b.skip(h.size);
+      b.write(frame(CreditFrame{0, 0, 8}));
+      for (int i = 0; i < 8;) {
+        std::string payload;
+        if (std::holds_alternative<DataFrame>(b.read_frame(&payload))) ++i;
       }
       closed_at = std::chrono::steady_clock::now();
       b.close();
@@ -154,26 +125,28 @@ TEST_F(NetFaultTest, PeerClosingMidRunIsReportedWithItsHostWithinSeconds) {
 
 TEST_F(NetFaultTest, CreditBeyondTheWindowIsAProtocolViolationNamingTheHost) {
   auto topology = one_way_topology();
-  sluice::DataPlane plane(topology, one_way(), "a");
+  sluice::DataPlane plane(topology, one_way(), "a", plane_options());
   sluice::EngineOptions options = host_a_options(plane);
-  FakePeer b;
+  const sluice::net::Routes b_routes(topology, one_way(), "b");
+  FakePeer b(b_routes, Cluster::key());
   std::optional<sluice::Failure> failure;
   {
     sluice::Engine engine(topology, options);
     plane.set_failure_callback([&engine](const std::string& why) { engine.cancel(why); });
     std::thread peer([&] {
-      b.accept_as("b");
-      b.write(frame(header(sluice::net::kCredit, 0, 0, 0, 8)));
-      b.write(frame(header(sluice::net::kCredit, 0, 0, 0, 8)));  // 16 > window of 8
+      b.accept();
+      b.write(frame(CreditFrame{0, 0, 8}));
+      b.write(frame(CreditFrame{0, 0, 8}));  // 16 > window of 8
     });
     try {
+      // No unit runs, so no credit is spent: the second grant exceeds the window. The
+      // violation may come before or after connect returns.
       plane.connect({{"b", b.address()}}, std::chrono::seconds(5));
-      // The violation may come before or after connect returns.
-      if (!engine.start()) failure = engine.run_unit(0, "");
     } catch (const sluice::Error& e) {
       EXPECT_NE(std::string(e.what()).find("host 'b'"), std::string::npos) << e.what();
     }
     peer.join();
+    EXPECT_TRUE(eventually([&] { return plane.failure().has_value(); }));
     plane.stop();
   }
   ASSERT_TRUE(plane.failure());
@@ -184,7 +157,7 @@ TEST_F(NetFaultTest, CreditBeyondTheWindowIsAProtocolViolationNamingTheHost) {
 
 TEST_F(NetFaultTest, ConnectNamesTheHostThatDoesNotAnswer) {
   auto topology = one_way_topology();
-  sluice::DataPlane plane(topology, one_way(), "a");
+  sluice::DataPlane plane(topology, one_way(), "a", plane_options());
   sluice::EngineOptions options = host_a_options(plane);
   std::string port;
   {
@@ -262,17 +235,18 @@ streams:
   sluice::DataPlane& b = *cluster.host("b").plane;
   const tcp::endpoint target = parse(b.listen_address());
 
+  const std::string nonce(32, 'n');
   std::vector<std::vector<std::byte>> attacks;
-  attacks.push_back(frame(header(sluice::net::kData, 0, 0, 0, 0, 100), std::string(100, 'x')));  // no HELLO
+  attacks.push_back(frame(DataFrame{0, 0, 0, 0, 100}, std::string(100, 'x')));  // no HELLO
   {
-    auto bad_magic = frame(header(sluice::net::kHello, 0, 0, 0, 0, 1), "b");
+    auto bad_magic = frame(sluice::net::HelloFrame{0, 1}, nonce + "b");
     bad_magic[0] = std::byte{'G'};
     bad_magic[1] = std::byte{'E'};
     attacks.push_back(bad_magic);
   }
-  attacks.push_back(frame(header(sluice::net::kHello, 0, 0, 0, 0, 1u << 30)));           // oversized name
-  attacks.push_back(frame(header(sluice::net::kHello, 0, 0, 0, 12345, 1), "a"));        // wrong fingerprint
-  attacks.push_back(frame(header(0x81, 0, 0, 0, 0, 0)));                                // bad flags
+  attacks.push_back(raw_frame(RawHeader{4, 0, 0, 0, 0, 1u << 30}));                      // oversized HELLO
+  attacks.push_back(frame(sluice::net::HelloFrame{12345, 1}, nonce + "a"));              // wrong fingerprint
+  attacks.push_back(raw_frame(RawHeader{0x81, 0, 0, 0, 0, 0}));                          // unknown kind
   {
     std::mt19937 rng(42);
     std::vector<std::byte> noise(4096);
@@ -280,7 +254,7 @@ streams:
     attacks.push_back(noise);
   }
   {
-    auto truncated = frame(header(sluice::net::kHello, 0, 0, 0, 0, 1), "a");
+    auto truncated = frame(sluice::net::HelloFrame{0, 1}, nonce + "a");
     truncated.resize(20);  // then EOF
     attacks.push_back(truncated);
   }
@@ -314,12 +288,12 @@ streams:
     }
     return false;
   };
-  EXPECT_TRUE(has("expected HELLO as the first frame")) << ::testing::PrintToString(rejected);
+  EXPECT_TRUE(has("expected HELLO, got DATA")) << ::testing::PrintToString(rejected);
   EXPECT_TRUE(has("bad magic")) << ::testing::PrintToString(rejected);
-  EXPECT_TRUE(has("HELLO with a 1073741824-byte host name")) << ::testing::PrintToString(rejected);
+  EXPECT_TRUE(has("HELLO with a 1073741824-byte payload")) << ::testing::PrintToString(rejected);
   EXPECT_TRUE(has("topology fingerprint differs")) << ::testing::PrintToString(rejected);
-  EXPECT_TRUE(has("bad flags 0x81")) << ::testing::PrintToString(rejected);
-  EXPECT_TRUE(has("closed before HELLO")) << ::testing::PrintToString(rejected);
+  EXPECT_TRUE(has("unknown frame kind 129")) << ::testing::PrintToString(rejected);
+  EXPECT_TRUE(has("closed before authenticating")) << ::testing::PrintToString(rejected);
 }
 
 }  // namespace

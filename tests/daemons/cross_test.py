@@ -68,6 +68,38 @@ streams:
     check(status == 0 and "received 100000 buffers, 409600000 bytes; 100000 verified in order" in a.text(),
           "a chain a -> b -> a delivers every buffer in order", err)
 
+    # The head-of-line reproducer: on b, fwd -> fwd2 forward srcx's buffers (so they stay
+    # in that stream's pool) into join.in1, which join reads only after in2 ends; srcz's
+    # buffers to in2 share the a -> b connection. It used to hang once srcx's pool on b
+    # was all in fwd2's queue; it must finish, as it does embedded.
+    graph_lib = os.path.join(h.build, "core-cpp", "tests", "libsluice_graph_filters.so")
+    report = os.path.join(h.dir, "hol-report")
+    os.mkdir(report)
+    hol = h.topology("hol.yaml", f"""name: head-of-line
+defaults: {{buffer_size: 1KiB, depth: 4}}
+{h.hosts_yaml(a, b)}filters:
+  srcx: {{class: GSource, library: {graph_lib}, args: {{count: 200, report: {report}}}, place: {{a: 1}}}}
+  srcz: {{class: GSource, library: {graph_lib}, args: {{count: 2000, report: {report}}}, place: {{a: 1}}}}
+  fwd:  {{class: GMix, library: {graph_lib}, args: {{order: in, outputs: out, report: {report}}}, place: {{b: 1}}}}
+  fwd2: {{class: GMix, library: {graph_lib}, args: {{order: in, outputs: out, report: {report}}}, place: {{b: 1}}}}
+  join: {{class: GMix, library: {graph_lib}, args: {{order: "in2,in1", report: {report}}}, place: {{b: 1}}}}
+streams:
+  - {{from: srcx.out, to: fwd.in}}
+  - {{from: fwd.out, to: fwd2.in}}
+  - {{from: fwd2.out, to: join.in1}}
+  - {{from: srcz.out, to: join.in2}}
+work: [first, second]
+""")
+    status, out, err, secs = h.run("run", hol, "--no-progress", timeout=120)
+    join = {}
+    for unit in (0, 1):
+        with open(os.path.join(report, f"join.0.{unit}")) as f:
+            for line in f:
+                port, buffers, _ = line.split()
+                join[port] = join.get(port, 0) + int(buffers)
+    check(status == 0 and join == {"in1": 400, "in2": 4000},
+          f"head-of-line reproducer across two daemons finishes with every buffer ({secs:.1f} s): {join}", err)
+
     # Hostile bytes at every app daemon's data port mid-run: refused, the run goes on.
     steady = h.topology("steady.yaml", f"""name: steady
 {h.hosts_yaml(a, b)}filters:

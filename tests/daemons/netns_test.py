@@ -61,8 +61,52 @@ work: [one, two]
     check(status == 0 and "units of work: 2/2 finished" in err, "a run across two namespaces (streams cross the veth)", err)
     check("verified in order" in a.text() and "verified in order" in b.text(), "both hosts ran their copies")
 
-    # Take the link down mid-run.
     long = h.topology("long.yaml", open(topo).read().replace("COUNT", "1000000000"))
+
+    # The data connections go dark while control still flows: a firewall in b's namespace
+    # drops every TCP segment that is not to or from the control port (7700). The app
+    # daemons' heartbeats on the data connections stop arriving; the run must fail naming
+    # both hosts within 5 s, and leave nothing behind.
+    nft = shutil.which("nft")
+    check(nft is not None, "nft is installed (scripts/install-deps.sh installs nftables)")
+    before = len(b.app_pids())
+    p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token, "--no-progress"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
+    h.wait_for(lambda: len(b.app_pids()) > before, 15, "the run to launch on b")
+    time.sleep(2.0)
+    check(p.poll() is None, "the long run is running")
+    # (Accept the control port, then drop the rest of TCP: on some kernels a rule that
+    # matches "dport != 7700" drops port 7700 too.)
+    ruleset = """table inet sluicetest {
+  chain in { type filter hook input priority 0; tcp dport 7700 accept; tcp sport 7700 accept; meta l4proto tcp drop; }
+  chain out { type filter hook output priority 0; tcp dport 7700 accept; tcp sport 7700 accept; meta l4proto tcp drop; }
+}
+"""
+    subprocess.run(["ip", "netns", "exec", ns_b, nft, "-f", "-"], input=ruleset, text=True, check=True)
+    h.cleanups.append(lambda: subprocess.run(["ip", "netns", "exec", ns_b, nft, "delete", "table", "inet", "sluicetest"],
+                                             capture_output=True))
+    cut = time.time()
+    try:
+        _, err = p.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    took = time.time() - cut
+    check(p.returncode not in (0, None) and took < 5,
+          f"data ports dropped: the console exits non-zero within 5 s ({took:.2f} s)", err)
+    failure = [l for l in err.splitlines() if l.startswith("sluice: run failed:")]
+    check(failure and "host 'a'" in failure[0] and "host 'b'" in failure[0] and "data connection" in failure[0],
+          "data ports dropped: reported naming both hosts: " + (failure[0] if failure else ""), err)
+    apps = a.app_pids() + b.app_pids()
+    deadline = time.time() + 6
+    while time.time() < deadline and any(alive(x) for x in apps):
+        time.sleep(0.1)
+    check(not any(alive(x) for x in apps), "data ports dropped: no app daemon left on either side", b.text()[-1500:])
+    check(a.serving() and b.serving(), "data ports dropped: both host daemons still serving")
+    subprocess.run(["ip", "netns", "exec", ns_b, nft, "delete", "table", "inet", "sluicetest"], check=True)
+
+    # Take the link down mid-run.
     before = len(b.app_pids())
     p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token, "--no-progress"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

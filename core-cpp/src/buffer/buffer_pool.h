@@ -39,6 +39,11 @@ class BufferPool {
   // Returns a block whose last reference was dropped. Called by release_slot().
   void release(detail::Slot* slot) noexcept;
 
+  // For a thread that must not block (the data plane's I/O thread): runs `callback` once
+  // when a block is next released (see Waiter::call_once_notified). Look again with
+  // try_acquire() after arming.
+  void call_when_released(Waiter::Callback* callback) noexcept { not_empty_.call_once_notified(callback); }
+
   const std::string& name() const { return name_; }
   std::size_t buffer_size() const { return buffer_size_; }
   std::size_t count() const { return slots_.size(); }

@@ -1,105 +1,361 @@
 #include "net/data_plane.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <future>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <utility>
 
-#include "net/link.h"
-#include "net/plane_state.h"
+#include <boost/asio.hpp>
+
+#include "net/connection.h"
+#include "net/inbound_link.h"
+#include "net/listener.h"
+#include "net/outbound_link.h"
+#include "net/rate_limited_log.h"
+#include "net/receive_side.h"
+#include "net/remote_endpoint.h"
+#include "net/routes.h"
+#include "stream/waiter.h"
 
 namespace sluice {
 
-using net::DataPlaneState;
-using net::Landing;
-using net::Link;
-using net::RemoteEndpoint;
 namespace asio = boost::asio;
+using asio::ip::tcp;
+using net::InboundLink;
+using net::OutboundLink;
+
+namespace {
+
+// Connections that have not authenticated yet: at most this many, and this many per
+// source address (a flood from one address cannot starve the real hosts of room).
+constexpr std::size_t kMaxUnauthenticated = 64;
+constexpr std::size_t kMaxUnauthenticatedPerAddress = 8;
+constexpr std::size_t kMaxRejected = 100;
+constexpr auto kConnectRetry = std::chrono::milliseconds(100);
+constexpr auto kTickPeriod = std::chrono::milliseconds(250);
+
+std::string address_part(const std::string& remote) {
+  const auto colon = remote.rfind(':');
+  return colon == std::string::npos ? remote : remote.substr(0, colon);
+}
+
+}  // namespace
+
+// Everything the data plane owns. The I/O thread runs every handler; the members it
+// shares with other threads are atomic or under `mu`.
+struct DataPlane::Impl final : net::ConnectionEvents {
+  Impl(const topo::Topology& t, const std::map<std::string, Placement>& placements, const std::string& self,
+       DataPlaneOptions o);
+
+  // ConnectionEvents (I/O thread).
+  void link_failed(const std::string& message) override { fail(message); }
+  void stranger_refused(const std::string& message) override;
+  void connect_problem(int host, const std::string& why) override {
+    std::lock_guard<std::mutex> lock(mu);
+    out_error[static_cast<std::size_t>(host)] = why;
+  }
+  bool stopping() const override { return stopping_flag.load(); }
+
+  void fail(const std::string& message);
+  void mark_up(bool outbound_side, int host);
+  void on_accept(tcp::socket socket, const std::string& remote);
+  bool admit(const std::shared_ptr<InboundLink>& link, std::string* why);
+  void forget_unauthenticated();
+  void start_outbound(int host, const std::string& address);
+  void tick();
+  template <typename F>
+  void for_each_link(F&& f) {
+    for (auto& link : outbound) {
+      if (link != nullptr) f(*link);
+    }
+    for (auto& link : receive.links()) {
+      if (link != nullptr) f(*link);
+    }
+  }
+
+  const topo::Topology& topology;
+  const DataPlaneOptions options;
+  const net::Routes routes;
+  const net::DataFrameDecoder decoder;
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work;
+  net::RateLimitedLog log;
+  net::ConnectionEnv env;
+  net::Listener listener;
+  net::ReceiveSide receive;
+  asio::steady_timer ticker;
+  std::thread thread;
+  std::atomic<bool> stopping_flag{false};
+
+  // Set up before the I/O thread uses them; then changed only by the I/O thread.
+  std::vector<std::shared_ptr<OutboundLink>> outbound;  // [host]
+  std::vector<std::vector<std::unique_ptr<net::RemoteEndpoint>>> endpoints;  // [stream][copy]
+  std::set<std::shared_ptr<InboundLink>> unauthenticated;
+  std::map<std::string, std::size_t> unauthenticated_from;  // source address -> count
+  bool give_up_connecting = false;
+
+  mutable std::mutex mu;  // guards everything below
+  std::condition_variable changed;
+  std::optional<std::string> failure;
+  std::function<void(const std::string&)> callback;
+  std::vector<std::string> rejected;
+  std::vector<bool> out_up;            // [host]: our connection to it authenticated
+  std::vector<bool> in_up;             // [host]: its connection to us authenticated
+  std::vector<std::string> out_error;  // [host]: why our connection is not up yet
+  bool stopped = false;
+};
+
+DataPlane::Impl::Impl(const topo::Topology& t, const std::map<std::string, Placement>& placements,
+                      const std::string& self, DataPlaneOptions o)
+    : topology(t),
+      options(std::move(o)),
+      routes(t, placements, self),
+      decoder(routes.limits()),
+      work(asio::make_work_guard(io)),
+      log("sluice data plane (" + self + "): "),
+      env{io, routes, decoder, options.key, *this, options.silence_limit, options.heartbeat_interval},
+      listener(io, options.listen, log),
+      receive(io, routes),
+      ticker(io) {
+  if (options.key.size() < 16) {
+    throw Error("data plane: the run key is missing or shorter than 16 bytes (the console makes one per run)");
+  }
+  const std::size_t nhosts = routes.hosts().size();
+  out_up.assign(nhosts, false);
+  in_up.assign(nhosts, false);
+  out_error.assign(nhosts, "no answer yet");
+  outbound.resize(nhosts);
+  endpoints.resize(routes.stream_count());
+  for (std::size_t s = 0; s < routes.stream_count(); ++s) endpoints[s].resize(routes.consumer_copies(s));
+  for (std::size_t h = 0; h < nhosts; ++h) {
+    if (!routes.sends_to(static_cast<int>(h))) continue;
+    outbound[h] = std::make_shared<OutboundLink>(env, static_cast<int>(h), endpoints,
+                                                 [this](int host) { mark_up(true, host); });
+  }
+  listener.start([this](tcp::socket socket, const std::string& remote) { on_accept(std::move(socket), remote); });
+  tick();
+  thread = std::thread([this] {
+    for (;;) {
+      try {
+        io.run();
+        return;
+      } catch (const std::exception& e) {  // a handler threw: a bug; fail the run, keep serving
+        fail(std::string("data plane internal error: ") + e.what());
+      }
+    }
+  });
+}
+
+void DataPlane::Impl::fail(const std::string& message) {
+  std::function<void(const std::string&)> cb;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (failure || stopped) return;
+    failure = message;
+    cb = callback;
+  }
+  std::cerr << "sluice data plane (" << routes.self_name() << "): " << message << std::endl;
+  changed.notify_all();
+  if (cb) cb(message);
+}
+
+void DataPlane::Impl::stranger_refused(const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (rejected.size() == kMaxRejected) rejected.erase(rejected.begin());
+    rejected.push_back(message);
+  }
+  log.line("refused " + message);
+}
+
+void DataPlane::Impl::mark_up(bool outbound_side, int host) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    (outbound_side ? out_up : in_up)[static_cast<std::size_t>(host)] = true;
+  }
+  changed.notify_all();
+}
+
+void DataPlane::Impl::forget_unauthenticated() {
+  for (auto it = unauthenticated.begin(); it != unauthenticated.end();) {
+    if ((*it)->is_closed() || (*it)->authenticated()) {
+      auto from = unauthenticated_from.find(address_part((*it)->remote()));
+      if (from != unauthenticated_from.end() && --from->second == 0) unauthenticated_from.erase(from);
+      it = unauthenticated.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void DataPlane::Impl::on_accept(tcp::socket socket, const std::string& remote) {
+  boost::system::error_code ignored;
+  if (stopping_flag.load()) {
+    socket.close(ignored);
+    return;
+  }
+  forget_unauthenticated();
+  const std::string address = address_part(remote);
+  std::string refusal;
+  if (unauthenticated.size() >= kMaxUnauthenticated) {
+    refusal = "already " + std::to_string(kMaxUnauthenticated) + " connections that have not authenticated";
+  } else if (unauthenticated_from[address] >= kMaxUnauthenticatedPerAddress) {
+    refusal = "already " + std::to_string(kMaxUnauthenticatedPerAddress) +
+              " connections from that address that have not authenticated";
+  }
+  if (!refusal.empty()) {
+    if (unauthenticated_from[address] == 0) unauthenticated_from.erase(address);
+    socket.close(ignored);
+    stranger_refused("connection from " + remote + ": " + refusal + "; closed at once");
+    return;
+  }
+  socket.set_option(tcp::no_delay(true), ignored);
+  auto link = std::make_shared<InboundLink>(env, receive, [this](const std::shared_ptr<InboundLink>& l, std::string* why) {
+    return admit(l, why);
+  });
+  link->socket() = std::move(socket);
+  unauthenticated.insert(link);
+  ++unauthenticated_from[address];
+  link->start(remote);
+}
+
+bool DataPlane::Impl::admit(const std::shared_ptr<InboundLink>& link, std::string* why) {
+  forget_unauthenticated();  // this one included: it has authenticated
+  if (!receive.claim(link->host(), link)) {
+    *why = "a second data connection from " + routes.host_label(link->host()) + ", which is connected already";
+    return false;
+  }
+  mark_up(false, link->host());
+  return true;
+}
+
+void DataPlane::Impl::start_outbound(int host, const std::string& peer_address) {
+  std::shared_ptr<OutboundLink> link = outbound[static_cast<std::size_t>(host)];
+  if (give_up_connecting || stopping_flag.load() || link->is_closed()) return;
+  std::string ip;
+  std::uint16_t port = 0;
+  try {
+    std::tie(ip, port) = net::split_host_port(peer_address);
+  } catch (const Error& e) {
+    connect_problem(host, e.what());
+    return;
+  }
+  auto resolver = std::make_shared<tcp::resolver>(io);
+  resolver->async_resolve(
+      ip, std::to_string(port),
+      [this, host, peer_address, link, resolver](const boost::system::error_code& ec, tcp::resolver::results_type results) {
+        auto retry = [this, host, peer_address](const std::string& why) {
+          connect_problem(host, why);
+          auto timer = std::make_shared<asio::steady_timer>(io, kConnectRetry);
+          timer->async_wait([this, host, peer_address, timer](const boost::system::error_code& e) {
+            if (!e) start_outbound(host, peer_address);
+          });
+        };
+        if (ec) return retry("cannot resolve " + peer_address + ": " + ec.message());
+        asio::async_connect(link->socket(), results,
+                            [this, link, peer_address, retry](const boost::system::error_code& e, const tcp::endpoint& ep) {
+                              if (e) {
+                                boost::system::error_code ignored;
+                                link->socket().close(ignored);
+                                return retry("cannot connect to " + peer_address + ": " + e.message());
+                              }
+                              if (give_up_connecting || stopping_flag.load()) return;
+                              boost::system::error_code ignored;
+                              link->socket().set_option(tcp::no_delay(true), ignored);
+                              link->start(net::format_endpoint(ep));
+                            });
+      });
+}
+
+void DataPlane::Impl::tick() {
+  if (stopping_flag.load()) return;
+  forget_unauthenticated();
+  const std::uint64_t now = Waiter::now_ns();
+  for_each_link([now](net::Connection& link) { link.tick(now); });
+  ticker.expires_after(kTickPeriod);
+  ticker.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) tick();
+  });
+}
 
 // ---- DataPlane ----
 
-DataPlane::DataPlane(const topo::Topology& topology, std::map<std::string, Placement> placements,
-                     std::string self, DataPlaneOptions options)
-    : impl_(std::make_unique<DataPlaneState>(topology, std::move(placements), std::move(self), std::move(options))) {}
+DataPlane::DataPlane(const topo::Topology& topology, std::map<std::string, Placement> placements, std::string self,
+                     DataPlaneOptions options)
+    : impl_(std::make_unique<Impl>(topology, placements, self, std::move(options))) {}
 
 DataPlane::~DataPlane() { stop(); }
 
-std::string DataPlane::listen_address() const { return impl_->address; }
+std::string DataPlane::listen_address() const { return impl_->listener.address(); }
 
 Endpoint* DataPlane::remote_consumer(StreamRuntime& stream, int copy) {
-  DataPlaneState& p = *impl_;
+  Impl& p = *impl_;
   const auto s = static_cast<std::size_t>(stream.index);
-  if (s >= p.consumer_host.size() || copy < 0 || static_cast<std::size_t>(copy) >= p.consumer_host[s].size()) {
+  if (s >= p.routes.stream_count() || copy < 0 || static_cast<std::size_t>(copy) >= p.routes.consumer_copies(s)) {
     throw Error("data plane: no consumer copy " + std::to_string(copy) + " on stream " + stream.label);
   }
-  const int host = p.consumer_host[s][static_cast<std::size_t>(copy)];
-  if (host == p.self || p.outbound[static_cast<std::size_t>(host)] == nullptr) {
+  const auto c = static_cast<std::uint32_t>(copy);
+  const int host = p.routes.consumer_host(s, c);
+  if (host == p.routes.self() || p.outbound[static_cast<std::size_t>(host)] == nullptr) {
     throw Error("data plane: consumer copy " + std::to_string(copy) + " of " + stream.label +
                 " is not placed on another host");
   }
-  auto& endpoint = p.endpoints[s][static_cast<std::size_t>(copy)];
+  auto& endpoint = p.endpoints[s][c];
   if (endpoint == nullptr) {
-    endpoint = std::make_unique<RemoteEndpoint>(static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(copy),
-                                                p.outbound[static_cast<std::size_t>(host)], stream.room.get(),
-                                                p.window[s][static_cast<std::size_t>(copy)]);
+    endpoint = std::make_unique<net::RemoteEndpoint>(static_cast<std::uint32_t>(s), c,
+                                                     p.outbound[static_cast<std::size_t>(host)], stream.room.get(),
+                                                     p.routes.window(s));
   }
   return endpoint.get();
 }
 
+std::size_t DataPlane::landing_room(int stream) const {
+  const auto s = static_cast<std::size_t>(stream);
+  return s < impl_->routes.stream_count() ? impl_->routes.landing_room(s) : 0;
+}
+
 void DataPlane::graph_ready(Graph& graph) {
-  DataPlaneState& p = *impl_;
-  for (auto& stream : graph.streams()) {
-    const auto s = static_cast<std::size_t>(stream->index);
-    bool remote_producers = false;
-    for (std::size_t h = 0; h < p.hosts.size(); ++h) {
-      if (static_cast<int>(h) != p.self && p.host_produces[s][h]) remote_producers = true;
-    }
-    if (!remote_producers) continue;
-    for (std::size_t c = 0; c < stream->channels.size(); ++c) {
-      InputChannel* channel = stream->channels[c].get();
-      if (channel == nullptr) continue;
-      const std::uint32_t batch = std::max<std::uint32_t>(1, p.window[s][c] / 2);
-      p.landings[s][c] = std::make_unique<Landing>(p, static_cast<int>(s), static_cast<int>(c), channel,
-                                                   p.hosts.size(), batch);
-      channel->set_pop_observer(p.landings[s][c].get());
-    }
-  }
+  Impl& p = *impl_;
+  p.receive.attach(graph);
   // Publish to the I/O thread (the post orders these writes before its reads).
-  asio::post(p.io, [&p, &graph] {
-    p.graph = &graph;
-    p.graph_ready_io = true;
-    for (std::size_t h = 0; h < p.hosts.size(); ++h) p.grant_initial(static_cast<int>(h));
-  });
+  asio::post(p.io, [&p] { p.receive.mark_attached(); });
 }
 
 void DataPlane::connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout) {
-  DataPlaneState& p = *impl_;
-  for (std::size_t h = 0; h < p.hosts.size(); ++h) {
-    if (!p.receives_from_me[h]) continue;
-    auto found = peers.find(p.hosts[h]);
+  Impl& p = *impl_;
+  const std::size_t nhosts = p.routes.hosts().size();
+  for (std::size_t h = 0; h < nhosts; ++h) {
+    if (!p.routes.sends_to(static_cast<int>(h))) continue;
+    auto found = peers.find(p.routes.hosts()[h]);
     if (found == peers.end()) {
-      throw Error("data plane: no address for host '" + p.hosts[h] + "', which this host sends to");
+      throw Error("data plane: no address for host '" + p.routes.hosts()[h] + "', which this host sends to");
     }
     asio::post(p.io, [&p, h, address = found->second] { p.start_outbound(static_cast<int>(h), address); });
   }
   std::unique_lock<std::mutex> lock(p.mu);
   auto all_up = [&] {
-    for (std::size_t h = 0; h < p.hosts.size(); ++h) {
-      if (p.receives_from_me[h] && !p.out_up[h]) return false;
-      if (p.sends_to_me[h] && !p.in_up[h]) return false;
+    for (std::size_t h = 0; h < nhosts; ++h) {
+      if (p.routes.sends_to(static_cast<int>(h)) && !p.out_up[h]) return false;
+      if (p.routes.hears_from(static_cast<int>(h)) && !p.in_up[h]) return false;
     }
     return true;
   };
   p.changed.wait_for(lock, timeout, [&] { return all_up() || p.failure.has_value(); });
   if (p.failure) throw Error("data plane: " + *p.failure);
   if (all_up()) return;
-  std::string message = "data plane of host '" + p.hosts[static_cast<std::size_t>(p.self)] + "' could not connect within " +
+  std::string message = "data plane of host '" + p.routes.self_name() + "' could not connect within " +
                         std::to_string(timeout.count()) + " ms:";
-  for (std::size_t h = 0; h < p.hosts.size(); ++h) {
-    if (p.receives_from_me[h] && !p.out_up[h]) {
-      message += " host '" + p.hosts[h] + "' at " + peers.at(p.hosts[h]) + " did not answer (" + p.out_error[h] + ");";
+  for (std::size_t h = 0; h < nhosts; ++h) {
+    const std::string& name = p.routes.hosts()[h];
+    if (p.routes.sends_to(static_cast<int>(h)) && !p.out_up[h]) {
+      message += " host '" + name + "' at " + peers.at(name) + " did not answer (" + p.out_error[h] + ");";
     }
-    if (p.sends_to_me[h] && !p.in_up[h]) {
-      message += " host '" + p.hosts[h] + "' did not connect to " + p.address + ";";
+    if (p.routes.hears_from(static_cast<int>(h)) && !p.in_up[h]) {
+      message += " host '" + name + "' did not connect to " + p.listener.address() + ";";
     }
   }
   message.pop_back();
@@ -129,23 +385,18 @@ void DataPlane::set_failure_callback(std::function<void(const std::string&)> cb)
 }
 
 void DataPlane::stop() {
-  DataPlaneState& p = *impl_;
+  Impl& p = *impl_;
   {
     std::lock_guard<std::mutex> lock(p.mu);
     if (p.stopped) return;
   }
   if (p.thread.joinable()) {
-    // Say BYE on every identified link, give the writes a moment, then cancel everything.
-    // (The promises are shared: a handler that runs after we stopped waiting must not
-    // touch a dead one.)
+    // Say BYE on every authenticated connection, give the writes a moment, then cancel
+    // everything. (The promises are shared: a handler that runs after we stopped waiting
+    // must not touch a dead one.)
     auto said = std::make_shared<std::promise<void>>();
     asio::post(p.io, [&p, said] {
-      for (auto& link : p.outbound) {
-        if (link != nullptr) link->say_bye();
-      }
-      for (auto& link : p.inbound) {
-        if (link != nullptr) link->say_bye();
-      }
+      p.for_each_link([](net::Connection& link) { link.say_bye(); });
       said->set_value();
     });
     said->get_future().wait_for(std::chrono::seconds(1));
@@ -154,45 +405,35 @@ void DataPlane::stop() {
       auto idle = std::make_shared<std::promise<bool>>();
       asio::post(p.io, [&p, idle] {
         bool all = true;
-        for (auto& link : p.outbound) all = all && (link == nullptr || link->write_idle());
-        for (auto& link : p.inbound) all = all && (link == nullptr || link->write_idle());
+        p.for_each_link([&all](net::Connection& link) { all = all && link.write_idle(); });
         idle->set_value(all);
       });
       auto f = idle->get_future();
       if (f.wait_for(std::chrono::seconds(1)) != std::future_status::ready || f.get()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    p.stopping.store(true);
+    p.stopping_flag.store(true);
     {
       std::lock_guard<std::mutex> lock(p.mu);
       p.stopped = true;  // from here on, failures are ours: not reported
     }
     asio::post(p.io, [&p] {
+      p.listener.close();
       boost::system::error_code ignored;
-      p.acceptor.close(ignored);
-      for (auto& link : p.outbound) {
-        if (link != nullptr) link->close();
-      }
-      for (auto& link : p.inbound) {
-        if (link != nullptr) link->close();
-      }
-      std::vector<std::shared_ptr<Link>> pending(p.unidentified.begin(), p.unidentified.end());
-      for (auto& link : pending) link->close();
-      p.unidentified.clear();
+      p.ticker.cancel();
+      p.for_each_link([](net::Connection& link) { link.close(); });
+      for (auto& link : p.unauthenticated) link->close();
+      p.unauthenticated.clear();
       p.work.reset();
     });
     p.thread.join();
   }
-  p.stopping.store(true);
+  p.stopping_flag.store(true);
   {
     std::lock_guard<std::mutex> lock(p.mu);
     p.stopped = true;
   }
-  for (auto& stream : p.landings) {
-    for (auto& landing : stream) {
-      if (landing != nullptr) landing->release_held();
-    }
-  }
+  p.receive.release_held();
 }
 
 }  // namespace sluice

@@ -6,14 +6,19 @@
 // net/frame.h and docs/protocol.md ("Data plane").
 //
 // Connections: one TCP connection per ordered pair of hosts (sender -> receiver) that have
-// a stream between them, opened by the sender to the receiver's listen address. DATA and
-// END_OF_WORK frames flow from sender to receiver, CREDIT frames back on the same socket.
+// a stream between them, opened by the sender (net/outbound_link.h) to the receiver's
+// listen address (net/inbound_link.h). Both ends prove they know the run key before
+// anything else (net/handshake.h). DATA and END_OF_WORK frames flow from sender to
+// receiver, CREDIT frames back on the same socket, PING both ways on a quiet connection.
 // Flow control: per (stream, consumer copy, sender host), the receiver grants a window of
-// max(1, depth / remote producer hosts) frames; a sender writes only with credit, so a slow
-// consumer holds back only its own producers and memory stays bounded by the pools.
+// as many frames as the consumer's queue holds; a sender writes only with credit, so a slow
+// consumer holds back only its own producers, and the receiver always reads (a frame that
+// finds its stream's pool empty is parked, net/parking_lot.h), so one stream never holds
+// back another. Memory stays bounded by the pools and the credit windows.
 //
 // Usage (the app daemon):
-//   DataPlane plane(topology, placements, "a");        // binds, starts its I/O thread
+//   DataPlaneOptions o; o.key = run_key;                // the console's per-run secret
+//   DataPlane plane(topology, placements, "a", o);      // binds, starts its I/O thread
 //   ... tell the console plane.listen_address(), learn the peers' addresses ...
 //   EngineOptions options; options.placement = placements["a"]; options.wiring = &plane;
 //   Engine engine(topology, options);                  // calls remote_consumer, graph_ready
@@ -47,13 +52,18 @@
 
 namespace sluice {
 
-namespace net {
-struct DataPlaneState;  // defined in net/plane_state.h
-}  // namespace net
 
 struct DataPlaneOptions {
   // Where to listen for peers: "addr:port"; port 0 picks a free one. Default: loopback.
   std::string listen = "127.0.0.1:0";
+  // The run key: a secret every host of the run shares (the console makes one per run and
+  // sends it over the protected control channel). REQUIRED: at least 16 bytes.
+  std::string key;
+  // A connection on which nothing was sent for this long gets a PING. Default: 1 s.
+  std::chrono::milliseconds heartbeat_interval{1000};
+  // A peer from which nothing (data, credit or PING) arrived for this long is lost: the
+  // run fails naming both hosts. Default: 3 s.
+  std::chrono::milliseconds silence_limit{3000};
 };
 
 class DataPlane final : public StreamWiring {
@@ -61,7 +71,7 @@ class DataPlane final : public StreamWiring {
   // `placements`: for every host name, the Placement of copies there (the whole
   // application's placement, as decided by the console). `self`: this process's host name,
   // a key of `placements`. `topology` must outlive the DataPlane. Binds the listen socket
-  // and starts the I/O thread. Throws sluice::Error (cannot bind, unknown self).
+  // and starts the I/O thread. Throws sluice::Error (cannot bind, unknown self, no key).
   DataPlane(const topo::Topology& topology, std::map<std::string, Placement> placements,
             std::string self, DataPlaneOptions options = {});
   // Calls stop().
@@ -81,6 +91,7 @@ class DataPlane final : public StreamWiring {
 
   // StreamWiring. The endpoints stay valid until the DataPlane is destroyed.
   Endpoint* remote_consumer(StreamRuntime& stream, int copy) override;
+  std::size_t landing_room(int stream) const override;
   void graph_ready(Graph& graph) override;
 
   // Set when a peer connection fails (EOF, error, protocol violation): the message names
@@ -90,9 +101,10 @@ class DataPlane final : public StreamWiring {
   // thread, if there already is one). It must not block or call stop().
   void set_failure_callback(std::function<void(const std::string&)> cb);
 
-  // Connections refused before they identified themselves (garbage, a wrong topology, an
-  // unknown host), newest last, at most 100: "127.0.0.1:41234: bad magic 0x4745 ...".
-  // They change nothing else; each is also logged to stderr. Thread-safe.
+  // Connections refused before they authenticated (garbage, a wrong topology, an unknown
+  // host, a wrong run key, too many at once), newest last, at most 100:
+  // "connection from 127.0.0.1:41234: bad magic 0x4745 ...". They change nothing else; they
+  // are logged to stderr at most once a second. Thread-safe.
   std::vector<std::string> rejected() const;
 
   // Closes every connection, stops the I/O thread, and gives back every buffer the data
@@ -102,7 +114,8 @@ class DataPlane final : public StreamWiring {
   void stop();
 
  private:
-  std::unique_ptr<net::DataPlaneState> impl_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace sluice

@@ -13,28 +13,36 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace sluice::net;
-  static const FrameDecoder decoder({{2, 3, 1024, 16}, {1, 1, 64, 4}, {4, 1, 65536, 32}});
+  static const DataFrameDecoder decoder({{2, 3, 1024, 16}, {1, 1, 64, 4}, {4, 1, 65536, 32}});
   const auto* bytes = reinterpret_cast<const std::byte*>(data);
   std::size_t pos = 0;
-  while (size - pos >= kHeaderSize) {
-    FrameHeader h;
+  while (size - pos >= kFrameHeaderSize) {
+    Frame f;
     std::string error;
-    if (!decoder.decode(bytes + pos, &h, &error)) {
+    if (!decoder.decode(bytes + pos, &f, &error)) {
       if (error.empty()) std::abort();  // a refusal must say why
       return 0;
     }
-    pos += kHeaderSize;
-    if (h.flags != kHello && h.flags != kBye) {
-      if (h.stream >= decoder.streams().size()) std::abort();
-      const StreamLimits& s = decoder.streams()[h.stream];
-      if (h.consumer >= s.consumers) std::abort();
-      if (h.flags == kData && h.size > s.buffer_size) std::abort();
-      if (h.flags == kCredit && (h.key == 0 || h.key > s.depth)) std::abort();
-    } else if (h.flags == kHello && (h.size == 0 || h.size > kMaxHostName)) {
-      std::abort();
+    pos += kFrameHeaderSize;
+    auto limits = [&](std::uint32_t stream) -> const StreamLimits& {
+      if (stream >= decoder.streams().size()) std::abort();
+      return decoder.streams()[stream];
+    };
+    if (const auto* d = std::get_if<DataFrame>(&f)) {
+      const StreamLimits& s = limits(d->stream);
+      if (d->producer >= s.producers || d->consumer >= s.consumers || d->size > s.buffer_size) std::abort();
+    } else if (const auto* e = std::get_if<EndOfWorkFrame>(&f)) {
+      const StreamLimits& s = limits(e->stream);
+      if (e->producer >= s.producers || e->consumer >= s.consumers) std::abort();
+    } else if (const auto* c = std::get_if<CreditFrame>(&f)) {
+      const StreamLimits& s = limits(c->stream);
+      if (c->consumer >= s.consumers || c->credits == 0 || c->credits > s.depth) std::abort();
+    } else if (const auto* h = std::get_if<HelloFrame>(&f)) {
+      if (h->name_size == 0 || h->name_size > kMaxHostName) std::abort();
     }
-    if (h.size > size - pos) return 0;  // truncated payload: wait for more (end of input)
-    pos += h.size;
+    const std::uint32_t payload = payload_size(f);
+    if (payload > size - pos) return 0;  // truncated payload: wait for more (end of input)
+    pos += payload;
   }
   return 0;
 }

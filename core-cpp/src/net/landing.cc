@@ -1,44 +1,82 @@
 #include "net/landing.h"
 
+#include <algorithm>
+
+#include "net/connection.h"
 #include "net/frame.h"
-#include "net/link.h"
-#include "net/plane_state.h"
+#include "net/routes.h"
 
 namespace sluice::net {
 
+Landing::Landing(const Routes& routes, const CreditReturn& links, std::uint32_t stream, std::uint32_t copy,
+                 InputChannel& channel)
+    : routes_(routes),
+      links_(links),
+      stream_(stream),
+      copy_(copy),
+      channel_(channel),
+      window_(routes.window(stream)),
+      batch_(std::max<std::uint32_t>(1, routes.window(stream) / 2)),
+      due_(routes.hosts().size(), 0),
+      unused_(routes.hosts().size()) {}
+
+std::uint32_t Landing::open_window(int host) {
+  unused_[static_cast<std::size_t>(host)].store(window_, std::memory_order_release);
+  return window_;
+}
+
+bool Landing::take_credit(int host) {
+  std::atomic<std::uint32_t>& unused = unused_[static_cast<std::size_t>(host)];
+  if (unused.load(std::memory_order_acquire) == 0) return false;
+  unused.fetch_sub(1, std::memory_order_acq_rel);
+  return true;
+}
+
+void Landing::land(const Item& item) {
+  if (held_count_.load(std::memory_order_acquire) == 0 && channel_.try_push(item)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  held_.push_back(item);
+  held_count_.fetch_add(1, std::memory_order_release);
+  // The consumer may have popped everything between our try and the lock: look again.
+  flush_held_locked();
+}
+
+void Landing::flush_held_locked() {
+  while (!held_.empty() && channel_.try_push(held_.front())) {
+    held_.pop_front();
+    held_count_.fetch_sub(1, std::memory_order_release);
+  }
+}
+
 void Landing::popped(InputChannel&, const Item& item) noexcept {
-  if (held_count.load(std::memory_order_acquire) != 0) {
-    std::lock_guard<std::mutex> lock(mu);
+  if (held_count_.load(std::memory_order_acquire) != 0) {
+    std::lock_guard<std::mutex> lock(mu_);
     flush_held_locked();
   }
-  const int host = plane.producer_host[static_cast<std::size_t>(stream)][item.producer];
-  if (host == plane.self || host < 0) return;
-  // Return credit in batches, straight from this thread (Link::send writes inline when
-  // the socket is free).
-  std::uint32_t& due = to_return[static_cast<std::size_t>(host)];
-  if (++due < batch) return;
-  Link* link = plane.inbound_raw[static_cast<std::size_t>(host)].load(std::memory_order_acquire);
+  const int host = routes_.producer_host(stream_, item.producer);
+  if (host == routes_.self() || host < 0) return;
+  // Return credit in batches, straight from this thread (Connection::send writes inline
+  // when the socket is free).
+  std::uint32_t& due = due_[static_cast<std::size_t>(host)];
+  if (++due < batch_) return;
+  Connection* link = links_.link_from(host);
   if (link == nullptr) return;
-  unused[static_cast<std::size_t>(host)].fetch_add(due, std::memory_order_acq_rel);
-  FrameHeader h;
-  h.flags = net::kCredit;
-  h.stream = static_cast<std::uint32_t>(stream);
-  h.consumer = static_cast<std::uint32_t>(copy);
-  h.key = due;
+  unused_[static_cast<std::size_t>(host)].fetch_add(due, std::memory_order_acq_rel);
+  const CreditFrame credit{stream_, copy_, due};
   due = 0;
   try {
-    link->send(h, nullptr);
+    link->send(credit);
   } catch (...) {  // out of memory: the run is failing anyway
   }
 }
 
-void Landing::land(const Item& item) {
-  if (held_count.load(std::memory_order_acquire) == 0 && channel->try_push(item)) return;
-  std::lock_guard<std::mutex> lock(mu);
-  held.push_back(item);
-  held_count.fetch_add(1, std::memory_order_release);
-  // The consumer may have popped everything between our try and the lock: look again.
-  flush_held_locked();
+void Landing::release_held() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Item& item : held_) {
+    if (!item.is_end_of_work()) detail::release_slot(item.slot);
+  }
+  held_.clear();
+  held_count_.store(0);
 }
 
 }  // namespace sluice::net

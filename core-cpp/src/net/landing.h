@@ -1,11 +1,15 @@
-// Landing: the receiving side of one local consumer channel that producers on other hosts
-// write to, internal to the data plane (data_plane.h). The I/O thread lands their items in
-// the channel, holding back (in arrival order) what it has no room for; as the consumer
-// copy pops, the landing delivers what it held and returns credit to the sending hosts in
-// batches.
+// Landing: the receiving end of one local consumer copy's channel for frames from other
+// hosts (internal to the data plane). The I/O thread lands items in the channel, holding
+// back (in arrival order) what the channel has no room for; as the consumer copy pops,
+// the landing moves held items in and returns credit to the sending hosts in batches.
 //
-// Thread safety: land from the I/O thread; popped from the consumer copy's thread;
-// release_held after the I/O thread stopped. `held` is guarded by `mu`.
+// Credit: each sending host holds at most `window` frames for this copy that it has not
+// been given credit back for; a frame beyond that is a protocol violation. Credit comes
+// back when the consumer pops, so a host can never have more frames in flight, held or
+// parked (net/parking_lot.h) here than its window.
+//
+// Thread safety: take_credit, open_window and land on the I/O thread; popped on the
+// consumer copy's thread; release_held after the I/O thread stopped.
 #ifndef SLUICE_NET_LANDING_H_
 #define SLUICE_NET_LANDING_H_
 
@@ -21,45 +25,53 @@
 
 namespace sluice::net {
 
-struct DataPlaneState;
+class Connection;
+class Routes;
 
-struct Landing final : InputChannel::PopObserver {
-  Landing(DataPlaneState& plane, int stream, int copy, InputChannel* channel, std::size_t hosts,
-          std::uint32_t batch)
-      : plane(plane), stream(stream), copy(copy), channel(channel), to_return(hosts, 0), unused(hosts),
-        batch(batch) {}
+// Where a landing finds the connection that brings a host's frames (to return credit).
+class CreditReturn {
+ public:
+  virtual ~CreditReturn() = default;
+  // The authenticated connection from `host`, or null. Any thread.
+  virtual Connection* link_from(int host) const noexcept = 0;
+};
 
-  void popped(InputChannel& channel, const Item& item) noexcept override;
+class Landing final : public InputChannel::PopObserver {
+ public:
+  // `channel` belongs to the Graph and outlives the landing.
+  Landing(const Routes& routes, const CreditReturn& links, std::uint32_t stream, std::uint32_t copy,
+          InputChannel& channel);
+
+  // I/O thread: gives `host` its whole window; returns it (the initial CREDIT).
+  std::uint32_t open_window(int host);
+  // I/O thread: a frame from `host` arrived; false when that host had no credit left.
+  bool take_credit(int host);
   // I/O thread: delivers an item (never blocks).
   void land(const Item& item);
-  void flush_held_locked() {
-    while (!held.empty() && channel->try_push(held.front())) {
-      held.pop_front();
-      held_count.fetch_sub(1, std::memory_order_release);
-    }
-  }
-  void release_held() {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const Item& item : held) {
-      if (!item.is_end_of_work()) detail::release_slot(item.slot);
-    }
-    held.clear();
-    held_count.store(0);
-  }
 
-  DataPlaneState& plane;
-  const int stream;
-  const int copy;
-  InputChannel* const channel;
-  std::mutex mu;           // guards held
-  std::deque<Item> held;   // arrived while the channel was full, in arrival order (<= credits)
-  std::atomic<std::size_t> held_count{0};
-  // Per sender host: items popped whose credit is not yet returned. Consumer thread only.
-  std::vector<std::uint32_t> to_return;
-  // Per sender host: credits that host holds (granted - received). The consumer thread
-  // adds when it returns credit, the I/O thread takes one per frame received.
-  std::vector<std::atomic<std::uint32_t>> unused;
-  const std::uint32_t batch;  // return credit when this many are due
+  void popped(InputChannel& channel, const Item& item) noexcept override;
+  // Gives back the buffers of held items. REQUIRES: the I/O thread has stopped.
+  void release_held();
+
+ private:
+  void flush_held_locked();
+
+  const Routes& routes_;
+  const CreditReturn& links_;
+  const std::uint32_t stream_;
+  const std::uint32_t copy_;
+  InputChannel& channel_;
+  const std::uint32_t window_;
+  const std::uint32_t batch_;  // return credit when this many are due
+
+  std::mutex mu_;           // guards held_
+  std::deque<Item> held_;   // arrived while the channel was full, in arrival order
+  std::atomic<std::size_t> held_count_{0};
+  // Per sending host: items popped whose credit is not yet returned. Consumer thread only.
+  std::vector<std::uint32_t> due_;
+  // Per sending host: credits it holds (granted - used). The consumer thread adds when it
+  // returns credit, the I/O thread takes one per frame.
+  std::vector<std::atomic<std::uint32_t>> unused_;
 };
 
 }  // namespace sluice::net

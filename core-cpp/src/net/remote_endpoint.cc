@@ -1,7 +1,7 @@
 #include "net/remote_endpoint.h"
 
 #include "net/frame.h"
-#include "net/link.h"
+#include "net/outbound_link.h"
 
 namespace sluice::net {
 
@@ -10,16 +10,13 @@ bool RemoteEndpoint::try_push(const Item& item) noexcept {
   do {
     if (c <= 0) return false;
   } while (!credits_.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel));
-  FrameHeader h;
-  h.flags = item.is_end_of_work() ? net::kEndOfWork : net::kData;
-  h.stream = stream_;
-  h.producer = item.producer;
-  h.consumer = copy_;
-  h.key = item.is_end_of_work() ? 0 : item.key;
-  h.size = item.is_end_of_work() ? 0 : item.size;
   bool sent = false;
   try {
-    sent = link_->send(h, item.slot);
+    if (item.is_end_of_work()) {
+      sent = link_->send(EndOfWorkFrame{stream_, item.producer, copy_});
+    } else {
+      sent = link_->send(DataFrame{stream_, item.producer, copy_, item.key, item.size}, item.slot);
+    }
   } catch (...) {  // out of memory queueing: treat as no room
   }
   if (!sent) credits_.fetch_add(1, std::memory_order_acq_rel);

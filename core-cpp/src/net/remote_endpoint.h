@@ -1,7 +1,7 @@
 // RemoteEndpoint: the sending side of one (stream, consumer copy on another host), internal
 // to the data plane (data_plane.h). It holds the credits the receiving host granted for
-// that consumer copy and the link to that host; try_push spends a credit and queues the
-// frame on the link, and never blocks.
+// that consumer copy and the OutboundLink to that host; try_push spends a credit and
+// queues the frame on the link, and never blocks.
 //
 // Thread safety: try_push and free_room from the producer copies' threads; grant from the
 // data plane's I/O thread.
@@ -20,13 +20,13 @@
 
 namespace sluice::net {
 
-class Link;
+class OutboundLink;
 
 class RemoteEndpoint final : public Endpoint {
  public:
   // `room` is notified when credit arrives; `window` is the most credit the receiver may
-  // grant. `link` and `room` outlive the endpoint.
-  RemoteEndpoint(std::uint32_t stream, std::uint32_t copy, std::shared_ptr<Link> link, Waiter* room,
+  // grant. `room` outlives the endpoint.
+  RemoteEndpoint(std::uint32_t stream, std::uint32_t copy, std::shared_ptr<OutboundLink> link, Waiter* room,
                  std::int64_t window)
       : stream_(stream), copy_(copy), link_(std::move(link)), room_(room), window_(window) {}
 
@@ -46,7 +46,7 @@ class RemoteEndpoint final : public Endpoint {
  private:
   const std::uint32_t stream_;
   const std::uint32_t copy_;
-  const std::shared_ptr<Link> link_;
+  const std::shared_ptr<OutboundLink> link_;
   Waiter* const room_;
   const std::int64_t window_;
   std::atomic<std::int64_t> credits_{0};

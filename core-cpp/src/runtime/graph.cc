@@ -3,19 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "topology/size.h"
 
 namespace sluice {
 
 std::size_t Graph::pool_count(const topo::StreamSpec& spec, int producers, int consumers,
-                              int remote_producers, int remote_consumers) {
+                              std::size_t landing_room, int remote_consumers) {
   const auto depth = spec.depth;
   const auto p = static_cast<std::size_t>(producers);
   const auto c = static_cast<std::size_t>(consumers);
-  const auto r = static_cast<std::size_t>(remote_producers);
   const auto rc = static_cast<std::size_t>(remote_consumers);
-  return depth * c + p + c + (r > 0 ? depth * c : 0) + (p > 0 ? depth * rc : 0);
+  return depth * c + p + c + landing_room + (p > 0 ? std::bit_ceil(depth) * rc : 0);
 }
 
 Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
@@ -26,12 +26,13 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
   const std::size_t physical = pages > 0 && page_size > 0
                                    ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
                                    : 0;
+  auto index_of = [&](const topo::StreamSpec& spec) { return static_cast<int>(&spec - topology.streams.data()); };
   auto local_pool_count = [&](const topo::StreamSpec& spec) {
     const int producers = placement.count_here(spec.from.filter);
     const int consumers = placement.count_here(spec.to.filter);
-    const int remote = topology.find_filter(spec.from.filter)->copies - producers;
     const int remote_consumers = topology.find_filter(spec.to.filter)->copies - consumers;
-    return pool_count(spec, producers, consumers, consumers > 0 ? remote : 0, remote_consumers);
+    const std::size_t landing = wiring != nullptr && consumers > 0 ? wiring->landing_room(index_of(spec)) : 0;
+    return pool_count(spec, producers, consumers, landing, remote_consumers);
   };
   std::size_t total = 0;
   for (const topo::StreamSpec& spec : topology.streams) total += local_pool_count(spec) * spec.buffer_size;
@@ -58,7 +59,7 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     for (int c = 0; c < stream->consumer_copies; ++c) {
       if (placement.runs_here(spec.to.filter, c)) {
         stream->channels.push_back(std::make_unique<InputChannel>(spec.depth, stream->producer_copies,
-                                                                  signal, *stream->room));
+                                                                  signal, *stream->room, stream->label));
         stream->endpoints.push_back(stream->channels.back().get());
       } else {
         stream->channels.push_back(nullptr);

@@ -48,14 +48,14 @@ class Graph {
   std::vector<std::unique_ptr<StreamRuntime>>& streams() { return streams_; }
   const std::vector<std::unique_ptr<StreamRuntime>>& streams() const { return streams_; }
 
-  // Blocks a stream's pool holds: enough for every queue to be full while each producer
-  // and consumer copy holds one more.
-  // `producers` and `consumers` count the copies in this process; `remote_producers`
-  // those elsewhere whose buffers land here (each may have `depth` in flight to each local
-  // consumer copy, by credit); `remote_consumers` the consumer copies elsewhere that local
-  // producers write to (up to `depth` buffers each wait here to be sent, by credit).
+  // Blocks a stream's pool holds: enough for every local queue to be full while each
+  // producer and consumer copy holds one more, plus room for what other hosts have in
+  // flight to local consumer copies (`landing_room`, from the wiring's credit windows) and
+  // for what local producers have waiting to be sent to `remote_consumers` consumer
+  // copies elsewhere (a credit window each: the depth rounded up to a power of two).
+  // `producers` and `consumers` count the copies in this process.
   static std::size_t pool_count(const topo::StreamSpec& spec, int producers, int consumers,
-                                int remote_producers = 0, int remote_consumers = 0);
+                                std::size_t landing_room = 0, int remote_consumers = 0);
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;

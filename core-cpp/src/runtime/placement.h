@@ -39,6 +39,10 @@ class StreamWiring {
   // `stream`, which runs in another process. The wiring owns it; it must stay valid until
   // the Engine is destroyed. When it gains room (credit) it must notify *stream.room.
   virtual Endpoint* remote_consumer(StreamRuntime& stream, int copy) = 0;
+  // How many buffers other hosts may have in flight to this process's consumer copies of
+  // stream `stream` (its index in the topology) at once: the pool keeps that much room to
+  // land them in.
+  virtual std::size_t landing_room(int stream) const = 0;
   // Called once the graph is built (every local consumer channel and every pool exists),
   // before any copy runs: start delivering remote producers' items (and their end-of-work
   // marks) into the local channels, landing payloads in buffers from the stream's pool.

@@ -1,13 +1,28 @@
 #include "stream/input_channel.h"
 
+#include <algorithm>
+
 namespace sluice {
 
 InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal,
-                           Waiter& room)
+                           Waiter& room, std::string label)
     : upstream_copies_(upstream_copies),
+      label_(std::move(label)),
       ring_(depth),
       not_empty_(signal),
-      room_(room) {}
+      room_(room),
+      marked_(static_cast<std::size_t>(upstream_copies), false) {}
+
+void InputChannel::begin_unit() noexcept {
+  marks_seen_ = 0;
+  std::fill(marked_.begin(), marked_.end(), false);
+}
+
+void InputChannel::duplicate_mark(std::uint32_t producer) const {
+  throw Error((label_.empty() ? std::string("an input") : "stream " + label_) + ": a second end of work from " +
+              "producer copy " + std::to_string(producer) + " in one unit of work; the host that runs it sent "
+              "a duplicate (a broken or hostile peer), so this unit's data cannot be trusted");
+}
 
 InputChannel::~InputChannel() {
   // Give back buffers nobody read (after an aborted run).
@@ -41,6 +56,8 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns) {
     if (observer_ != nullptr) observer_->popped(*this, item);
     room_.notify();
     if (item.is_end_of_work()) {
+      if (item.producer >= marked_.size() || marked_[item.producer]) duplicate_mark(item.producer);
+      marked_[item.producer] = true;
       ++marks_seen_;
       continue;
     }

@@ -1,9 +1,11 @@
 // InputChannel: the queue in front of one consumer copy's input port.
 //
 // Producers (local OutputPorts, or a network receiver) push items; the consumer copy pops
-// them. It counts end-of-work marks: the unit of work ends for this copy when every
-// upstream copy has sent its mark, which it does only after all its buffers, so nothing
-// is lost and each producer's buffers arrive in order.
+// them. It tracks end-of-work marks per upstream copy: the unit of work ends for this copy
+// when every upstream copy has sent its mark, which it does only after all its buffers,
+// so nothing is lost and each producer's buffers arrive in order. A second mark from the
+// same copy in one unit (only a broken or hostile peer host could send one) is an error,
+// never an early end.
 //
 // Thread safety: try_push from any number of threads; pop/begin_unit/drain only from the
 // consumer copy's thread.
@@ -13,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "sluice/buffer.h"
 #include "stream/endpoint.h"
@@ -33,17 +37,20 @@ class InputChannel final : public Endpoint {
   };
 
   // depth: items it holds, rounded up to a power of two (end-of-work marks included).
-  // room: the stream's Waiter that blocked writers sleep on.
-  InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room);
+  // room: the stream's Waiter that blocked writers sleep on. label: the stream
+  // ("a.out -> b.in"), for messages.
+  InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room,
+               std::string label = "");
   ~InputChannel() override;
 
   bool try_push(const Item& item) noexcept override;
   std::size_t free_room() const noexcept override;
 
   // Starts a unit of work: no end-of-work marks seen yet.
-  void begin_unit() noexcept { marks_seen_ = 0; }
+  void begin_unit() noexcept;
   // The next buffer, or nullopt once every upstream copy has ended the unit of work.
-  // Adds time spent asleep to *blocked_ns. Throws sluice::Aborted.
+  // Adds time spent asleep to *blocked_ns. Throws sluice::Aborted, and sluice::Error on a
+  // second end-of-work mark from one upstream copy.
   std::optional<Buffer> pop(std::uint64_t* blocked_ns);
   bool ended() const noexcept { return marks_seen_ == upstream_copies_; }
   // Discards buffers until the unit of work ends; returns how many were discarded.
@@ -56,11 +63,15 @@ class InputChannel final : public Endpoint {
   std::size_t depth() const { return ring_.capacity(); }
 
  private:
+  [[noreturn]] void duplicate_mark(std::uint32_t producer) const;
+
   const int upstream_copies_;
+  const std::string label_;
   MpmcRing<Item> ring_;
   Waiter not_empty_;
   Waiter& room_;
-  int marks_seen_ = 0;  // consumer thread only
+  int marks_seen_ = 0;             // consumer thread only
+  std::vector<bool> marked_;       // [upstream copy]: its mark arrived; consumer thread only
   PopObserver* observer_ = nullptr;  // set before the consumer runs
 };
 

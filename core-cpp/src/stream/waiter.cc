@@ -24,6 +24,9 @@ void Waiter::wake_all() noexcept {
   seq_.fetch_add(1, std::memory_order_seq_cst);
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&seq_), FUTEX_WAKE_PRIVATE, INT_MAX,
           nullptr, nullptr, 0);
+  if (callback_.load(std::memory_order_relaxed) != nullptr) {
+    if (Callback* callback = callback_.exchange(nullptr, std::memory_order_acq_rel)) callback->run();
+  }
 }
 
 std::uint64_t Waiter::now_ns() noexcept {

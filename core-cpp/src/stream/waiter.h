@@ -18,6 +18,17 @@ namespace sluice {
 
 class Waiter {
  public:
+  // Run once by the notify() that follows call_once_notified(): the asynchronous
+  // counterpart of wait(), for a thread that must never block (the data plane's I/O
+  // thread waiting for a pool to have a free block). run() is called on the notifying
+  // thread (or by RunSignal::abort) and must only hand the news on (e.g. post to an
+  // io_context): it must not block, throw, or touch this Waiter.
+  class Callback {
+   public:
+    virtual ~Callback() = default;
+    virtual void run() noexcept = 0;
+  };
+
   // Registers with `signal` so that RunSignal::abort() wakes this waiter's sleepers.
   explicit Waiter(RunSignal& signal) : signal_(signal) { signal_.add(this); }
   ~Waiter() { signal_.remove(this); }
@@ -83,7 +94,18 @@ class Waiter {
     }
   }
 
-  // Wakes every sleeper unconditionally (used by RunSignal::abort).
+  // Arms `callback` to run once at the next notify() (or abort). Then look at the
+  // condition again: a change made before this call is not announced. Costs what a
+  // sleeper's last look costs (a membarrier), so it is for rare waits, not a hot path.
+  // At most one callback is armed per Waiter; arming again replaces it.
+  void call_once_notified(Callback* callback) noexcept {
+    callback_.store(callback, std::memory_order_seq_cst);
+    may_sleep_.store(1, std::memory_order_seq_cst);
+    heavy_barrier();  // pairs with light_barrier() in notify(), as for a sleeper
+  }
+
+  // Wakes every sleeper unconditionally and runs the armed callback (used by
+  // RunSignal::abort, and by notify() when someone may sleep).
   void wake_all() noexcept;
 
   static std::uint64_t now_ns() noexcept;
@@ -110,6 +132,7 @@ class Waiter {
   // 1 when some thread may be about to sleep or sleeping; set by each sleeper before its
   // last look, cleared by the notify() that wakes them all.
   std::atomic<std::uint32_t> may_sleep_{0};
+  std::atomic<Callback*> callback_{nullptr};  // armed by call_once_notified
 };
 
 }  // namespace sluice

@@ -1,0 +1,101 @@
+#include "net/listener.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "sluice/error.h"
+
+namespace sluice::net {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+constexpr auto kFirstPause = std::chrono::milliseconds(10);
+constexpr auto kLongestPause = std::chrono::milliseconds(1000);
+
+// Errors that last until something else frees resources: pause before the next accept.
+bool resource_exhausted(const boost::system::error_code& ec) {
+  const int e = ec.value();
+  return ec.category() == boost::system::system_category() &&
+         (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM);
+}
+
+}  // namespace
+
+std::string format_endpoint(const tcp::endpoint& endpoint) {
+  const auto address = endpoint.address();
+  return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
+         std::to_string(endpoint.port());
+}
+
+std::pair<std::string, std::uint16_t> split_host_port(const std::string& address) {
+  const auto colon = address.rfind(':');
+  auto bad = [&] { return Error("bad address '" + address + "'; expected ADDR:PORT, e.g. 127.0.0.1:7700"); };
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) throw bad();
+  std::string host = address.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  unsigned long port = 0;
+  for (std::size_t i = colon + 1; i < address.size(); ++i) {
+    if (address[i] < '0' || address[i] > '9') throw bad();
+    port = port * 10 + static_cast<unsigned long>(address[i] - '0');
+    if (port > 65535) throw bad();
+  }
+  return {host, static_cast<std::uint16_t>(port)};
+}
+
+Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedLog& log)
+    : acceptor_(io), pause_(io), log_(log) {
+  auto [listen_host, listen_port] = split_host_port(listen);
+  boost::system::error_code ec;
+  const auto ip = asio::ip::make_address(listen_host, ec);
+  if (ec) throw Error("data plane: listen address '" + listen + "' is not an IP address: " + ec.message());
+  const tcp::endpoint endpoint(ip, listen_port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw Error("data plane: cannot listen on " + listen + ": " + ec.message() + "; pick a free port");
+  address_ = format_endpoint(acceptor_.local_endpoint());
+}
+
+void Listener::start(OnAccept on_accept) {
+  on_accept_ = std::move(on_accept);
+  do_accept();
+}
+
+void Listener::close() {
+  closed_ = true;
+  boost::system::error_code ignored;
+  pause_.cancel();
+  acceptor_.close(ignored);
+}
+
+void Listener::do_accept() {
+  acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+    if (closed_ || ec == asio::error::operation_aborted) return;
+    if (!ec) {
+      backoff_ = std::chrono::milliseconds(0);
+      boost::system::error_code ignored;
+      const tcp::endpoint remote = socket.remote_endpoint(ignored);
+      on_accept_(std::move(socket), format_endpoint(remote));
+      do_accept();
+      return;
+    }
+    if (!resource_exhausted(ec)) {  // the connection went away before we took it, say
+      log_.line("accept failed: " + ec.message());
+      do_accept();
+      return;
+    }
+    backoff_ = backoff_.count() == 0 ? kFirstPause : std::min(backoff_ * 2, kLongestPause);
+    log_.line("cannot accept data connections: " + ec.message() + "; pausing accepts for " +
+              std::to_string(backoff_.count()) + " ms");
+    pause_.expires_after(backoff_);
+    pause_.async_wait([this](const boost::system::error_code& e) {
+      if (!e && !closed_) do_accept();
+    });
+  });
+}
+
+}  // namespace sluice::net

@@ -1,0 +1,115 @@
+#include "net/routes.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sluice/error.h"
+
+namespace sluice::net {
+
+namespace {
+
+void fnv(std::uint64_t& h, const std::string& s) {
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  h = (h ^ 0xff) * 0x100000001b3ULL;
+}
+
+}  // namespace
+
+Routes::Routes(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
+               const std::string& self) {
+  for (const auto& [name, placement] : placements) hosts_.push_back(name);
+  self_ = host_index(self);
+  if (self_ < 0) throw Error("data plane: this host '" + self + "' has no placement");
+  const std::size_t nhosts = hosts_.size();
+
+  fingerprint_ = 0xcbf29ce484222325ULL;
+  for (const topo::StreamSpec& spec : topology.streams) {
+    const topo::FilterSpec* from = topology.find_filter(spec.from.filter);
+    const topo::FilterSpec* to = topology.find_filter(spec.to.filter);
+    if (from == nullptr || to == nullptr) throw Error("data plane: stream " + spec.from.str() + " has no filter");
+    auto locate = [&](const std::string& filter, int copies) {
+      std::vector<int> where(static_cast<std::size_t>(copies), -1);
+      for (std::size_t h = 0; h < nhosts; ++h) {
+        for (int c = 0; c < copies; ++c) {
+          if (placements.at(hosts_[h]).runs_here(filter, c)) where[static_cast<std::size_t>(c)] = static_cast<int>(h);
+        }
+      }
+      for (int c = 0; c < copies; ++c) {
+        if (where[static_cast<std::size_t>(c)] < 0) {
+          throw Error("data plane: copy " + std::to_string(c) + " of '" + filter + "' is placed on no host");
+        }
+      }
+      return where;
+    };
+    producer_host_.push_back(locate(spec.from.filter, from->copies));
+    consumer_host_.push_back(locate(spec.to.filter, to->copies));
+    std::vector<bool> produces(nhosts, false);
+    for (int h : producer_host_.back()) produces[static_cast<std::size_t>(h)] = true;
+    host_produces_.push_back(produces);
+    const auto depth = static_cast<std::uint32_t>(std::bit_ceil(spec.depth));
+    window_.push_back(depth);
+    limits_.push_back(StreamLimits{static_cast<std::uint32_t>(from->copies), static_cast<std::uint32_t>(to->copies),
+                                   static_cast<std::uint32_t>(spec.buffer_size), depth});
+    fnv(fingerprint_, spec.from.str());
+    fnv(fingerprint_, spec.to.str());
+    fnv(fingerprint_, std::to_string(spec.buffer_size) + "/" + std::to_string(spec.depth) + "/" +
+                          std::to_string(from->copies) + "/" + std::to_string(to->copies) + "/" +
+                          topo::to_string(spec.policy));
+  }
+  for (std::size_t h = 0; h < nhosts; ++h) {
+    fnv(fingerprint_, hosts_[h]);
+    for (const auto& [filter, copies] : placements.at(hosts_[h]).local) {
+      fnv(fingerprint_, filter);
+      for (int c : copies) fnv(fingerprint_, std::to_string(c));
+    }
+  }
+
+  sends_to_.assign(nhosts, false);
+  hears_from_.assign(nhosts, false);
+  for (std::size_t s = 0; s < producer_host_.size(); ++s) {
+    for (int ph : producer_host_[s]) {
+      for (int ch : consumer_host_[s]) {
+        if (ph == ch) continue;
+        if (ch == self_) hears_from_[static_cast<std::size_t>(ph)] = true;
+        if (ph == self_) sends_to_[static_cast<std::size_t>(ch)] = true;
+      }
+    }
+  }
+}
+
+int Routes::host_index(const std::string& name) const {
+  auto it = std::lower_bound(hosts_.begin(), hosts_.end(), name);
+  return it != hosts_.end() && *it == name ? static_cast<int>(it - hosts_.begin()) : -1;
+}
+
+std::string Routes::host_label(int host) const { return "host '" + hosts_[static_cast<std::size_t>(host)] + "'"; }
+
+std::uint32_t Routes::sending_hosts(std::size_t stream, std::uint32_t copy) const {
+  const int consumer = consumer_host_[stream][copy];
+  std::uint32_t senders = 0;
+  for (std::size_t h = 0; h < hosts_.size(); ++h) {
+    senders += host_produces_[stream][h] && static_cast<int>(h) != consumer ? 1 : 0;
+  }
+  return senders;
+}
+
+std::size_t Routes::landing_room(std::size_t stream) const {
+  std::size_t room = 0;
+  for (std::uint32_t c = 0; c < consumer_host_[stream].size(); ++c) {
+    if (consumer_host_[stream][c] == self_) room += std::size_t{window_[stream]} * sending_hosts(stream, c);
+  }
+  return room;
+}
+
+bool Routes::lands_here(std::size_t stream) const {
+  for (std::size_t h = 0; h < hosts_.size(); ++h) {
+    if (static_cast<int>(h) == self_ || !host_produces_[stream][h]) continue;
+    for (int ch : consumer_host_[stream]) {
+      if (ch == self_) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace sluice::net

@@ -1,0 +1,79 @@
+// Routes: who talks to whom in the data plane, derived once from the topology and the
+// whole application's placement: on which host each producer and consumer copy runs,
+// which hosts this one sends to and hears from, each (stream, consumer copy)'s credit
+// window per sending host, and the fingerprint both ends of a connection must agree on.
+//
+// Immutable after construction; safe to read from any thread.
+#ifndef SLUICE_NET_ROUTES_H_
+#define SLUICE_NET_ROUTES_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "net/frame.h"
+#include "runtime/placement.h"
+#include "topology/topology.h"
+
+namespace sluice::net {
+
+class Routes {
+ public:
+  // `placements`: every host's Placement; `self`: this process's host, one of its keys.
+  // Throws sluice::Error when self is not placed or a copy runs nowhere.
+  Routes(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
+         const std::string& self);
+
+  // Host indices refer to hosts(), sorted by name.
+  const std::vector<std::string>& hosts() const { return hosts_; }
+  int self() const { return self_; }
+  const std::string& self_name() const { return hosts_[static_cast<std::size_t>(self_)]; }
+  // -1 when `name` is not a host of this run.
+  int host_index(const std::string& name) const;
+  // "host 'b'", for messages.
+  std::string host_label(int host) const;
+
+  std::size_t stream_count() const { return producer_host_.size(); }
+  // The host that runs producer (consumer) copy `copy` of `stream`.
+  int producer_host(std::size_t stream, std::uint32_t copy) const { return producer_host_[stream][copy]; }
+  int consumer_host(std::size_t stream, std::uint32_t copy) const { return consumer_host_[stream][copy]; }
+  std::size_t consumer_copies(std::size_t stream) const { return consumer_host_[stream].size(); }
+  // True when some producer copy of `stream` runs on `host`.
+  bool host_produces(std::size_t stream, int host) const { return host_produces_[stream][static_cast<std::size_t>(host)]; }
+  // True when a local consumer copy of `stream` has producers on other hosts.
+  bool lands_here(std::size_t stream) const;
+  // The credits each sending host holds for a consumer copy of `stream`: as many buffers
+  // as that copy's queue holds (the depth rounded up to a power of two), so that a
+  // producer across hosts can have as much in flight as one in the same process.
+  std::uint32_t window(std::size_t stream) const { return window_[stream]; }
+  // The hosts other than the consumer's own that run producer copies of `stream`.
+  std::uint32_t sending_hosts(std::size_t stream, std::uint32_t copy) const;
+  // The most frames of `stream` that other hosts can have sent to this host's consumer
+  // copies and not had credit back for: window x sending hosts, summed over local copies.
+  std::size_t landing_room(std::size_t stream) const;
+  // Hosts this one sends data to / receives data from.
+  bool sends_to(int host) const { return sends_to_[static_cast<std::size_t>(host)]; }
+  bool hears_from(int host) const { return hears_from_[static_cast<std::size_t>(host)]; }
+
+  // Over the streams (ends, sizes, copies, policy) and every host's placement.
+  std::uint64_t fingerprint() const { return fingerprint_; }
+  // Per stream: what a frame's fields may be.
+  const std::vector<StreamLimits>& limits() const { return limits_; }
+
+ private:
+  std::vector<std::string> hosts_;
+  int self_ = -1;
+  std::vector<std::vector<int>> producer_host_;  // [stream][producer copy] -> host
+  std::vector<std::vector<int>> consumer_host_;  // [stream][consumer copy] -> host
+  std::vector<std::vector<bool>> host_produces_;  // [stream][host]
+  std::vector<std::uint32_t> window_;  // [stream]
+  std::vector<bool> sends_to_;    // [host]
+  std::vector<bool> hears_from_;  // [host]
+  std::uint64_t fingerprint_ = 0;
+  std::vector<StreamLimits> limits_;
+};
+
+}  // namespace sluice::net
+
+#endif  // SLUICE_NET_ROUTES_H_

@@ -1,0 +1,207 @@
+// Peers of a real DataPlane that are not what they should be: strangers who know the
+// topology but not the run key, a trusted peer that sends a duplicate end of work or
+// frames after its goodbye, and a peer that goes silent without closing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "net/routes.h"
+#include "net_cluster.h"
+#include "net_test_util.h"
+#include "test_filters.h"
+
+namespace testing_filters {
+namespace {
+
+using sluice::net::ByeFrame;
+using sluice::net::CreditFrame;
+using sluice::net::DataFrame;
+using sluice::net::EndOfWorkFrame;
+using sluice::net::test_util::FakePeer;
+using sluice::net::test_util::frame;
+
+template <typename Pred>
+bool eventually(Pred pred, double seconds = 10) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pred();
+}
+
+// Two producer copies on host a, one sink on host b: b's sink ends its unit only after an
+// end of work from each of the two.
+const char* kTwoToOne = R"(
+defaults: {buffer_size: 256B, depth: 8}
+filters:
+  src:  {class: "testing_filters::TestSource", copies: 2, args: {count: 100}}
+  sink: {class: "testing_filters::TestSink"}
+streams:
+  - {from: src.out, to: sink.in}
+)";
+
+std::map<std::string, sluice::Placement> two_to_one() {
+  return {{"a", place({{"src", {0, 1}}})}, {"b", place({{"sink", {0}}})}};
+}
+
+// Host b for real (data plane and engine), host a played by the test.
+class RealB {
+ public:
+  RealB(const std::string& yaml, std::map<std::string, sluice::Placement> placements,
+        std::chrono::milliseconds silence = std::chrono::milliseconds(3000))
+      : topology_(sluice::topo::parse_topology_text(yaml, "test.yaml", SLUICE_TEST_DATA_DIR)),
+        placements_(std::move(placements)) {
+    sluice::check_loadable(topology_);
+    sluice::DataPlaneOptions plane_options;
+    plane_options.key = Cluster::key();
+    plane_options.silence_limit = silence;
+    plane_options.heartbeat_interval = std::chrono::milliseconds(200);
+    plane_ = std::make_unique<sluice::DataPlane>(topology_, placements_, "b", plane_options);
+    sluice::EngineOptions options;
+    options.host = "b";
+    options.placement = placements_.at("b");
+    options.wiring = plane_.get();
+    options.abort_grace = std::chrono::milliseconds(2000);
+    engine_ = std::make_unique<sluice::Engine>(topology_, options);
+    plane_->set_failure_callback([this](const std::string& why) { engine_->cancel(why); });
+    a_routes_ = std::make_unique<sluice::net::Routes>(topology_, placements_, "a");
+  }
+  ~RealB() {
+    engine_->cancel("test over");
+    plane_->stop();
+    engine_.reset();
+  }
+
+  sluice::DataPlane& plane() { return *plane_; }
+  sluice::Engine& engine() { return *engine_; }
+  const sluice::net::Routes& a_routes() const { return *a_routes_; }
+  // Connects `a` and waits until b took it as host a (connect on b's side: b sends nothing).
+  void expect_a(FakePeer& a) {
+    ASSERT_TRUE(a.connect(plane_->listen_address()));
+    plane_->connect({}, std::chrono::seconds(5));
+  }
+
+ private:
+  sluice::topo::Topology topology_;
+  std::map<std::string, sluice::Placement> placements_;
+  std::unique_ptr<sluice::DataPlane> plane_;
+  std::unique_ptr<sluice::Engine> engine_;
+  std::unique_ptr<sluice::net::Routes> a_routes_;
+};
+
+// A plain TCP connection to `address` ("addr:port").
+boost::asio::ip::tcp::socket raw_connect(boost::asio::io_context& io, const std::string& address) {
+  boost::asio::ip::tcp::socket s(io);
+  const auto colon = address.rfind(':');
+  s.connect({boost::asio::ip::make_address(address.substr(0, colon)),
+             static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)))});
+  return s;
+}
+
+TEST(NetPeerTest, AStrangerWhoKnowsTheTopologyButNotTheKeyCannotInjectOrLockOutTheRealHost) {
+  RealB b(kTwoToOne, two_to_one());
+  // First an impostor that says HELLO as host a and then stalls, holding the connection
+  // open without ever proving anything; then one that answers with a proof made from the
+  // wrong key.
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket stalling = raw_connect(io, b.plane().listen_address());
+  boost::asio::write(stalling, boost::asio::buffer(frame(sluice::net::HelloFrame{b.a_routes().fingerprint(), 1},
+                                                         std::string(32, 'n') + "a")));
+  FakePeer impostor(b.a_routes(), "not-the-run-key-0123456789");
+  EXPECT_FALSE(impostor.connect(b.plane().listen_address()) && !impostor.closed_by_peer())
+      << "a peer without the run key was not refused";
+  // The real host a (the right key) gets in, after the impostor.
+  FakePeer real(b.a_routes(), Cluster::key());
+  ASSERT_TRUE(real.connect(b.plane().listen_address()));
+  b.plane().connect({}, std::chrono::seconds(5));
+  EXPECT_FALSE(b.plane().failure());
+  bool refused_proof = false;
+  for (const auto& r : b.plane().rejected()) refused_proof |= r.find("run's key") != std::string::npos;
+  EXPECT_TRUE(refused_proof) << ::testing::PrintToString(b.plane().rejected());
+}
+
+TEST(NetPeerTest, AnImpostorsDataNeverReachesTheConsumer) {
+  RealB b(kTwoToOne, two_to_one());
+  observed().reset();
+  // The impostor knows the topology (so the fingerprint) but not the key: it says HELLO
+  // as host a and sends DATA and END_OF_WORK frames without waiting for anything.
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket s = raw_connect(io, b.plane().listen_address());
+  const std::string name = "a";
+  std::vector<std::byte> bytes =
+      frame(sluice::net::HelloFrame{b.a_routes().fingerprint(), 1}, std::string(32, 'n') + name);
+  for (std::uint32_t p = 0; p < 2; ++p) {
+    auto data = frame(DataFrame{0, p, 0, 7, 48}, std::string(48, 'x'));
+    bytes.insert(bytes.end(), data.begin(), data.end());
+    auto end = frame(EndOfWorkFrame{0, p, 0});
+    bytes.insert(bytes.end(), end.begin(), end.end());
+  }
+  boost::system::error_code ec;
+  boost::asio::write(s, boost::asio::buffer(bytes), ec);
+  ASSERT_TRUE(eventually([&] { return !b.plane().rejected().empty(); }));
+  EXPECT_NE(b.plane().rejected().back().find("expected AUTH, got DATA"), std::string::npos)
+      << b.plane().rejected().back();
+  // b's sink never saw a buffer: a unit would wait for the real host (none here).
+  std::lock_guard<std::mutex> lock(observed().mu);
+  EXPECT_TRUE(observed().received["sink"].empty());
+}
+
+TEST(NetPeerTest, ADuplicateEndOfWorkFailsTheUnitInsteadOfEndingItEarly) {
+  RealB b(kTwoToOne, two_to_one());
+  observed().reset();
+  FakePeer a(b.a_routes(), Cluster::key());
+  b.expect_a(a);
+  ASSERT_FALSE(b.engine().start());
+  std::optional<sluice::Failure> failure;
+  std::thread unit([&] { failure = b.engine().run_unit(0, ""); });
+  EXPECT_EQ(a.read_credit().credits, 8u);
+  // Producer 0 sends one buffer and ends; then its end of work again, as if it were
+  // producer 1's. Counting marks, the sink would end the unit with producer 1 unheard.
+  a.write(frame(DataFrame{0, 0, 0, 7, 0}));
+  a.write(frame(EndOfWorkFrame{0, 0, 0}));
+  a.write(frame(EndOfWorkFrame{0, 0, 0}));
+  unit.join();
+  ASSERT_TRUE(failure) << "the unit finished although producer 1 never ended it";
+  EXPECT_EQ(failure->filter, "sink");
+  EXPECT_NE(failure->message.find("a second end of work from producer copy 0"), std::string::npos)
+      << failure->str();
+  a.close();
+}
+
+TEST(NetPeerTest, FramesAfterAPeersByeAreAProtocolViolation) {
+  RealB b(kTwoToOne, two_to_one());
+  FakePeer a(b.a_routes(), Cluster::key());
+  b.expect_a(a);
+  ASSERT_FALSE(b.engine().start());
+  EXPECT_EQ(a.read_credit().credits, 8u);
+  a.write(frame(ByeFrame{}));
+  a.write(frame(DataFrame{0, 0, 0, 7, 0}));
+  ASSERT_TRUE(eventually([&] { return b.plane().failure().has_value(); }));
+  EXPECT_NE(b.plane().failure()->find("DATA after BYE"), std::string::npos) << *b.plane().failure();
+  EXPECT_NE(b.plane().failure()->find("host 'a'"), std::string::npos) << *b.plane().failure();
+}
+
+TEST(NetPeerTest, APeerThatFallsSilentWithoutClosingIsLostNamingBothHosts) {
+  RealB b(kTwoToOne, two_to_one(), std::chrono::milliseconds(1000));
+  FakePeer a(b.a_routes(), Cluster::key());
+  b.expect_a(a);
+  ASSERT_FALSE(b.engine().start());
+  std::optional<sluice::Failure> failure;
+  std::thread unit([&] { failure = b.engine().run_unit(0, ""); });
+  // a authenticates, takes its credit, and then neither sends nor closes (a firewall that
+  // drops the data port would look the same to b).
+  const auto quiet_since = std::chrono::steady_clock::now();
+  unit.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - quiet_since, std::chrono::seconds(5));
+  ASSERT_TRUE(failure);
+  ASSERT_TRUE(b.plane().failure());
+  const std::string why = *b.plane().failure();
+  EXPECT_NE(why.find("nothing (no data, credit or heartbeat) arrived from host 'a'"), std::string::npos) << why;
+  EXPECT_NE(why.find("between host 'b' and host 'a'"), std::string::npos) << why;
+  a.close();
+}
+
+}  // namespace
+}  // namespace testing_filters
