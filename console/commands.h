@@ -2,6 +2,7 @@
 #ifndef SLUICE_CONSOLE_COMMANDS_H_
 #define SLUICE_CONSOLE_COMMANDS_H_
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct RunOptions {
   bool progress = true;           // the live line, when stderr is a terminal
   std::string hosts;              // --hosts a=ADDR:PORT,...: overrides/adds to hosts:
   ControlOptions control;         // --token-file, or --cert/--key/--ca
+  // When no buffer has moved for this long, print what every copy waits on; with
+  // stall_fails (--stall-timeout given), fail the run with that report instead.
+  std::chrono::milliseconds stall_after{10000};
+  bool stall_fails = false;
 };
 
 // Parses, checks every library and class, prints the plan. Exit 0 or kExitBadTopology.

@@ -118,6 +118,7 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
       break;
     case Envelope::kProgress:
       stats_.store(e.host, m.progress().streams());
+      stats_.store_activity(e.host, c.name(), m.progress().copies());
       return;
     case Envelope::kUnitDone:
       stats_.store(e.host, m.unit_done().streams());

@@ -58,6 +58,9 @@ class HostGroup {
   // their exit reports, and closes every connection (the daemons kill what is left).
   void teardown(bool abort);
 
+  // Records a failure the console itself found (a stalled run): wait_all returns false.
+  void fail_run(Failure f) { fail(std::move(f)); }
+
   // The unit of work that failures which are not a filter's are reported against.
   void set_unit(std::uint64_t unit) { current_unit_ = unit; }
 

@@ -2,7 +2,8 @@
 
 namespace sluice::console {
 
-HostStats::HostStats(const topo::Topology& topology, std::size_t hosts) : topology_(topology), per_host_(hosts) {
+HostStats::HostStats(const topo::Topology& topology, std::size_t hosts)
+    : topology_(topology), per_host_(hosts), activity_(hosts) {
   for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.from.str() + " -> " + s.to.str());
 }
 
@@ -17,7 +18,23 @@ void HostStats::store(int host, const google::protobuf::RepeatedPtrField<control
     s.bytes = m.bytes();
     s.producer_blocked_ns = m.producer_blocked_ns();
     s.consumer_blocked_ns = m.consumer_blocked_ns();
+    s.consumed = m.consumed();
   }
+}
+
+void HostStats::store_activity(int host, const std::string& name,
+                               const google::protobuf::RepeatedPtrField<control::CopyActivity>& copies) {
+  auto& mine = activity_[static_cast<std::size_t>(host)];
+  mine.clear();
+  for (const auto& c : copies) {
+    mine.push_back(CopyActivity{c.filter(), c.copy(), name, c.stage(), c.waiting_for(), c.stream(), c.waiting_seconds()});
+  }
+}
+
+std::vector<CopyActivity> HostStats::activity() const {
+  std::vector<CopyActivity> out;
+  for (const auto& host : activity_) out.insert(out.end(), host.begin(), host.end());
+  return out;
 }
 
 std::vector<StreamStats> HostStats::merged() const {
@@ -34,6 +51,7 @@ std::vector<StreamStats> HostStats::merged() const {
       s.bytes += it->second.bytes;
       s.producer_blocked_ns += it->second.producer_blocked_ns;
       s.consumer_blocked_ns += it->second.consumer_blocked_ns;
+      s.consumed += it->second.consumed;
     }
     out.push_back(s);
   }

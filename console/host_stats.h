@@ -25,14 +25,21 @@ class HostStats {
   // Host `host`'s latest metrics, replacing what it said before, stream by stream.
   void store(int host, const google::protobuf::RepeatedPtrField<control::StreamMetrics>& streams);
 
+  // Host `name`'s latest word on what its copies are doing.
+  void store_activity(int host, const std::string& name,
+                      const google::protobuf::RepeatedPtrField<control::CopyActivity>& copies);
+
   // One row per stream, in the topology's order, summed over the hosts; the copy counts
   // are the topology's.
   std::vector<StreamStats> merged() const;
+  // Every host's copies, as last reported.
+  std::vector<CopyActivity> activity() const;
 
  private:
   const topo::Topology& topology_;
   std::vector<std::string> labels_;                       // [stream]
   std::vector<std::map<std::string, StreamStats>> per_host_;  // [host]: label -> stats
+  std::vector<std::vector<CopyActivity>> activity_;           // [host]
 };
 
 }  // namespace sluice::console

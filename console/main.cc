@@ -49,6 +49,12 @@ int main(int argc, char** argv) {
   add_control_options(run_cmd, run.control);
   bool no_progress = false;
   run_cmd->add_flag("--no-progress", no_progress, "no live progress line, even on a terminal");
+  double stall_timeout = 0;
+  CLI::Option* stall = run_cmd->add_option(
+      "--stall-timeout", stall_timeout,
+      "fail the run when no buffer has moved for SECONDS, saying what each copy waits on (without it, that "
+      "report is printed after 10 s and the run goes on waiting)");
+  stall->check(CLI::PositiveNumber);
 
   try {
     app.parse(argc, argv);
@@ -58,5 +64,9 @@ int main(int argc, char** argv) {
   }
   if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control);
   run.progress = !no_progress;
+  if (stall->count() > 0) {
+    run.stall_after = std::chrono::milliseconds(static_cast<long long>(stall_timeout * 1000));
+    run.stall_fails = true;
+  }
   return run_command(run);
 }

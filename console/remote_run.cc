@@ -27,6 +27,7 @@
 #include "console/host_stats.h"
 #include "console/remote.h"
 #include "console/report.h"
+#include "console/stall_watch.h"
 #include "control/auth.h"
 #include "sluice/error.h"
 
@@ -81,6 +82,8 @@ class RemoteRun {
   Envelope launch_message(const std::string& app_id, const std::string& text, HostClient& host) const;
   // Redraws the progress line (at most twice a second), or clears it.
   void redraw_progress(bool clear = false);
+  // While unit `unit` runs: reports a stall, or fails the run with it (StallWatch).
+  void check_stall(std::uint64_t unit);
 
   const RunOptions& options_;
   const topo::Topology& t_;
@@ -89,6 +92,7 @@ class RemoteRun {
   HostGroup hosts_;
   // This run's key: the app daemons' data planes prove to each other that they know it.
   const std::string run_key_;
+  StallWatch stalls_{options_.stall_after, options_.stall_fails};
   // Progress line.
   bool progress_ = false;
   std::string unit_label_;
@@ -109,6 +113,19 @@ void RemoteRun::redraw_progress(bool clear) {
   if (previous_.size() != now.size()) previous_ = now;
   std::cerr << "\r\033[K" << progress_line(unit_label_, now, previous_, dt, terminal_width() - 1) << std::flush;
   previous_ = std::move(now);
+}
+
+void RemoteRun::check_stall(std::uint64_t unit) {
+  const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(stats_.merged()));
+  if (verdict == StallWatch::Verdict::kMoving) return;
+  const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity());
+  if (verdict == StallWatch::Verdict::kReport) {
+    redraw_progress(true);
+    std::cerr << "sluice: warning: " << report
+              << "\n(sluice keeps waiting; --stall-timeout SECONDS makes such a run fail)" << std::endl;
+  } else {
+    hosts_.fail_run(Failure{"", -1, "", unit, "stall", report + "\n(stopped by --stall-timeout)"});
+  }
 }
 
 Envelope RemoteRun::launch_message(const std::string& app_id, const std::string& text, HostClient& host) const {
@@ -166,7 +183,11 @@ int RemoteRun::run() {
     m.mutable_start_unit()->set_index(i);
     m.mutable_start_unit()->set_payload(t_.work[i]);
     hosts_.broadcast(m);
-    ok = hosts_.wait_all(Envelope::kUnitDone, i, std::chrono::hours(24 * 365), [this] { redraw_progress(); });
+    stalls_.start_unit(buffers_moved(stats_.merged()));
+    ok = hosts_.wait_all(Envelope::kUnitDone, i, std::chrono::hours(24 * 365), [this, i] {
+      redraw_progress();
+      check_stall(i);
+    });
     unit.seconds = seconds_since(unit_start);
     unit.finished = ok;
     report.units.push_back(unit);

@@ -13,6 +13,7 @@
 #include "console/exit_codes.h"
 #include "console/remote.h"
 #include "console/report.h"
+#include "console/stall_watch.h"
 #include "runtime/backends.h"
 #include "runtime/engine.h"
 
@@ -118,6 +119,55 @@ class ProgressLine {
   std::thread thread_;
 };
 
+// Watches the embedded run for a stall (StallWatch) from a thread of its own: prints
+// what every copy waits on, or cancels the run with that report (--stall-timeout).
+class StallMonitor {
+ public:
+  StallMonitor(Engine& engine, const RunOptions& options)
+      : engine_(engine), watch_(options.stall_after, options.stall_fails) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~StallMonitor() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  // A unit of work starts (or the units are over: active = false).
+  void set_active(bool active) {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ = active;
+    if (active) watch_.start_unit(buffers_moved(engine_.stream_stats()));
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; })) {
+      if (!active_) continue;
+      const StallWatch::Verdict verdict = watch_.observe(buffers_moved(engine_.stream_stats()));
+      if (verdict == StallWatch::Verdict::kMoving) continue;
+      const std::string report = stall_report(watch_.quiet_seconds(), engine_.activity());
+      if (verdict == StallWatch::Verdict::kReport) {
+        std::cerr << "\r\033[Ksluice: warning: " << report << "\n(sluice keeps waiting; --stall-timeout SECONDS "
+                  << "makes such a run fail)" << std::endl;
+      } else {
+        engine_.cancel(report + "\n(stopped by --stall-timeout)", "stall");
+      }
+    }
+  }
+
+  Engine& engine_;
+  std::mutex mu_;  // guards everything below
+  std::condition_variable wake_;
+  StallWatch watch_;
+  bool active_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -148,13 +198,16 @@ int run_command(const RunOptions& options) {
   {
     SignalWatcher signals(*engine);
     ProgressLine progress(*engine, options.progress && isatty(STDERR_FILENO));
+    StallMonitor stalls(*engine, options);
     report.failure = engine->start();
     for (std::size_t i = 0; i < topology.work.size() && !report.failure; ++i) {
       UnitRecord unit{i, topology.work[i], 0, false};
       progress.set_unit("unit " + std::to_string(i + 1) + "/" + std::to_string(topology.work.size()) +
                         " [" + unit.work + "]");
       const auto unit_start = Clock::now();
+      stalls.set_active(true);
       report.failure = engine->run_unit(i, unit.work);
+      stalls.set_active(false);
       unit.seconds = seconds_since(unit_start);
       unit.finished = !report.failure;
       report.units.push_back(unit);

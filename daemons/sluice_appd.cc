@@ -56,6 +56,7 @@ class AppDaemon {
   void send_failure(const sluice::Failure& f, const std::vector<std::string>& stuck = {});
   void send_failure(const std::string& stage, const std::string& message);
   void fill_metrics(google::protobuf::RepeatedPtrField<sluice::control::StreamMetrics>* out);
+  void fill_activity(google::protobuf::RepeatedPtrField<sluice::control::CopyActivity>* out);
   [[noreturn]] void quit(int status);
 
   sluice::control::FdChannel channel_;
@@ -109,6 +110,20 @@ void AppDaemon::fill_metrics(google::protobuf::RepeatedPtrField<sluice::control:
     m->set_bytes(s.bytes);
     m->set_producer_blocked_ns(s.producer_blocked_ns);
     m->set_consumer_blocked_ns(s.consumer_blocked_ns);
+    m->set_consumed(s.consumed);
+  }
+}
+
+void AppDaemon::fill_activity(google::protobuf::RepeatedPtrField<sluice::control::CopyActivity>* out) {
+  if (!engine_) return;
+  for (const sluice::CopyActivity& a : engine_->activity()) {
+    auto* m = out->Add();
+    m->set_filter(a.filter);
+    m->set_copy(a.copy);
+    m->set_stage(a.stage);
+    m->set_waiting_for(a.waiting_for);
+    m->set_stream(a.stream);
+    m->set_waiting_seconds(a.waiting_seconds);
   }
 }
 
@@ -266,6 +281,7 @@ int AppDaemon::run() {
       Envelope p;
       p.mutable_progress()->set_host(host_);
       fill_metrics(p.mutable_progress()->mutable_streams());
+      fill_activity(p.mutable_progress()->mutable_copies());
       channel_.send(p);
     }
     if (status != sluice::control::FdChannel::Status::kMessage) continue;

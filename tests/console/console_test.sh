@@ -116,5 +116,39 @@ status=$?
 [ $status -eq 130 ] && pass || fail "SIGINT: exit $status, want 130"
 expect_in "$work/err" "interrupted by SIGINT" "SIGINT message"
 
+# --- a run that stops moving: what each copy waits on -----------------------------------
+# split writes each buffer to o0 or o1 (by its hash); join reads i1 to the end before i0,
+# so with depth 1 split soon waits to write o0 while join waits to read i1: a deadlock by
+# design, in any runtime.
+graphs="$build/core-cpp/tests/libsluice_graph_filters.so"
+cat > "$work/stall.yaml" <<YAML
+defaults: {buffer_size: 256B, depth: 1}
+filters:
+  src:   {class: GSource, library: $graphs, args: {count: 200}}
+  split: {class: GMix, library: $graphs, args: {order: in, outputs: "o0,o1"}}
+  join:  {class: GMix, library: $graphs, args: {order: "i1,i0"}}
+streams:
+  - {from: src.out, to: split.in}
+  - {from: split.o0, to: join.i0}
+  - {from: split.o1, to: join.i1}
+YAML
+start=$(date +%s)
+expect_status 1 "--stall-timeout fails a stalled run" -- timeout 60 "$sluice" run "$work/stall.yaml" --stall-timeout 1 --no-progress
+[ $(( $(date +%s) - start )) -lt 30 ] && pass || fail "--stall-timeout 1 took $(( $(date +%s) - start )) s"
+expect_in "$work/err" "run failed: no buffer has moved for 1." "stall failure"
+expect_in "$work/err" "join#0 on host local: waiting" "stall: join named"
+expect_in "$work/err" "to read from split.o1 -> join.i1" "stall: join waits to read i1"
+expect_in "$work/err" "to write to split.o0 -> join.i0" "stall: split waits to write o0"
+expect_in "$work/err" "(stopped by --stall-timeout)" "stall: says why it stopped"
+# Without --stall-timeout the report comes after 10 s and the run goes on waiting.
+"$sluice" run "$work/stall.yaml" --no-progress > /dev/null 2> "$work/err" &
+pid=$!
+for _ in $(seq 1 60); do grep -q "no buffer has moved" "$work/err" && break; sleep 0.5; done
+if kill -0 $pid 2>/dev/null; then pass; else fail "a stall without --stall-timeout ended the run"; fi
+kill -INT $pid; wait $pid
+expect_in "$work/err" "sluice: warning: no buffer has moved for 10." "stall warning after 10 s"
+expect_in "$work/err" "sluice keeps waiting" "stall warning says the run goes on"
+expect_status 2 "--stall-timeout must be positive" -- "$sluice" run "$work/stall.yaml" --stall-timeout 0
+
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

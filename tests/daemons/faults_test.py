@@ -76,6 +76,27 @@ streams: []
                     r"args.size 4096 exceeds the stream's buffer_size 1024", err), "remote exception named with its host", err)
     h.no_orphans(a.app_pids() + b.app_pids(), "after a remote exception")
 
+    # --- a run that stops moving across hosts: each copy named with its host and wait ---------
+    graphs = os.path.join(h.build, "core-cpp", "tests", "libsluice_graph_filters.so")
+    stall = h.topology("stall.yaml", f"""name: stall
+defaults: {{buffer_size: 256B, depth: 1}}
+{h.hosts_yaml(a, b)}filters:
+  src:   {{class: GSource, library: {graphs}, args: {{count: 200}}, place: {{a: 1}}}}
+  split: {{class: GMix, library: {graphs}, args: {{order: in, outputs: "o0,o1"}}, place: {{a: 1}}}}
+  join:  {{class: GMix, library: {graphs}, args: {{order: "i1,i0"}}, place: {{b: 1}}}}
+streams:
+  - {{from: src.out, to: split.in}}
+  - {{from: split.o0, to: join.i0}}
+  - {{from: split.o1, to: join.i1}}
+""")
+    status, out, err, secs = h.run("run", stall, "--no-progress", "--stall-timeout", "2", timeout=60)
+    check(status == 1 and secs < 10, f"stalled across hosts: --stall-timeout 2 fails the run ({secs:.1f} s)", err)
+    check("run failed: no buffer has moved for 2." in err and
+          re.search(r"join#0 on host b: waiting [0-9.]+ s to read from split\.o1 -> join\.i1", err) and
+          re.search(r"split#0 on host a: waiting [0-9.]+ s to write to split\.o0 -> join\.i0", err),
+          "stalled across hosts: each copy's wait named with its host", err)
+    h.no_orphans(a.app_pids() + b.app_pids(), "after a stalled run")
+
     long = h.topology("long.yaml", open(topo).read().replace("count: 200000", "count: 1000000000"))
 
     # --- kill -9 an app daemon mid-run ----------------------------------------------------------

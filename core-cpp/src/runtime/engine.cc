@@ -33,6 +33,7 @@ struct CopyRunner {
   std::unique_ptr<ContextImpl> context;
   std::thread thread;
   std::atomic<const char*> stage{"create"};  // what the copy is doing, for stuck reports
+  WaitRecord waiting;                         // what it waits for on a stream, if anything
   bool busy = false;                          // guarded by State::mu
   int cpu = -1;                               // the CPU it is pinned to; -1: none
 };
@@ -218,14 +219,15 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     for (int p = 0; p < stream.producer_copies; ++p) {
       if (CopyRunner* producer = copy_of(spec.from.filter, p)) {
         auto port = std::make_unique<OutputPort>(spec.from.port, stream.label, spec.policy, *stream.pool,
-                                                 stream.endpoints, *stream.room, static_cast<std::uint32_t>(p));
+                                                 stream.endpoints, *stream.room, static_cast<std::uint32_t>(p),
+                                                 &producer->waiting);
         s.producer_ports.push_back({i, port.get()});
         producer->context->add_output(std::move(port));
       }
     }
     for (int c = 0; c < stream.consumer_copies; ++c) {
       if (CopyRunner* consumer = copy_of(spec.to.filter, c)) {
-        auto port = std::make_unique<InputPort>(spec.to.port, *stream.channels[c]);
+        auto port = std::make_unique<InputPort>(spec.to.port, *stream.channels[c], &consumer->waiting);
         s.consumer_ports.push_back({i, port.get()});
         consumer->context->add_input(std::move(port));
       }
@@ -289,8 +291,8 @@ std::optional<Failure> Engine::run_unit(std::uint64_t index, const std::string& 
   return s.wait_pending();
 }
 
-void Engine::cancel(const std::string& reason) {
-  state_->fail(Failure{"", -1, state_->options.host, state_->unit, "cancelled", reason});
+void Engine::cancel(const std::string& reason, const std::string& stage) {
+  state_->fail(Failure{"", -1, state_->options.host, state_->unit, stage, reason});
 }
 
 std::vector<StreamStats> Engine::stream_stats() const {
@@ -308,7 +310,29 @@ std::vector<StreamStats> Engine::stream_stats() const {
     out[stream].producer_blocked_ns += port->counters().blocked_ns.get();
   }
   for (const auto& [stream, port] : state_->consumer_ports) {
+    out[stream].consumed += port->counters().buffers.get();
     out[stream].consumer_blocked_ns += port->counters().blocked_ns.get();
+  }
+  return out;
+}
+
+std::vector<CopyActivity> Engine::activity() const {
+  std::vector<CopyActivity> out;
+  const std::uint64_t now = Waiter::now_ns();
+  for (const auto& copy : state_->copies) {
+    CopyActivity a;
+    a.filter = copy->spec->name;
+    a.copy = copy->index;
+    a.host = state_->options.host;
+    a.stage = copy->stage.load();
+    if (const char* op = copy->waiting.op.load(std::memory_order_acquire)) {
+      a.waiting_for = op;
+      const std::string* stream = copy->waiting.stream.load(std::memory_order_relaxed);
+      a.stream = stream != nullptr ? *stream : "";
+      const std::uint64_t since = copy->waiting.since_ns.load(std::memory_order_relaxed);
+      a.waiting_seconds = now > since ? static_cast<double>(now - since) / 1e9 : 0;
+    }
+    out.push_back(std::move(a));
   }
   return out;
 }

@@ -45,10 +45,22 @@ struct StreamStats {
   std::string label;  // "read.out -> count.in"
   int producer_copies = 0;
   int consumer_copies = 0;
-  std::uint64_t buffers = 0;
+  std::uint64_t buffers = 0;   // written by producer copies
   std::uint64_t bytes = 0;
+  std::uint64_t consumed = 0;  // read by consumer copies
   std::uint64_t producer_blocked_ns = 0;  // summed over producer copies
   std::uint64_t consumer_blocked_ns = 0;  // summed over consumer copies
+};
+
+// What one copy is doing right now (Engine::activity), for the console's stall report.
+struct CopyActivity {
+  std::string filter;
+  int copy = 0;
+  std::string host;
+  std::string stage;        // create, init, process, end of work, finalize, idle
+  std::string waiting_for;  // "read", "write", "allocate"; "" when not waiting on a stream
+  std::string stream;       // the stream it waits on: "a.out -> b.in"
+  double waiting_seconds = 0;
 };
 
 class Engine {
@@ -68,11 +80,14 @@ class Engine {
   // failure, after which the engine runs no more units.
   // REQUIRES: start() returned no failure.
   std::optional<Failure> run_unit(std::uint64_t index, const std::string& work);
-  // Aborts the current unit (e.g. on Ctrl-C) with `reason`; run_unit returns it.
-  void cancel(const std::string& reason);
+  // Aborts the current unit (e.g. on Ctrl-C) with `reason`; run_unit returns it as a
+  // Failure of stage `stage`.
+  void cancel(const std::string& reason, const std::string& stage = "cancelled");
 
   // Traffic of this process's ports (producers' writes, consumers' blocked time).
   std::vector<StreamStats> stream_stats() const;
+  // What every copy in this process is doing now (a snapshot; any thread).
+  std::vector<CopyActivity> activity() const;
   // Copies that did not unwind within abort_grace after a failure: "name#copy (stage)".
   std::vector<std::string> stuck_copies() const;
   int copy_count() const;

@@ -46,11 +46,12 @@ std::size_t InputChannel::free_room() const noexcept {
   return used >= ring_.capacity() ? 0 : ring_.capacity() - used;
 }
 
-std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns) {
+std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* waiting) {
   not_empty_.throw_if_aborted();
   while (marks_seen_ < upstream_copies_) {
     Item item;
     if (!ring_.try_pop(item)) {
+      WaitRecord::Scope scope(waiting, "read", &label_);
       *blocked_ns += not_empty_.wait([&] { return ring_.try_pop(item); });
     }
     if (observer_ != nullptr) observer_->popped(*this, item);

@@ -21,6 +21,7 @@
 #include "sluice/buffer.h"
 #include "stream/endpoint.h"
 #include "stream/mpmc_ring.h"
+#include "stream/wait_record.h"
 #include "stream/waiter.h"
 
 namespace sluice {
@@ -51,7 +52,8 @@ class InputChannel final : public Endpoint {
   // The next buffer, or nullopt once every upstream copy has ended the unit of work.
   // Adds time spent asleep to *blocked_ns. Throws sluice::Aborted, and sluice::Error on a
   // second end-of-work mark from one upstream copy.
-  std::optional<Buffer> pop(std::uint64_t* blocked_ns);
+  // `waiting`, when given, records the wait while the channel is empty.
+  std::optional<Buffer> pop(std::uint64_t* blocked_ns, WaitRecord* waiting = nullptr);
   bool ended() const noexcept { return marks_seen_ == upstream_copies_; }
   // Discards buffers until the unit of work ends; returns how many were discarded.
   std::uint64_t drain();
@@ -60,6 +62,7 @@ class InputChannel final : public Endpoint {
   void set_pop_observer(PopObserver* observer) noexcept { observer_ = observer; }
 
   int upstream_copies() const { return upstream_copies_; }
+  const std::string& label() const { return label_; }
   std::size_t depth() const { return ring_.capacity(); }
 
  private:

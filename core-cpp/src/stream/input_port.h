@@ -12,12 +12,14 @@ namespace sluice {
 
 class InputPort final : public InputStream {
  public:
-  // The channel belongs to the stream and outlives the port.
-  InputPort(std::string name, InputChannel& channel) : name_(std::move(name)), channel_(channel) {}
+  // The channel belongs to the stream and outlives the port; `waiting` (the copy's, may
+  // be null) outlives it too.
+  InputPort(std::string name, InputChannel& channel, WaitRecord* waiting = nullptr)
+      : name_(std::move(name)), channel_(channel), waiting_(waiting) {}
 
   std::optional<Buffer> read() override {
     std::uint64_t blocked = 0;
-    std::optional<Buffer> buffer = channel_.pop(&blocked);
+    std::optional<Buffer> buffer = channel_.pop(&blocked, waiting_);
     if (blocked != 0) counters_.blocked_ns.add(blocked);
     if (buffer) {
       counters_.buffers.add(1);
@@ -33,6 +35,7 @@ class InputPort final : public InputStream {
  private:
   const std::string name_;
   InputChannel& channel_;
+  WaitRecord* const waiting_;
   PortCounters counters_;
 };
 

@@ -1,12 +1,13 @@
 #include "stream/output_port.h"
 
+#include <optional>
 #include <string>
 
 namespace sluice {
 
 OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy policy,
                        BufferPool& pool, std::vector<Endpoint*> endpoints, Waiter& room,
-                       std::uint32_t producer)
+                       std::uint32_t producer, WaitRecord* waiting)
     : name_(std::move(name)),
       stream_label_(std::move(stream_label)),
       policy_(policy),
@@ -14,6 +15,7 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
       endpoints_(std::move(endpoints)),
       room_(room),
       producer_(producer),
+      waiting_(waiting),
       // Start round robin at a different copy per producer so that N producers writing
       // one buffer each do not all pick consumer copy 0.
       next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {}
@@ -29,7 +31,10 @@ std::size_t OutputPort::key_to_copy(std::uint64_t key, std::size_t copies) noexc
 }
 
 Buffer OutputPort::allocate() {
+  room_.throw_if_aborted();  // after an abort every allocate throws, even one that would not wait
+  if (std::optional<Buffer> free = pool_.try_acquire()) return std::move(*free);
   std::uint64_t blocked = 0;
+  WaitRecord::Scope scope(waiting_, "allocate", &stream_label_);
   Buffer buffer = pool_.acquire(&blocked);
   if (blocked != 0) counters_.blocked_ns.add(blocked);
   return buffer;
@@ -51,6 +56,7 @@ void OutputPort::throw_bad_write(const Buffer& buffer) const {
 
 void OutputPort::push_blocking(Endpoint& endpoint, const Item& item) {
   if (endpoint.try_push(item)) return;
+  WaitRecord::Scope scope(waiting_, "write", &stream_label_);
   counters_.blocked_ns.add(room_.wait([&] { return endpoint.try_push(item); }));
 }
 
@@ -74,6 +80,7 @@ void OutputPort::push_demand_driven(const Item& item) {
     return true;
   };
   if (try_best()) return;
+  WaitRecord::Scope scope(waiting_, "write", &stream_label_);
   counters_.blocked_ns.add(room_.wait(try_best));
 }
 

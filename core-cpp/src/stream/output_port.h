@@ -13,6 +13,7 @@
 #include "sluice/stream.h"
 #include "stream/endpoint.h"
 #include "stream/port_counters.h"
+#include "stream/wait_record.h"
 #include "topology/topology.h"
 
 namespace sluice {
@@ -20,9 +21,11 @@ namespace sluice {
 class OutputPort final : public OutputStream {
  public:
   // endpoints: one per consumer copy, in copy order. room: the stream's Waiter that
-  // endpoints notify when they gain room. producer: this copy's index.
+  // endpoints notify when they gain room. producer: this copy's index. waiting: the copy's
+  // WaitRecord (may be null), which outlives the port.
   OutputPort(std::string name, std::string stream_label, topo::Policy policy, BufferPool& pool,
-             std::vector<Endpoint*> endpoints, Waiter& room, std::uint32_t producer);
+             std::vector<Endpoint*> endpoints, Waiter& room, std::uint32_t producer,
+             WaitRecord* waiting = nullptr);
 
   Buffer allocate() override;
   void write(Buffer&& buffer) override;
@@ -52,6 +55,7 @@ class OutputPort final : public OutputStream {
   const std::vector<Endpoint*> endpoints_;
   Waiter& room_;
   const std::uint32_t producer_;
+  WaitRecord* const waiting_;
   std::size_t next_ = 0;  // round_robin position; demand_driven tie-break start
   bool open_ = false;
   PortCounters counters_;

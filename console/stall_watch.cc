@@ -1,0 +1,71 @@
+#include "console/stall_watch.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace sluice::console {
+
+void StallWatch::start_unit(std::uint64_t moved) {
+  last_moved_ = moved;
+  last_change_ = Clock::now();
+  reported_ = false;
+}
+
+StallWatch::Verdict StallWatch::observe(std::uint64_t moved) {
+  if (moved != last_moved_) {
+    last_moved_ = moved;
+    last_change_ = Clock::now();
+    reported_ = false;
+    return Verdict::kMoving;
+  }
+  if (reported_ || Clock::now() - last_change_ < after_) return Verdict::kMoving;
+  reported_ = true;
+  return fail_ ? Verdict::kFail : Verdict::kReport;
+}
+
+double StallWatch::quiet_seconds() const {
+  return std::chrono::duration<double>(Clock::now() - last_change_).count();
+}
+
+std::uint64_t buffers_moved(const std::vector<StreamStats>& streams) {
+  std::uint64_t moved = 0;
+  for (const StreamStats& s : streams) moved += s.buffers + s.consumed;
+  return moved;
+}
+
+namespace {
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", s);
+  return text;
+}
+
+std::string what(const CopyActivity& a) {
+  if (a.waiting_for == "read") return "waiting " + seconds(a.waiting_seconds) + " to read from " + a.stream;
+  if (a.waiting_for == "write") return "waiting " + seconds(a.waiting_seconds) + " to write to " + a.stream;
+  if (a.waiting_for == "allocate") {
+    return "waiting " + seconds(a.waiting_seconds) + " for a free buffer of " + a.stream +
+           " (every one is held downstream)";
+  }
+  if (a.stage == "idle") return "done with this unit of work";
+  return "busy in its own code (" + a.stage + "), not waiting on a stream";
+}
+
+}  // namespace
+
+std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& copies) {
+  std::vector<CopyActivity> sorted = copies;
+  // Waiting copies first, longest wait first: the head of the jam is usually there.
+  std::stable_sort(sorted.begin(), sorted.end(), [](const CopyActivity& a, const CopyActivity& b) {
+    if (a.waiting_for.empty() != b.waiting_for.empty()) return !a.waiting_for.empty();
+    return a.waiting_seconds > b.waiting_seconds;
+  });
+  std::string out = "no buffer has moved for " + seconds(quiet_seconds) + "; what each copy is doing:";
+  for (const CopyActivity& a : sorted) {
+    out += "\n  " + a.filter + "#" + std::to_string(a.copy) + " on host " + a.host + ": " + what(a);
+  }
+  return out;
+}
+
+}  // namespace sluice::console

@@ -1,0 +1,59 @@
+#include "console/stall_watch.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace sluice::console {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(StallWatchTest, ReportsOncePerStallAndAgainAfterMovementStopsAgain) {
+  StallWatch watch(30ms, false);
+  watch.start_unit(0);
+  EXPECT_EQ(watch.observe(0), StallWatch::Verdict::kMoving);
+  std::this_thread::sleep_for(40ms);
+  EXPECT_EQ(watch.observe(0), StallWatch::Verdict::kReport);
+  EXPECT_GE(watch.quiet_seconds(), 0.03);
+  EXPECT_EQ(watch.observe(0), StallWatch::Verdict::kMoving);  // once per stall
+  EXPECT_EQ(watch.observe(5), StallWatch::Verdict::kMoving);  // it moved
+  std::this_thread::sleep_for(40ms);
+  EXPECT_EQ(watch.observe(5), StallWatch::Verdict::kReport);  // a new stall
+}
+
+TEST(StallWatchTest, FailsInsteadOfReportingWhenAskedTo) {
+  StallWatch watch(10ms, true);
+  watch.start_unit(7);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(watch.observe(7), StallWatch::Verdict::kFail);
+}
+
+TEST(StallWatchTest, CountsWrittenAndReadBuffers) {
+  std::vector<StreamStats> streams(2);
+  streams[0].buffers = 3;
+  streams[0].consumed = 2;
+  streams[1].buffers = 10;
+  EXPECT_EQ(buffers_moved(streams), 15u);
+}
+
+TEST(StallWatchTest, TheReportPutsWaitingCopiesFirstAndSaysWhatEachWaitsOn) {
+  std::vector<CopyActivity> copies = {
+      {"count", 0, "b", "process", "", "", 0},
+      {"src", 0, "a", "process", "allocate", "src.out -> fwd.in", 9.5},
+      {"read", 0, "a", "idle", "", "", 0},
+      {"join", 1, "b", "process", "read", "z.out -> join.in2", 12.25},
+      {"fwd", 0, "b", "process", "write", "fwd.out -> join.in1", 11},
+  };
+  const std::string report = stall_report(12.3, copies);
+  EXPECT_EQ(report,
+            "no buffer has moved for 12.3 s; what each copy is doing:\n"
+            "  join#1 on host b: waiting 12.2 s to read from z.out -> join.in2\n"
+            "  fwd#0 on host b: waiting 11.0 s to write to fwd.out -> join.in1\n"
+            "  src#0 on host a: waiting 9.5 s for a free buffer of src.out -> fwd.in (every one is held downstream)\n"
+            "  count#0 on host b: busy in its own code (process), not waiting on a stream\n"
+            "  read#0 on host a: done with this unit of work");
+}
+
+}  // namespace
+}  // namespace sluice::console
