@@ -9,7 +9,8 @@
 // filter's input ports must see the same number of buffers and the same checksum.
 //
 // SLUICE_PROPERTY_SEED and SLUICE_PROPERTY_GRAPHS change the seed and the number of graphs;
-// a failure prints the seed and the graph's YAML.
+// a failure prints the seed and the graph's YAML. (With the default seed, graph 41 hung
+// the data plane before frames that find their pool empty were parked.)
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -238,7 +239,7 @@ int env_int(const char* name, int fallback) {
 }
 
 TEST(NetPropertyTest, RandomGraphsThatFinishEmbeddedFinishAcrossHostsWithTheSameTraffic) {
-  const int seed = env_int("SLUICE_PROPERTY_SEED", 20261123);
+  const int seed = env_int("SLUICE_PROPERTY_SEED", 1);
   const int graphs = env_int("SLUICE_PROPERTY_GRAPHS", 60);
   std::mt19937 rng(static_cast<unsigned>(seed));
   const fs::path root = fs::temp_directory_path() / ("sluice-property-" + std::to_string(::getpid()));
@@ -260,7 +261,7 @@ TEST(NetPropertyTest, RandomGraphsThatFinishEmbeddedFinishAcrossHostsWithTheSame
     {
       Cluster cluster(with_report(g.yaml, dir / "hosts"), placements);
       for (std::size_t u = 0; u < cluster.topology().work.size(); ++u) {
-        auto failure = cluster.run_unit(u, std::chrono::seconds(60));
+        auto failure = cluster.run_unit(u, std::chrono::seconds(30));
         ASSERT_FALSE(failure) << *failure << "\n" << context;
       }
     }
