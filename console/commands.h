@@ -10,13 +10,22 @@
 
 namespace sluice::console {
 
+// How the console proves who it is to the host daemons (docs/operations.md, "Tokens" and
+// "Certificates"): the shared token (TLS-PSK), or a certificate, its key and the CA.
+struct ControlOptions {
+  std::string token_file;  // --token-file; "" = ~/.config/sluice/token
+  std::string cert_file;   // --cert: certificate mode when set (with key_file and ca_file)
+  std::string key_file;    // --key
+  std::string ca_file;     // --ca
+};
+
 struct RunOptions {
   std::string topology_path;
   std::vector<std::string> work;  // replaces the topology's work: when not empty
   std::string metrics_path;       // "" = no metrics file
   bool progress = true;           // the live line, when stderr is a terminal
   std::string hosts;              // --hosts a=ADDR:PORT,...: overrides/adds to hosts:
-  std::string token_file;         // --token-file; "" = ~/.config/sluice/token
+  ControlOptions control;         // --token-file, or --cert/--key/--ca
   // When no buffer has moved for this long, print what every copy waits on; with
   // stall_fails (--stall-timeout given), fail the run with that report instead.
   std::chrono::milliseconds stall_after{10000};
@@ -27,7 +36,7 @@ struct RunOptions {
 // With hosts: (or `hosts`), also checks that every host daemon answers and authenticates
 // (kExitHostUnavailable when one does not).
 int validate_command(const std::string& topology_path, const std::string& hosts = "",
-                     const std::string& token_file = "");
+                     const ControlOptions& control = {});
 
 // Runs the topology (embedded when it has no hosts:) and prints the summary.
 int run_command(const RunOptions& options);

@@ -23,16 +23,31 @@ std::string token_path(const std::string& path) {
   return std::string(home != nullptr ? home : "") + "/.config/sluice/token";
 }
 
-std::optional<std::string> read_console_token(const std::string& token_file) {
+std::optional<Credentials> load_credentials(const ControlOptions& options) {
+  Credentials credentials;
+  control::TlsOptions tls;
+  tls.cert_file = options.cert_file;
+  tls.key_file = options.key_file;
+  tls.ca_file = options.ca_file;
   try {
-    return control::read_token_file(token_path(token_file));
+    if (!tls.certificates()) {
+      credentials.token_file = token_path(options.token_file);
+      tls.token = control::read_token_file(credentials.token_file);
+    }
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << " (--token-file)\n";
     return std::nullopt;
   }
+  try {
+    credentials.tls = control::TlsContext::create(control::TlsContext::Role::kClient, tls);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return std::nullopt;
+  }
+  return credentials;
 }
 
-std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, const std::string& token,
+std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, const Credentials& credentials,
                                                      bool verbose) {
   std::vector<std::unique_ptr<HostClient>> clients;
   std::vector<std::optional<std::string>> errors(t.hosts.size());
@@ -41,7 +56,7 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
   for (std::size_t i = 0; i < clients.size(); ++i) {
     threads.emplace_back([&, i] {
       try {
-        errors[i] = clients[i]->connect(token, kConnectTimeout);
+        errors[i] = clients[i]->connect(credentials, kConnectTimeout);
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }
@@ -66,16 +81,17 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
   }
   if (!ok) {
     std::cerr << "sluice: nothing was started; start sluiced on every host listed in hosts: (see "
-                 "docs/operations.md) and check the console's --token-file\n";
+                 "docs/operations.md) and check the console's "
+              << (credentials.tls->certificates() ? "--cert, --key and --ca" : "--token-file") << "\n";
     clients.clear();
   }
   return clients;
 }
 
-int check_hosts(const topo::Topology& topology, const std::string& token_file) {
-  const std::optional<std::string> token = read_console_token(token_file);
-  if (!token) return kExitHostUnavailable;
-  auto clients = connect_all(topology, *token, true);
+int check_hosts(const topo::Topology& topology, const ControlOptions& control) {
+  const std::optional<Credentials> credentials = load_credentials(control);
+  if (!credentials) return kExitHostUnavailable;
+  auto clients = connect_all(topology, *credentials, true);
   if (clients.empty()) return kExitHostUnavailable;
   for (auto& c : clients) c->close();
   return kExitOk;

@@ -1,5 +1,5 @@
-// Reaching the host daemons before anything starts: the console's token, and one
-// authenticated connection per host (console/host_client.h).
+// Reaching the host daemons before anything starts: the console's credentials (the token,
+// or certificates), and one authenticated connection per host (console/host_client.h).
 #ifndef SLUICE_CONSOLE_CONNECT_HOSTS_H_
 #define SLUICE_CONSOLE_CONNECT_HOSTS_H_
 
@@ -8,18 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "console/commands.h"
 #include "console/host_client.h"
 #include "topology/topology.h"
 
 namespace sluice::console {
 
-// The token in token_path(token_file), or nullopt after printing why it cannot be read.
-std::optional<std::string> read_console_token(const std::string& token_file);
+// The TLS client credentials `options` name: the token in token_path(options.token_file),
+// or the certificate, key and CA. Nullopt after printing why they cannot be used.
+std::optional<Credentials> load_credentials(const ControlOptions& options);
 
 // Connects to and authenticates with every host of `topology`, in parallel. Returns the
 // clients in hosts: order; or prints why some host could not be reached (at its line in
 // the topology file) and returns an empty vector. `verbose`: print a line per host reached.
-std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& topology, const std::string& token,
+std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& topology, const Credentials& credentials,
                                                      bool verbose);
 
 }  // namespace sluice::console

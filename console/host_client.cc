@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "control/auth.h"
+#include "control/tls_errors.h"
 
 namespace sluice::console {
 
@@ -45,7 +45,7 @@ bool split_address(const std::string& address, std::string* host, std::string* p
 
 namespace {
 
-// A connected TCP socket within the deadline, or -1 with *error set.
+// A connected TCP socket (non-blocking) within the deadline, or -1 with *error set.
 int connect_tcp(const std::string& address, Clock::time_point deadline, std::string* error) {
   std::string host, port;
   if (!split_address(address, &host, &port)) {
@@ -98,14 +98,8 @@ int connect_tcp(const std::string& address, Clock::time_point deadline, std::str
   }
   ::freeaddrinfo(res);
   if (fd < 0) return -1;
-  int flags = ::fcntl(fd, F_GETFL);
-  ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  // A host daemon that stops reading must not freeze the console in a blocking send: after
-  // this long a send fails, and the host is reported lost like a silent one.
-  timeval send_timeout{2, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
   return fd;
 }
 
@@ -113,12 +107,21 @@ int connect_tcp(const std::string& address, Clock::time_point deadline, std::str
 
 HostClient::~HostClient() { close(); }
 
-std::optional<std::string> HostClient::connect(const std::string& token, std::chrono::milliseconds timeout) {
+std::string HostClient::channel_error(bool* explained) const {
+  if (explained != nullptr) *explained = false;
+  const auto& failure = channel_->failure();
+  if (!failure || (failure->eof && failure->established)) return channel_->error();
+  if (explained != nullptr) *explained = true;
+  return control::explain_client_failure(*failure, credentials_.tls->options(), credentials_.token_file);
+}
+
+std::optional<std::string> HostClient::connect(const Credentials& credentials, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
+  credentials_ = credentials;
   std::string error;
   int fd = connect_tcp(address_, deadline, &error);
   if (fd < 0) return error;
-  channel_ = std::make_unique<control::FdChannel>(fd);
+  channel_ = std::make_unique<control::TlsChannel>(fd, credentials.tls);
   sockaddr_storage peer{};
   socklen_t peer_len = sizeof peer;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) {
@@ -130,44 +133,32 @@ std::optional<std::string> HostClient::connect(const std::string& token, std::ch
     }
     peer_ip_ = text;
   }
-  auto receive = [&](control::Envelope* m) -> std::optional<std::string> {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) left = std::chrono::milliseconds(1);
-    switch (channel_->receive(m, left)) {
-      case control::FdChannel::Status::kMessage: return std::nullopt;
-      case control::FdChannel::Status::kTimeout: return std::string("no answer to the handshake within the timeout; is it a sluiced?");
-      case control::FdChannel::Status::kClosed: return std::string("the daemon closed the connection during the handshake");
-      case control::FdChannel::Status::kError: return "handshake failed: " + channel_->error();
-    }
-    return std::string("handshake failed");
-  };
-  const std::string client_nonce = control::random_bytes(control::kNonceSize);
+  std::string host, port;
+  split_address(address_, &host, &port);
+  if (!channel_->handshake(host, deadline)) return channel_error();
+  // TLS has authenticated both sides; the hello opens the session (and, in certificate
+  // mode, is where the daemon's refusal of our certificate shows: TLS 1.3 sends it after
+  // the client has finished its handshake).
   control::Envelope hello;
   hello.mutable_hello()->set_protocol_version(control::kProtocolVersion);
-  hello.mutable_hello()->set_client_nonce(client_nonce);
   hello.mutable_hello()->set_client("sluice console pid " + std::to_string(::getpid()));
-  if (!channel_->send(hello)) return std::string("the daemon closed the connection");
+  if (!channel_->send(hello)) return std::string("the daemon closed the connection after the TLS handshake");
   control::Envelope m;
-  if (auto e = receive(&m)) return e;
-  if (m.has_auth_result() && !m.auth_result().ok()) return "refused: " + m.auth_result().message();
-  if (!m.has_challenge() || m.challenge().server_nonce().size() != control::kNonceSize) {
-    return std::string("unexpected ") + control::kind(m) + " instead of a challenge; is it a sluiced?";
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  if (left.count() <= 0) left = std::chrono::milliseconds(1);
+  switch (channel_->receive(&m, left)) {
+    case control::TlsChannel::Status::kMessage: break;
+    case control::TlsChannel::Status::kTimeout:
+      return std::string("no answer to the hello within the timeout; is it a sluiced of this version?");
+    case control::TlsChannel::Status::kClosed:
+      return std::string("the daemon closed the connection after the TLS handshake; its log says why");
+    case control::TlsChannel::Status::kError:
+      return channel_error();
   }
-  const std::string server_nonce = m.challenge().server_nonce();
-  control::Envelope response;
-  response.mutable_auth_response()->set_mac(control::client_proof(token, server_nonce, client_nonce));
-  if (!channel_->send(response)) return std::string("the daemon closed the connection");
-  if (auto e = receive(&m)) {
-    return *e == "the daemon closed the connection during the handshake"
-               ? "authentication refused (the daemon closed the connection); check that the console's token matches the daemon's"
-               : *e;
+  if (!m.has_auth_result()) {
+    return std::string("unexpected ") + control::kind(m) + " instead of the answer to the hello; is it a sluiced of this version?";
   }
-  if (!m.has_auth_result()) return std::string("unexpected ") + control::kind(m) + " instead of the authentication result";
-  if (!m.auth_result().ok()) return "authentication refused: " + m.auth_result().message();
-  if (!control::equal_macs(m.auth_result().server_proof(),
-                           control::server_proof(token, client_nonce, server_nonce))) {
-    return std::string("the daemon could not prove it knows the token; it is not the sluiced you meant, or its token differs");
-  }
+  if (!m.auth_result().ok()) return "refused: " + m.auth_result().message();
   daemon_hostname_ = m.auth_result().host();
   last_heard_ = Clock::now();
   return std::nullopt;
@@ -180,14 +171,14 @@ void HostClient::start_reader(int index, EventQueue& queue) {
       e.host = index;
       auto status = channel_->receive(&e.message, std::chrono::milliseconds(-1));
       last_heard_ = Clock::now();
-      if (status == control::FdChannel::Status::kMessage) {
+      if (status == control::TlsChannel::Status::kMessage) {
         if (e.message.has_heartbeat()) continue;
         queue.push(std::move(e));
         continue;
       }
-      if (status == control::FdChannel::Status::kTimeout) continue;
-      e.kind = status == control::FdChannel::Status::kClosed ? HostEvent::Kind::kClosed : HostEvent::Kind::kError;
-      e.error = status == control::FdChannel::Status::kClosed ? "the connection was closed" : channel_->error();
+      if (status == control::TlsChannel::Status::kTimeout) continue;
+      e.kind = status == control::TlsChannel::Status::kClosed ? HostEvent::Kind::kClosed : HostEvent::Kind::kError;
+      e.error = status == control::TlsChannel::Status::kClosed ? "the connection was closed" : channel_error(&e.explained);
       queue.push(std::move(e));
       return;
     }

@@ -1,6 +1,7 @@
-// The console's side of a host daemon connection: connect, authenticate, then exchange
-// control messages (control.proto) with a reader thread that turns everything the daemon
-// says into events on a queue shared by all hosts.
+// The console's side of a host daemon connection: connect, TLS 1.3 (control/tls.h: the
+// token's PSK or certificates) and the hello, then exchange control messages
+// (control.proto) with a reader thread that turns everything the daemon says into events
+// on a queue shared by all hosts.
 //
 // Thread safety: connect/start_reader/close from the console's main thread; send from any
 // thread; last_heard is atomic.
@@ -18,6 +19,8 @@
 #include <thread>
 
 #include "control/codec.h"
+#include "control/tls.h"
+#include "control/tls_channel.h"
 
 namespace sluice::console {
 
@@ -27,6 +30,16 @@ struct HostEvent {
   Kind kind = Kind::kMessage;
   control::Envelope message;
   std::string error;
+  // `error` is a whole sentence about the connection (a TLS failure: a record altered on
+  // the way...), not just the cause of a lost connection.
+  bool explained = false;
+};
+
+// How the console proves who it is: a TLS client context (the token's PSK, or
+// certificates), and where the token came from, for advice.
+struct Credentials {
+  std::shared_ptr<const control::TlsContext> tls;
+  std::string token_file;  // PSK mode: the file the token was read from
 };
 
 class EventQueue {
@@ -48,10 +61,11 @@ class HostClient {
   HostClient(const HostClient&) = delete;
   HostClient& operator=(const HostClient&) = delete;
 
-  // Connects and runs the challenge-response handshake within `timeout`. Returns why it
-  // failed ("cannot connect: Connection refused", "authentication refused: ..."), or
-  // nullopt when the daemon accepted us and proved it knows the token too.
-  std::optional<std::string> connect(const std::string& token, std::chrono::milliseconds timeout);
+  // Connects, runs the TLS handshake and says hello, within `timeout`. Returns why it
+  // failed ("cannot connect: Connection refused", "refused the connection: the TLS
+  // handshake failed because the tokens differ; ..."), or nullopt when both sides proved
+  // who they are and the daemon opened the session.
+  std::optional<std::string> connect(const Credentials& credentials, std::chrono::milliseconds timeout);
   // Starts the reader thread: every message (and the end of the connection) becomes an
   // event tagged `index` on `queue`.
   void start_reader(int index, EventQueue& queue);
@@ -69,11 +83,15 @@ class HostClient {
   const std::string& peer_ip() const { return peer_ip_; }
 
  private:
+  // The channel's last error, explained when it is a TLS failure.
+  std::string channel_error(bool* explained = nullptr) const;
+
   std::string name_;
   std::string address_;
   std::string daemon_hostname_;
   std::string peer_ip_;
-  std::unique_ptr<control::FdChannel> channel_;
+  Credentials credentials_;
+  std::unique_ptr<control::TlsChannel> channel_;
   std::thread reader_;
   std::atomic<std::chrono::steady_clock::time_point> last_heard_{std::chrono::steady_clock::now()};
 };

@@ -101,9 +101,13 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
   HostClient& c = *clients_[e.host];
   if (e.kind != HostEvent::Kind::kMessage) {
     if (gone_.insert(e.host).second && !(ending_ && app_ended_.count(e.host))) {
-      fail(Failure{"", -1, c.name(), current_unit_, "host daemon",
-                   c.label() + ": lost the connection to the host daemon (" + e.error +
-                       "); sluiced died or the host went away"});
+      if (e.explained) {
+        fail(Failure{"", -1, c.name(), current_unit_, "control connection", c.label() + ": " + e.error});
+      } else {
+        fail(Failure{"", -1, c.name(), current_unit_, "host daemon",
+                     c.label() + ": lost the connection to the host daemon (" + e.error +
+                         "); sluiced died or the host went away"});
+      }
     }
     return;
   }

@@ -7,6 +7,23 @@
 #include "console/exit_codes.h"
 #include "console/remote.h"
 
+namespace {
+
+// --token-file, or --cert/--key/--ca (all three), for the commands that reach host daemons.
+void add_control_options(CLI::App* command, sluice::console::ControlOptions& control) {
+  auto* token = command->add_option("--token-file", control.token_file,
+                                    "the shared token (default ~/.config/sluice/token)");
+  auto* cert = command->add_option("--cert", control.cert_file,
+                                   "this console's certificate (PEM), instead of a token; needs --key and --ca");
+  auto* key = command->add_option("--key", control.key_file, "the certificate's private key (PEM)");
+  auto* ca = command->add_option("--ca", control.ca_file, "the CA that signed the daemons' certificates (PEM)");
+  cert->needs(key)->needs(ca)->excludes(token);
+  key->needs(cert);
+  ca->needs(cert);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace sluice::console;
   CLI::App app{"sluice: run filter-stream applications written in C++ and Java"};
@@ -15,10 +32,11 @@ int main(int argc, char** argv) {
   std::string validate_path;
   CLI::App* validate = app.add_subcommand("validate", "check a topology, load its code, print the plan");
   validate->add_option("TOPOLOGY", validate_path, "the topology file (YAML)")->required();
-  std::string validate_hosts, validate_token;
+  std::string validate_hosts;
+  ControlOptions validate_control;
   validate->add_option("--hosts", validate_hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
       ->check(hosts_option_problem);
-  validate->add_option("--token-file", validate_token, "the shared token (default ~/.config/sluice/token)");
+  add_control_options(validate, validate_control);
 
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a topology and print a summary");
@@ -28,7 +46,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--metrics", run.metrics_path, "write the run's metrics as JSON to FILE");
   run_cmd->add_option("--hosts", run.hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
       ->check(hosts_option_problem);
-  run_cmd->add_option("--token-file", run.token_file, "the shared token (default ~/.config/sluice/token)");
+  add_control_options(run_cmd, run.control);
   bool no_progress = false;
   run_cmd->add_flag("--no-progress", no_progress, "no live progress line, even on a terminal");
   double stall_timeout = 0;
@@ -44,7 +62,7 @@ int main(int argc, char** argv) {
     int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;
   }
-  if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_token);
+  if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control);
   run.progress = !no_progress;
   if (stall->count() > 0) {
     run.stall_after = std::chrono::milliseconds(static_cast<long long>(stall_timeout * 1000));

@@ -29,7 +29,7 @@ std::string token_path(const std::string& path);
 
 // Connects to and authenticates with every host; prints one line per host. Returns
 // kExitOk or kExitHostUnavailable.
-int check_hosts(const topo::Topology& topology, const std::string& token_file);
+int check_hosts(const topo::Topology& topology, const ControlOptions& control);
 
 // Runs a topology with hosts: through the host daemons. Returns the exit status.
 int run_remote(const RunOptions& options, topo::Topology& topology);

@@ -1,7 +1,7 @@
 // `sluice run` across hosts: the console side of the control plane.
 //
-// 1. Connect to every host daemon and authenticate (challenge-response over the token),
-//    all before anything starts; a host that does not answer or authenticate ends the run
+// 1. Connect to every host daemon over TLS 1.3 (the token's PSK, or certificates) and say
+//    hello, all before anything starts; a host that does not answer or authenticate ends the run
 //    with kExitHostUnavailable, naming the host and its address (connect_hosts.h).
 // 2. Place copies (place:, else round-robin over hosts in file order; placement.cc) and
 //    send each host with copies a launch; its sluiced starts a sluice-appd, which answers
@@ -208,15 +208,15 @@ int RemoteRun::run() {
 }  // namespace
 
 int run_remote(const RunOptions& options, topo::Topology& topology) {
-  const std::optional<std::string> token = read_console_token(options.token_file);
-  if (!token) return kExitHostUnavailable;
+  const std::optional<Credentials> credentials = load_credentials(options.control);
+  if (!credentials) return kExitHostUnavailable;
   // SIGINT/SIGTERM are taken with sigtimedwait by the run loop (host_group.h).
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  auto clients = connect_all(topology, *token, false);
+  auto clients = connect_all(topology, *credentials, false);
   if (clients.empty()) return kExitHostUnavailable;
   RemoteRun run(options, topology, place_copies(topology), std::move(clients));
   try {

@@ -43,7 +43,7 @@ std::string describe_plan(const topo::Topology& t) {
 }
 
 int validate_command(const std::string& topology_path, const std::string& hosts,
-                     const std::string& token_file) {
+                     const ControlOptions& control) {
   try {
     topo::Topology topology = topo::parse_topology_file(topology_path);
     if (!hosts.empty()) apply_hosts_option(topology, hosts);
@@ -59,7 +59,7 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
         }
         std::cout << "\n";
       }
-      if (int status = check_hosts(topology, token_file); status != kExitOk) return status;
+      if (int status = check_hosts(topology, control); status != kExitOk) return status;
     }
     std::cout << "ok\n";
     return kExitOk;

@@ -3,7 +3,9 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include "control/auth.h"
+#include <cstdio>
+
+#include "control/tls_errors.h"
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
 
@@ -19,218 +21,220 @@ namespace {
 constexpr auto kAuthTimeout = std::chrono::seconds(5);
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
 constexpr auto kConsoleSilence = std::chrono::milliseconds(3000);
-// Before authentication, no message is larger than a few hundred bytes: do not let an
-// unauthenticated peer make us allocate 16 MiB.
-constexpr std::size_t kUnauthenticatedLimit = 4096;
+constexpr unsigned char kTlsHandshakeRecord = 0x16;  // the first byte of every ClientHello
+
+std::string hex_byte(unsigned char c) {
+  char text[8];
+  std::snprintf(text, sizeof text, "0x%02x", c);
+  return text;
+}
 
 }  // namespace
 
-ConsoleSession::ConsoleSession(tcp::socket socket, HostDaemon& daemon, std::uint64_t id)
+ConsoleSession::ConsoleSession(tcp::socket socket, HostDaemon& daemon, std::uint64_t id, Admission::Ticket ticket)
     : daemon_(daemon),
       id_(id),
-      stream_([this](const boost::system::error_code& ec) { on_written(ec); }, std::move(socket)),
+      ticket_(std::move(ticket)),
+      stream_([this](const boost::system::error_code& ec) { on_written(ec); }, std::move(socket), daemon.ssl()),
+      protocol_(*this),
       deadline_(daemon.io()),
       heartbeat_(daemon.io()) {
   boost::system::error_code ec;
-  auto ep = stream_.socket().remote_endpoint(ec);
+  auto ep = stream_.socket().lowest_layer().remote_endpoint(ec);
   peer_ = ec ? std::string("unknown peer") : ep.address().to_string() + ":" + std::to_string(ep.port());
   peer_ = "console #" + std::to_string(id_) + " (" + peer_ + ")";
+  control::TlsContext::attach(stream_.socket().native_handle(), &notes_);
 }
 
 void ConsoleSession::start() {
-  dlog::info(peer_ + ": connected");
+  dlog::debug(peer_ + ": connected");
   arm_deadline(kAuthTimeout, "did not authenticate within 5 s");
-  read_next();
+  await_first_byte();
+}
+
+void ConsoleSession::fail(const std::string& why, const std::string& short_why) {
+  if (!opened_) return stop(why);
+  dlog::warn(peer_ + ": " + why + "; dropping the connection");
+  stop(short_why);
 }
 
 void ConsoleSession::arm_deadline(std::chrono::steady_clock::duration after, std::string what) {
   deadline_.expires_after(after);
   deadline_.async_wait([self = shared_from_this(), what](boost::system::error_code ec) {
-    if (ec == asio::error::operation_aborted || self->state_ == State::kClosed) return;
+    if (ec == asio::error::operation_aborted || self->phase_ == Phase::kClosed) return;
     self->stop(what);
   });
 }
 
 void ConsoleSession::stop(const std::string& why) {
-  if (state_ == State::kClosed) return;
-  state_ = State::kClosed;
-  dlog::info(peer_ + ": closing: " + why);
+  if (phase_ == Phase::kClosed) return;
+  phase_ = Phase::kClosed;
+  if (opened_) {
+    dlog::info(peer_ + ": closing: " + why);
+  } else {
+    daemon_.strangers_log().log(dlog::Level::kWarn, peer_ + ": closing before authentication: " + why);
+  }
   boost::system::error_code ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-  stream_.socket().close(ec);
+  stream_.socket().lowest_layer().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.socket().lowest_layer().close(ec);
   deadline_.cancel();
   heartbeat_.cancel();
+  ticket_.release();
   if (app_) app_->console_gone();
   daemon_.forget(shared_from_this());
 }
 
-void ConsoleSession::read_next() {
-  auto self = shared_from_this();
-  const std::size_t limit = state_ == State::kAuthenticated ? control::kMaxFrame : kUnauthenticatedLimit;
-  stream_.read(self, limit, [self](const FrameRead& r) { self->on_read(r); });
+// --- Before TLS: is it a TLS client at all? ---------------------------------------------
+
+void ConsoleSession::await_first_byte() {
+  stream_.socket().next_layer().async_wait(tcp::socket::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
+    if (self->phase_ == Phase::kClosed) return;
+    if (ec) return self->stop("wait failed: " + ec.message());
+    self->on_first_byte();
+  });
 }
 
-void ConsoleSession::on_read(const FrameRead& r) {
-  if (state_ == State::kClosed) return;
-  using Status = FrameRead::Status;
-  switch (r.status) {
-    case Status::kClosed:
-      return stop("connection closed by the console");
-    case Status::kTruncated:
-      return stop("connection closed in the middle of a frame");
-    case Status::kFailed:
-      return stop("read failed: " + r.error.message());
-    case Status::kBadLength:
-      dlog::warn(peer_ + ": " + r.problem + "; dropping the connection");
-      return stop("malformed frame");
-    case Status::kTooLarge:
-      dlog::warn(peer_ + ": frame of " + std::to_string(r.length) + " bytes before authentication (limit " +
-                 std::to_string(kUnauthenticatedLimit) + "); dropping the connection");
-      return stop("oversized frame before authentication");
-    case Status::kBadBody:
-      dlog::warn(peer_ + ": " + r.problem + "; dropping the connection");
-      return stop("malformed message");
-    case Status::kMessage:
-      handle(r.message);
-      if (state_ != State::kClosed) read_next();
-      return;
+void ConsoleSession::on_first_byte() {
+  unsigned char first = 0;
+  boost::system::error_code ec;
+  const std::size_t n = stream_.socket().next_layer().receive(asio::buffer(&first, 1), tcp::socket::message_peek, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return await_first_byte();
+  if (ec || n == 0) return stop("connection closed before the TLS handshake");
+  if (first == kTlsHandshakeRecord) return handshake();
+  if (first == 0x00) return answer_plain_console();
+  stop("not a TLS client (first byte " + hex_byte(first) + "); consoles speak TLS 1.3 since sluice control protocol 2");
+}
+
+// A console of protocol version 1 sends a plain frame (a 4-byte length, then protobuf):
+// say why, in the framing it reads, before closing.
+void ConsoleSession::answer_plain_console() {
+  Envelope r;
+  r.mutable_auth_result()->set_ok(false);
+  r.mutable_auth_result()->set_message(
+      "this daemon speaks the control protocol over TLS 1.3 (version " + std::to_string(control::kProtocolVersion) +
+      "); this console speaks plain text (version 1): run a console of the same sluice version as the daemon");
+  plain_reply_ = control::encode(r);
+  phase_ = Phase::kClosing;
+  asio::async_write(stream_.socket().next_layer(), asio::buffer(plain_reply_),
+                    [self = shared_from_this()](boost::system::error_code, std::size_t) {
+                      self->stop("not a TLS client: a console of protocol version 1 (plain text); told it to upgrade");
+                    });
+}
+
+// --- TLS ------------------------------------------------------------------------------------
+
+void ConsoleSession::handshake() {
+  phase_ = Phase::kHandshake;
+  stream_.socket().async_handshake(asio::ssl::stream_base::server,
+                                   [self = shared_from_this()](const boost::system::error_code& ec) {
+                                     self->on_handshake(ec);
+                                   });
+}
+
+std::string ConsoleSession::tls_failure(const boost::system::error_code& ec, bool established) {
+  control::TlsFailure f;
+  f.established = established;
+  if (ec.category() == asio::error::get_ssl_category()) {
+    f.error = static_cast<unsigned int>(ec.value());
+  } else if (ec == asio::ssl::error::stream_truncated || ec == asio::error::eof ||
+             ec == asio::error::connection_reset) {
+    f.eof = true;
+  } else {
+    return "TLS: " + ec.message();
   }
+  f.collect(stream_.socket().native_handle());
+  return control::explain_server_failure(f, daemon_.config().tls);
 }
 
-void ConsoleSession::send(const Envelope& message) { stream_.send(shared_from_this(), message); }
+void ConsoleSession::on_handshake(const boost::system::error_code& ec) {
+  if (phase_ == Phase::kClosed) return;
+  if (ec) return stop(tls_failure(ec, false));
+  phase_ = Phase::kTls;
+  read_next();
+}
+
+void ConsoleSession::read_next() {
+  stream_.socket().async_read_some(asio::buffer(read_buffer_),
+                                   [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+                                     self->on_read(ec, n);
+                                   });
+}
+
+void ConsoleSession::on_read(const boost::system::error_code& ec, std::size_t n) {
+  if (phase_ == Phase::kClosed) return;
+  if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) return stop(protocol_.end_of_input());
+  if (ec == asio::error::operation_aborted) return;
+  if (ec.category() == asio::error::get_ssl_category()) return fail(tls_failure(ec, true), "TLS failure");
+  if (ec) return stop("read failed: " + ec.message());
+  protocol_.feed(read_buffer_.data(), n);
+  if (phase_ == Phase::kTls) read_next();
+}
 
 void ConsoleSession::on_written(const boost::system::error_code& ec) {
+  if (phase_ == Phase::kClosed) return;
   if (ec) {
     if (ec != asio::error::operation_aborted) stop("write failed: " + ec.message());
     return;
   }
   // Every frame is out: a refusal has been said.
-  if (state_ == State::kRefused) stop("refused");
+  if (phase_ == Phase::kClosing) stop(closing_reason_);
 }
 
-void ConsoleSession::send_error(const std::string& message) {
-  Envelope e;
-  e.mutable_error()->set_message(message);
-  send(e);
-}
+// --- ConsoleProtocol::Session -----------------------------------------------------------------
 
-void ConsoleSession::handle(const Envelope& m) {
-  dlog::debug(peer_ + ": received " + control::kind(m));
-  switch (state_) {
-    case State::kHello:
-      return on_hello(m);
-    case State::kResponse:
-      return on_auth_response(m);
-    case State::kAuthenticated:
-      arm_deadline(kConsoleSilence, "no heartbeat from the console for 3 s");
-      return on_command(m);
-    case State::kRefused:
-    case State::kClosed:
-      return;
+void ConsoleSession::send(const Envelope& message) { stream_.send(shared_from_this(), message); }
+
+void ConsoleSession::opened(const std::string& client) {
+  opened_ = true;
+  ticket_.release();
+  const SSL* ssl = stream_.socket().native_handle();
+  const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl);
+  std::string how = std::string(SSL_get_version(ssl)) + ", " + (cipher != nullptr ? SSL_CIPHER_get_name(cipher) : "?");
+  if (daemon_.config().tls.certificates()) {
+    how += ", certificate " + control::peer_subject(stream_.socket().native_handle());
+  } else {
+    how += ", token (PSK)";
   }
-}
-
-void ConsoleSession::refuse(const std::string& message) {
-  Envelope r;
-  r.mutable_auth_result()->set_ok(false);
-  r.mutable_auth_result()->set_message(message);
-  // Let the refusal go out, then close (the deadline closes it if the peer stalls).
-  state_ = State::kRefused;
-  send(r);
-}
-
-void ConsoleSession::on_hello(const Envelope& m) {
-  if (!m.has_hello() || m.hello().client_nonce().size() != control::kNonceSize) {
-    dlog::warn(peer_ + ": expected hello with a " + std::to_string(control::kNonceSize) + "-byte nonce, got " +
-               control::kind(m) + "; dropping the connection");
-    stop("protocol error before authentication");
-    return;
-  }
-  if (m.hello().protocol_version() != control::kProtocolVersion) {
-    dlog::warn(peer_ + ": protocol version " + std::to_string(m.hello().protocol_version()) +
-               ", this daemon speaks " + std::to_string(control::kProtocolVersion));
-    refuse("protocol version mismatch: daemon speaks version " + std::to_string(control::kProtocolVersion));
-    return;
-  }
-  client_nonce_ = m.hello().client_nonce();
-  server_nonce_ = control::random_bytes(control::kNonceSize);
-  Envelope c;
-  c.mutable_challenge()->set_protocol_version(control::kProtocolVersion);
-  c.mutable_challenge()->set_server_nonce(server_nonce_);
-  send(c);
-  state_ = State::kResponse;
-}
-
-void ConsoleSession::on_auth_response(const Envelope& m) {
-  const std::string& token = daemon_.config().token;
-  const std::string expected = control::client_proof(token, server_nonce_, client_nonce_);
-  if (!m.has_auth_response() || !control::equal_macs(m.auth_response().mac(), expected)) {
-    dlog::warn(peer_ + ": authentication failed (" +
-               (m.has_auth_response() ? std::string("wrong token")
-                                      : std::string("expected auth_response, got ") + control::kind(m)) +
-               "); refusing it");
-    refuse("authentication failed: the console's token does not match this daemon's");
-    return;
-  }
+  dlog::info(peer_ + ": authenticated (" + how + ")" + (client.empty() ? "" : ": " + client));
   Envelope r;
   r.mutable_auth_result()->set_ok(true);
-  r.mutable_auth_result()->set_server_proof(control::server_proof(token, client_nonce_, server_nonce_));
   char name[HOST_NAME_MAX + 1] = {};
   gethostname(name, sizeof name - 1);
   r.mutable_auth_result()->set_host(name);
   send(r);
-  state_ = State::kAuthenticated;
-  dlog::info(peer_ + ": authenticated");
   arm_deadline(kConsoleSilence, "no heartbeat from the console for 3 s");
   heartbeat();
 }
 
-void ConsoleSession::on_command(const Envelope& m) {
-  const bool running = app_ != nullptr && app_->running();
-  switch (m.body_case()) {
-    case Envelope::kHeartbeat:
-      return;
-    case Envelope::kLaunch:
-      return launch(m);
-    case Envelope::kAbort:
-      if (running) app_->abort(m.abort().reason());
-      return;
-    case Envelope::kShutdown:
-      if (running) app_->shutdown(m);
-      return;
-    case Envelope::kWiring:
-    case Envelope::kStartUnit:
-      if (!running) {
-        send_error(std::string(control::kind(m)) + " but no application is running here");
-        return;
-      }
-      app_->send(m);
-      return;
-    default:
-      dlog::warn(peer_ + ": unexpected " + control::kind(m) + " from a console; dropping the connection");
-      stop("protocol error");
-      return;
-  }
-}
+void ConsoleSession::heard() { arm_deadline(kConsoleSilence, "no heartbeat from the console for 3 s"); }
 
-void ConsoleSession::launch(const Envelope& m) {
-  if (app_ != nullptr) {
-    send_error("this connection already launched application '" + app_->app_id() + "'");
-    return;
-  }
+std::optional<std::string> ConsoleSession::launch(const Envelope& m) {
   auto app = std::make_shared<AppSupervisor>(daemon_.io(), peer_, m.launch(),
                                              [weak = weak_from_this()](const Envelope& message) {
                                                if (auto self = weak.lock()) self->send(message);
                                              });
-  if (auto problem = app->start(daemon_.config().appd_path, m, daemon_.apps())) {
-    send_error(*problem);
-    return;
-  }
+  if (auto problem = app->start(daemon_.config().appd_path, m, daemon_.apps())) return problem;
   app_ = std::move(app);
+  return std::nullopt;
+}
+
+bool ConsoleSession::app_running() { return app_ != nullptr && app_->running(); }
+
+void ConsoleSession::relay(const Envelope& message) { app_->send(message); }
+
+void ConsoleSession::abort(const std::string& reason) { app_->abort(reason); }
+
+void ConsoleSession::shutdown(const Envelope& message) { app_->shutdown(message); }
+
+void ConsoleSession::close(const std::string& why, bool after_reply) {
+  if (!after_reply) return fail(why, "protocol error");
+  // Let the reply go out, then close (the deadline closes it if the peer stalls).
+  closing_reason_ = "refused: " + why;
+  phase_ = Phase::kClosing;
 }
 
 void ConsoleSession::heartbeat() {
-  if (state_ == State::kClosed) return;
+  if (phase_ == Phase::kClosed) return;
   Envelope h;
   h.mutable_heartbeat()->set_sequence(++heartbeat_sequence_);
   send(h);

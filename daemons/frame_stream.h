@@ -1,7 +1,7 @@
-// FrameStream: the control protocol (control/codec.h) over one Asio stream socket, the way
-// sluiced speaks it to a console (TCP) and to an app daemon (a Unix socketpair). Reads one
-// frame at a time, checking its length before trusting it; writes one frame at a time,
-// the rest queued behind it.
+// FrameStream: the control protocol (control/codec.h) over one Asio stream, the way sluiced
+// speaks it to a console (an ssl::stream over TCP: writes only, ConsoleSession reads) and
+// to an app daemon (a Unix socketpair). Reads one frame at a time, checking its length
+// before trusting it; writes one frame at a time, the rest queued behind it.
 //
 // Single-threaded: everything on the io_context's thread. Every operation takes `keep`, the
 // owner's shared_from_this(), and holds it until its handler has run: the owner, and with
@@ -70,6 +70,7 @@ class FrameStream {
   FrameStream(const FrameStream&) = delete;
   FrameStream& operator=(const FrameStream&) = delete;
 
+  // The stream (a socket, or an ssl::stream over one).
   Socket& socket() { return socket_; }
 
   // Reads the next frame and calls `done(const FrameRead&)`. A frame longer than `limit`
@@ -87,14 +88,14 @@ class FrameStream {
           if (length > limit) {
             return done(FrameRead::bad(FrameRead::Status::kTooLarge, *control::check_length(length, limit), length));
           }
-          if (!socket_.is_open()) return done(FrameRead::failed(boost::asio::error::operation_aborted, true));
+          if (!socket_.lowest_layer().is_open()) return done(FrameRead::failed(boost::asio::error::operation_aborted, true));
           read_body(std::move(keep), length, std::move(done));
         });
   }
 
   // Queues `message` behind the frames being written. Does nothing once the socket is closed.
   void send(std::shared_ptr<void> keep, const control::Envelope& message) {
-    if (!socket_.is_open()) return;
+    if (!socket_.lowest_layer().is_open()) return;
     const bool idle = writes_.empty();
     writes_.push_back(control::encode(message));
     if (idle) do_write(std::move(keep));

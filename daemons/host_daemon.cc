@@ -29,13 +29,37 @@ tcp::endpoint resolve_listen(asio::io_context& io, const std::string& listen) {
   return results.begin()->endpoint();
 }
 
+// Asio's context frees its SSL_CTX: give it a reference of its own.
+SSL_CTX* shared(const std::shared_ptr<control::TlsContext>& tls) {
+  SSL_CTX_up_ref(tls->native());
+  return tls->native();
+}
+
+// Out of descriptors or memory: accepting again at once would fail again at once.
+bool exhausted(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
+}
+
+// Errors of one connection (it went away while queued): the next accept may well succeed.
+bool one_connection(const boost::system::error_code& ec) {
+  return ec == asio::error::connection_aborted || ec == asio::error::connection_reset ||
+         ec == asio::error::interrupted || ec == asio::error::try_again || ec == boost::system::errc::protocol_error;
+}
+
+constexpr std::chrono::milliseconds kFirstPause{100};
+constexpr std::chrono::milliseconds kLongestPause{1000};
+
 }  // namespace
 
 HostDaemon::HostDaemon(const std::string& listen, Config config)
     : stop_signals_(io_, SIGINT, SIGTERM),
       child_signals_(io_, SIGCHLD),
       acceptor_(io_),
-      config_(std::move(config)) {
+      config_(std::move(config)),
+      tls_(control::TlsContext::create(control::TlsContext::Role::kServer, config_.tls)),
+      ssl_(shared(tls_)),
+      accept_pause_(io_) {
   const tcp::endpoint endpoint = resolve_listen(io_, listen);
   boost::system::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
@@ -45,7 +69,8 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
   if (ec) throw sluice::Error("cannot listen on " + listen + ": " + ec.message());
   const auto bound = acceptor_.local_endpoint();
   dlog::info("listening on " + bound.address().to_string() + ":" + std::to_string(bound.port()) +
-             "; app daemon: " + config_.appd_path);
+             "; TLS 1.3 with " + config_.tls.mode_name() + "; app daemon: " + config_.appd_path);
+  if (const std::string problem = tls_->certificate_problem(); !problem.empty()) dlog::warn(problem);
   do_await_stop();
   do_await_child();
   do_accept();
@@ -64,19 +89,49 @@ void HostDaemon::run() {
 
 void HostDaemon::do_accept() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (!acceptor_.is_open()) return;
-    if (!ec) {
-      boost::system::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      socket.set_option(asio::socket_base::keep_alive(true), ignored);
-      auto session = std::make_shared<ConsoleSession>(std::move(socket), *this, next_id_++);
-      sessions_.insert(session);
-      session->start();
-    } else if (ec != asio::error::operation_aborted) {
-      dlog::warn("accept failed: " + ec.message());
-    }
+    if (!acceptor_.is_open() || ec == asio::error::operation_aborted) return;
+    if (ec) return on_accept_error(ec);
+    accept_backoff_ = std::chrono::milliseconds(0);
+    admit(std::move(socket));
     do_accept();
   });
+}
+
+void HostDaemon::on_accept_error(const boost::system::error_code& ec) {
+  if (one_connection(ec)) {
+    accept_log_.log(dlog::Level::kWarn, "accept failed: " + ec.message());
+    return do_accept();
+  }
+  // Anything else (above all: out of descriptors) would fail again at once, and the
+  // connection stays in the listen queue: retrying now would spin. Pause instead.
+  accept_backoff_ = accept_backoff_.count() == 0 ? kFirstPause : std::min(accept_backoff_ * 2, kLongestPause);
+  accept_log_.log(dlog::Level::kWarn,
+                  "accept failed: " + ec.message() + "; not accepting for " + std::to_string(accept_backoff_.count()) +
+                      " ms" + (exhausted(ec) ? " (if this lasts, raise the descriptor limit: ulimit -n, LimitNOFILE=)" : ""));
+  accept_pause_.expires_after(accept_backoff_);
+  accept_pause_.async_wait([this](boost::system::error_code wait_ec) {
+    if (!wait_ec && acceptor_.is_open()) do_accept();
+  });
+}
+
+void HostDaemon::admit(tcp::socket socket) {
+  boost::system::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  if (ec) return;  // already gone
+  const std::string address = peer.address().to_string();
+  std::string why;
+  std::optional<Admission::Ticket> ticket = admission_.admit(address, &why);
+  if (!ticket) {
+    capped_log_.log(dlog::Level::kWarn, "refused a connection from " + address + ":" + std::to_string(peer.port()) +
+                                            ": " + why + "; " + std::to_string(admission_.refused()) + " refused so far");
+    socket.close(ec);
+    return;
+  }
+  socket.set_option(tcp::no_delay(true), ec);
+  socket.set_option(asio::socket_base::keep_alive(true), ec);
+  auto session = std::make_shared<ConsoleSession>(std::move(socket), *this, next_id_++, std::move(*ticket));
+  sessions_.insert(session);
+  session->start();
 }
 
 void HostDaemon::do_await_stop() {
@@ -85,6 +140,7 @@ void HostDaemon::do_await_stop() {
     dlog::info("received " + dlog::signal_name(sig) + "; killing every app daemon and exiting");
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+    accept_pause_.cancel();
     apps_.kill_all();
     auto sessions = sessions_;
     for (auto& s : sessions) s->stop("the daemon is shutting down");

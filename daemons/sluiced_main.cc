@@ -1,9 +1,12 @@
 // sluiced: the host daemon. One per host, long-lived.
 //
-//   sluiced --listen ADDR:PORT --token-file FILE [--appd PATH] [--verbose]
+//   sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)
+//           [--appd PATH] [--verbose]
 //
-// Serves consoles over TCP (control protocol, core-cpp/proto/control.proto). Every console
-// proves it knows the shared token (control/auth.h) before it can do anything; then it may
+// Serves consoles over TLS 1.3 (control/tls.h; the control protocol, core-cpp/proto/
+// control.proto, inside it). The TLS handshake authenticates both sides, with a key derived
+// from the shared token (TLS-PSK) or with certificates signed by one CA, before a console
+// can do anything; then it may
 // launch one application, for which sluiced starts one sluice-appd in its own process group,
 // connected by a socketpair (fd 3 in the child). sluiced relays control messages between the
 // console and that app daemon, heartbeats the console, and kills the app daemon's group when
@@ -14,6 +17,7 @@
 // The parts: HostDaemon (host_daemon.h) is the server; a ConsoleSession
 // (console_session.h) is one console connection; an AppSupervisor (app_supervisor.h) is
 // the app daemon it launched. This file reads the command line and the token file.
+// (docs/operations.md: how to run it, the threat model, what each refusal means.)
 #include <signal.h>
 #include <unistd.h>
 
@@ -23,6 +27,7 @@
 #include <string>
 
 #include "control/auth.h"
+#include "control/tls.h"
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
 #include "sluice/error.h"
@@ -40,7 +45,8 @@ std::string default_appd_path() {
 
 int usage(const std::string& problem) {
   std::cerr << "sluiced: " << problem << "\n"
-            << "usage: sluiced --listen ADDR:PORT --token-file FILE [--appd PATH] [--verbose]\n";
+            << "usage: sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)\n"
+            << "               [--appd PATH] [--verbose]\n";
   return 2;
 }
 
@@ -50,6 +56,7 @@ int main(int argc, char** argv) {
   dlog::log_name() = "sluiced";
   std::string listen = "127.0.0.1:7700";
   std::string token_file;
+  sluice::control::TlsOptions tls;
   std::string appd = default_appd_path();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -65,6 +72,10 @@ int main(int argc, char** argv) {
       auto v = value();
       if (!v) return usage("--token-file needs a file");
       token_file = *v;
+    } else if (arg == "--cert" || arg == "--key" || arg == "--ca") {
+      auto v = value();
+      if (!v) return usage(arg + " needs a PEM file");
+      (arg == "--cert" ? tls.cert_file : arg == "--key" ? tls.key_file : tls.ca_file) = *v;
     } else if (arg == "--appd") {
       auto v = value();
       if (!v) return usage("--appd needs a path");
@@ -78,11 +89,21 @@ int main(int argc, char** argv) {
       return usage("unknown argument '" + arg + "'");
     }
   }
-  if (token_file.empty()) return usage("--token-file is required (the shared secret consoles must prove they know)");
+  const bool certificates = !tls.cert_file.empty() || !tls.key_file.empty() || !tls.ca_file.empty();
+  if (certificates && (tls.cert_file.empty() || tls.key_file.empty() || tls.ca_file.empty())) {
+    return usage("--cert, --key and --ca go together (this daemon's certificate, its key, the CA of the consoles)");
+  }
+  if (certificates && !token_file.empty()) {
+    return usage("give --token-file (a shared token) or --cert/--key/--ca (certificates), not both");
+  }
+  if (!certificates && token_file.empty()) {
+    return usage("--token-file is required (the shared secret consoles must prove they know), or --cert, --key and --ca");
+  }
   ::signal(SIGPIPE, SIG_IGN);
   try {
     sluice::sluiced::Config config;
-    config.token = sluice::control::read_token_file(token_file);
+    config.tls = tls;
+    if (!certificates) config.tls.token = sluice::control::read_token_file(token_file);
     config.appd_path = appd;
     if (::access(appd.c_str(), X_OK) != 0) {
       throw sluice::Error("app daemon '" + appd + "' is not executable; install sluice-appd next to sluiced or pass --appd PATH");

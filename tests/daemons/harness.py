@@ -64,14 +64,17 @@ def listening(port, netns=None, owner=None):
 
 
 class Daemon:
-    def __init__(self, harness, name, listen, token_file, netns=None):
+    def __init__(self, harness, name, listen, token_file, netns=None, args=(), preexec_fn=None):
+        """args: more sluiced options; with --cert, no --token-file is passed."""
         self.name = name
         self.log_path = os.path.join(harness.dir, f"sluiced-{name}.log")
         self.log = open(self.log_path, "w")
-        cmd = [harness.sluiced, "--listen", listen, "--token-file", token_file]
+        cmd = [harness.sluiced, "--listen", listen] + list(args)
+        if "--cert" not in args:
+            cmd += ["--token-file", token_file]
         if netns:
             cmd = ["ip", "netns", "exec", netns] + cmd
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
         self.pid = self.proc.pid  # ip netns exec execs, so this is sluiced itself
         self.address = None
         try:
@@ -165,8 +168,8 @@ class Harness:
         os.chmod(path, mode)
         return path
 
-    def start(self, name, listen="127.0.0.1:0", token=None, netns=None):
-        d = Daemon(self, name, listen, token or self.token, netns)
+    def start(self, name, listen="127.0.0.1:0", token=None, netns=None, args=(), preexec_fn=None):
+        d = Daemon(self, name, listen, token or self.token, netns, args, preexec_fn)
         self.daemons.append(d)
         return d
 
@@ -182,7 +185,7 @@ class Harness:
     def run(self, *args, timeout=300, netns=None, token=None):
         """Runs the console; returns (status, stdout, stderr, seconds)."""
         cmd = [self.console] + list(args)
-        if "--token-file" not in args:
+        if "--token-file" not in args and "--cert" not in args:
             cmd += ["--token-file", token or self.token]
         if netns:
             cmd = ["ip", "netns", "exec", netns] + cmd

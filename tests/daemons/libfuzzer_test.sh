@@ -1,30 +1,71 @@
 #!/usr/bin/env bash
-# A short libFuzzer run of one fuzz target, built with clang in BUILD_DIR/fuzz (a build of
-# its own, configured once with SLUICE_BUILD_FUZZERS=ON). Skipped (exit 77) without clang.
-#   libfuzzer_test.sh SOURCE_DIR BUILD_DIR [SECONDS] [TARGET]
-# TARGET: fuzz_control (default: the control decoder) or data_plane_fuzz (the data plane's
-# stateful reader, through a real DataPlane).
+# Short libFuzzer runs (SECONDS each, default 10) under ASan and UBSan, when clang is
+# installed; skipped (exit 77) otherwise. Builds only the fuzz targets, in BUILD_DIR/fuzz,
+# with clang:
+#   fuzz_control           the control decoder (framing and Envelope parsing)
+#   fuzz_console_protocol  sluiced's stateful reader: a console session's state machine fed
+#                          the bytes that come out of TLS, from the first one; seeded with
+#                          conversations that get past the hello
+#   data_plane_fuzz        the data plane's stateful reader (HELLO, AUTH, credit, payloads)
+#                          through a real DataPlane; run alone when asked for by name
+#   libfuzzer_test.sh SOURCE_DIR BUILD_DIR [SECONDS] [data_plane_fuzz]
 set -euo pipefail
 src=$1
 build=$2/fuzz
 seconds=${3:-10}
-target=${4:-fuzz_control}
+only=${4:-}
 if ! command -v clang++ > /dev/null; then
-  echo "SKIP: clang++ is not installed (apt-get install clang libclang-rt-14-dev)"
+  echo "SKIP: clang++ is not installed (apt-get install clang libclang-rt-14-dev); control.fuzz_smoke still ran"
   exit 77
 fi
 if [ ! -f "$build/build.ninja" ]; then
   CXX=clang++ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSLUICE_BUILD_FUZZERS=ON -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=OFF \
-    -DSLUICE_BUILD_JAVA=OFF > "$build.$target.log" 2>&1 || { cat "$build.$target.log"; exit 1; }
+    -DSLUICE_BUILD_JAVA=OFF > "$build.log" 2>&1 || { cat "$build.log"; exit 1; }
 fi
-cmake --build "$build" --target "$target" > "$build.$target.log" 2>&1 || { cat "$build.$target.log"; exit 1; }
-binary=$(find "$build" -name "$target" -type f -perm -u+x | head -1)
-corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
-# A crash, a leak or a sanitizer report makes libFuzzer exit non-zero: the test fails.
-"$binary" "$corpus" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 > "$corpus/log" 2>&1 \
-  || { grep -v "^sluice data plane" "$corpus/log" | tail -60; exit 1; }
-grep -E "stat::number_of_executed_units|stat::new_units_added" "$corpus/log"
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$corpus/log")
-[ "${runs:-0}" -gt 100 ] || { echo "FAIL: only ${runs:-0} inputs ran in $seconds s"; exit 1; }
+if [ "$only" = data_plane_fuzz ]; then
+  cmake --build "$build" --target data_plane_fuzz > "$build.dp.log" 2>&1 || { cat "$build.dp.log"; exit 1; }
+  corpus=$(mktemp -d)
+  trap 'rm -rf "$corpus"' EXIT
+  # A crash, a leak or a sanitizer report makes libFuzzer exit non-zero: the test fails.
+  "$build/core-cpp/data_plane_fuzz" "$corpus" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+    > "$corpus/log" 2>&1 || { grep -v "^sluice data plane" "$corpus/log" | tail -60; exit 1; }
+  grep -E "stat::number_of_executed_units|stat::new_units_added" "$corpus/log"
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$corpus/log")
+  [ "${runs:-0}" -gt 100 ] || { echo "FAIL: only ${runs:-0} inputs ran in $seconds s"; exit 1; }
+  exit 0
+fi
+cmake --build "$build" --target fuzz_control fuzz_console_protocol > "$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/control" "$work/protocol"
+
+# Seeds for the session: byte 0 is the fake app daemon's behaviour and the chunk size
+# (fuzz_console_protocol.cc), then control frames, hand-encoded like docs/protocol.md says.
+python3 - "$work/protocol" <<'PY'
+import struct, sys
+def frame(body): return struct.pack(">I", len(body)) + body
+def msg(field, inner): return bytes([field << 3 | 2, len(inner)]) + inner
+hello = frame(msg(1, b"\x08\x02"))                                  # hello{protocol_version: 2}
+launch = frame(msg(5, b"\x0a\x03app\x12\x01x"))                     # launch{application_id, topology_text}
+entry = b"\x0a\x01b\x12\x03a:1"
+wiring = frame(msg(7, bytes([0x0a, len(entry)]) + entry))           # wiring{peers: {b: a:1}}
+start = frame(msg(9, b"\x12\x01w"))                                 # start_unit{payload: w}
+beat = frame(msg(15, b"\x08\x01"))                                  # heartbeat{sequence: 1}
+abort = frame(msg(13, b"\x0a\x01r"))                                # abort{reason: r}
+stop = frame(msg(14, b""))                                          # shutdown{}
+seeds = [b"\x00" + hello, b"\x04" + hello + launch + wiring + start + beat + abort + stop,
+         b"\x01" + hello + launch + launch + start, b"\xfe" + hello + beat + start + launch + stop]
+for i, s in enumerate(seeds):
+    open(f"{sys.argv[1]}/seed{i}", "wb").write(s)
+PY
+
+status=0
+"$build/core-cpp/src/control/fuzz_control" "$work/control" -max_total_time="$seconds" -max_len=4096 \
+  -print_final_stats=1 > "$work/control.log" 2>&1 || status=$?
+tail -3 "$work/control.log"
+[ "$status" -eq 0 ] || { echo "fuzz_control found a problem:"; tail -40 "$work/control.log"; exit 1; }
+"$build/daemons/fuzz_console_protocol" "$work/protocol" -max_total_time="$seconds" -max_len=4096 \
+  -print_final_stats=1 > "$work/protocol.log" 2>&1 || status=$?
+tail -3 "$work/protocol.log"
+[ "$status" -eq 0 ] || { echo "fuzz_console_protocol found a problem:"; tail -40 "$work/protocol.log"; exit 1; }

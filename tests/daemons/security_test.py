@@ -1,41 +1,25 @@
 #!/usr/bin/env python3
-"""Security: token files, wrong tokens, unreachable hosts, and hostile bytes at every
-listening port of the host daemon; the daemon keeps serving and a correct run works after.
+"""Security: token files, wrong tokens, unreachable hosts, plain bytes at the TLS port, and
+hostile frames inside an authenticated TLS session (a hand-made console over
+`openssl s_client`, keyed with a PSK derived here from the token); the daemon keeps serving
+and a correct run works after.
 
   security_test.py BUILD_DIR SOURCE_DIR
 """
-import hashlib
-import hmac
 import os
 import socket
 import struct
 import subprocess
 import time
 
-from harness import Failed, check, children, main, pipelines
-
-
-def varint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
-def field(number, payload):  # length-delimited protobuf field
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
-
-
-def frame(body):
-    return struct.pack(">I", len(body)) + body
+from harness import check, children, main, pipelines
+from tls_tools import SClient, psk
+from wire import (field, frame, hello, parse, first_frame, uint_field, AUTH_RESULT, ERROR, EXIT_REPORT,
+                  FAILURE, LAUNCH, START_UNIT)
 
 
 def closed_by_peer(sock, timeout):
-    """True when the daemon closes the connection within timeout (after any replies)."""
+    """True when the daemon closes the plain connection within timeout (after any replies)."""
     sock.settimeout(timeout)
     try:
         while True:
@@ -48,61 +32,26 @@ def closed_by_peer(sock, timeout):
         return False
 
 
-def read_frame(sock):
-    def exactly(n):
-        data = b""
-        while len(data) < n:
-            chunk = sock.recv(n - len(data))
-            if not chunk:
-                raise EOFError("closed")
-            data += chunk
-        return data
-    (n,) = struct.unpack(">I", exactly(4))
-    return exactly(n)
-
-
-def parse(body):
-    """Top-level protobuf fields of body: {number: [bytes or int]}."""
-    out, i = {}, 0
-    while i < len(body):
-        key, i = _varint(body, i)
-        number, wire = key >> 3, key & 7
-        if wire == 2:
-            n, i = _varint(body, i)
-            out.setdefault(number, []).append(body[i:i + n])
-            i += n
-        elif wire == 0:
-            v, i = _varint(body, i)
-            out.setdefault(number, []).append(v)
-        else:
-            raise ValueError("unexpected wire type")
-    return out
-
-
-def _varint(b, i):
-    shift = value = 0
-    while True:
-        c = b[i]
-        i += 1
-        value |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return value, i
-
-
-def authenticate(port, token):
-    """A console's handshake, by hand. Returns the authenticated socket."""
+def plain(port, data, shut_wr=False, timeout=6):
+    """Sends data on a plain TCP connection; returns (closed by the daemon, what it answered)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    client_nonce = os.urandom(32)
-    s.sendall(frame(field(1, varint(1 << 3) + varint(1) + field(2, client_nonce))))
-    challenge = parse(parse(read_frame(s))[2][0])
-    server_nonce = challenge[2][0]
-    mac = hmac.new(token, b"sluice-client" + server_nonce + client_nonce, hashlib.sha256).digest()
-    s.sendall(frame(field(3, field(1, mac))))
-    result = parse(parse(read_frame(s))[4][0])
-    proof = hmac.new(token, b"sluice-server" + client_nonce + server_nonce, hashlib.sha256).digest()
-    assert result.get(1) == [1] and result[2][0] == proof, result
-    return s
+    answer = b""
+    try:
+        s.sendall(data)
+        if shut_wr:
+            s.shutdown(socket.SHUT_WR)
+        s.settimeout(timeout)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return True, answer
+            answer += chunk
+    except (ConnectionResetError, BrokenPipeError):
+        return True, answer
+    except socket.timeout:
+        return False, answer
+    finally:
+        s.close()
 
 
 def test(h):
@@ -120,13 +69,15 @@ def test(h):
     b = h.start("b")
     topo = pipelines(h, a, b, count=20000)
 
-    # --- a wrong token: refused, named, nothing started ------------------------------------
+    # --- a wrong token: refused by TLS, explained on both sides, nothing started ------------
     wrong = h.write_token("wrong")
     status, out, err, _ = h.run("run", topo, "--no-progress", token=wrong)
     check(status == 4, "wrong token: exit status 4", status, err)
-    check(f"host a ({a.address}): authentication refused" in err, "wrong token: host a named", err)
+    check(f"host a ({a.address}): refused the connection: the TLS handshake failed because the tokens differ; "
+          f"copy the daemon's token file to {wrong}" in err, "wrong token: host a named, the cause and the fix", err)
     check("nothing was started" in err, "wrong token: says nothing was started", err)
-    check("authentication failed (wrong token)" in a.text(), "wrong token: the daemon logs the refusal", a.text())
+    check("refused: the console's token differs from this daemon's (its TLS-PSK binder does not verify)" in a.text(),
+          "wrong token: the daemon logs the refusal", a.text())
     check(not a.app_pids() and not b.app_pids() and not children(a.pid) and not children(b.pid),
           "wrong token: no app daemon started")
 
@@ -148,65 +99,78 @@ def test(h):
     check(status == 0 and f"host a ({a.address}): ok" in out and f"host b ({b.address}): ok" in out,
           "validate: every host answers and authenticates", out, err)
     status, out, err, _ = h.run("validate", topo, token=wrong)
-    check(status == 4, "validate with a wrong token: exit 4", out, err)
+    check(status == 4 and "the tokens differ" in err, "validate with a wrong token: exit 4, why", out, err)
 
-    # --- hostile bytes at every listening port ------------------------------------------------
-    nonce = os.urandom(32)
-    hello = field(1, field(1, b"\x01") + field(2, nonce))  # Envelope{hello{..}} (version as bytes: malformed type)
-    good_hello = field(1, varint(1 << 3 | 0) + varint(1) + field(2, nonce))
-    launch = field(5, field(1, b"evil") + field(6, b"a"))
+    # --- plain bytes at the TLS port: closed, the daemon serving -------------------------------
+    # A console of protocol version 1 says hello in plain text: it is told why, in its framing.
+    v1_hello = frame(field(1, uint_field(1, 1) + field(2, os.urandom(32))))
+    closed, answer = plain(a.port, v1_hello)
+    reply = parse(first_frame(answer))
+    result = parse(reply[AUTH_RESULT][0]) if AUTH_RESULT in reply else {}
+    check(closed and result.get(1, [0]) == [0] and b"TLS 1.3" in result.get(3, [b""])[0]
+          and b"run a console of the same sluice version" in result.get(3, [b""])[0],
+          "a version-1 console gets a plain refusal that says to upgrade, then the connection closes", reply)
+    check("a console of protocol version 1 (plain text); told it to upgrade" in a.text(),
+          "the daemon logs the old console")
     cases = [
-        ("random bytes", os.urandom(4096)),
-        ("truncated frame", struct.pack(">I", 200) + b"\x0a\x05abc"),
-        ("oversized length", struct.pack(">I", 0xFFFFFFF0) + os.urandom(64)),
-        ("length just over the limit", struct.pack(">I", (16 << 20) + 1)),
-        ("zero length", struct.pack(">I", 0)),
-        ("malformed protobuf", frame(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")),
-        ("unknown message type", frame(field(99, b"hi"))),
-        ("wrongly typed hello", frame(hello)),
-        ("launch before authenticating", frame(launch)),
-        ("hello then garbage", frame(good_hello) + os.urandom(300)),
-        ("hello then a bogus response", frame(good_hello) + frame(field(3, field(1, os.urandom(32))))),
+        ("random bytes", b"G" + os.urandom(4095), False),
+        ("an HTTP request", b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", False),
+        ("a plain frame with a huge length", struct.pack(">I", 0xFFFFFFF0) + os.urandom(64), False),
+        ("a TLS record header, then garbage", b"\x16\x03\x01\x00\x80" + os.urandom(128), False),
+        ("half a ClientHello, then end of file", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", True),
+        ("a malformed ClientHello", b"\x16\x03\x01\x00\x2f\x01\x00\x00\x2b\x03\x01" + os.urandom(32) +
+         b"\x00\x00\x02\x00\x2f\x01\x00", False),
     ]
     for d in (a, b):
-        for what, data in cases:
-            s = socket.create_connection(("127.0.0.1", d.port), timeout=5)
-            try:
-                s.sendall(data)
-                if what == "truncated frame":
-                    s.shutdown(socket.SHUT_WR)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-            closed = closed_by_peer(s, 6)
-            s.close()
+        for what, data, shut in cases:
+            closed, _ = plain(d.port, data, shut_wr=shut)
             check(closed and d.serving(), f"{d.name}: {what}: connection dropped, daemon serving")
         check(not children(d.pid) and not d.app_pids(), f"{d.name}: hostile input started nothing")
+    check("not a TLS client (first byte 0x47)" in a.text(), "the daemon logs a client that is not TLS", a.text()[-3000:])
 
-    # --- hostile input after authenticating: refused, app daemons killed, daemon serving ---
-    token = open(h.token, "rb").read().strip()
-    s = authenticate(a.port, token)
-    check(True, "a hand-made console authenticates (HMAC-SHA256 both ways)")
-    s.sendall(frame(field(9, field(2, b"w"))))  # start_unit with nothing launched
-    reply = parse(read_frame(s))
-    while 15 in reply:  # heartbeats
-        reply = parse(read_frame(s))
-    check(17 in reply and b"no application is running" in reply[17][0], "start_unit before launch: an error reply")
+    # --- hostile frames inside TLS, before the hello ------------------------------------------
+    key = psk(h.token)
+    launch = field(LAUNCH, field(1, b"evil") + field(2, b"name: z\n") + field(6, b"a"))
+    for what, data, reason in [
+        ("a launch before the hello", frame(launch), "expected hello, got launch"),
+        ("a frame over 4 KiB before the hello", struct.pack(">I", 5000) + b"x" * 100, "exceeds the limit of 4096"),
+        ("garbage before the hello", b"\x00\x00\x00\x05\xff\xff\xff\xff\xff", "malformed message"),
+    ]:
+        c = SClient(a.port, key)
+        c.send(data)
+        closed = c.closed_by_peer(6)
+        c.close()
+        check(closed and a.serving(), f"inside TLS, {what}: dropped, daemon serving")
+        check(reason in a.text(), f"inside TLS, {what}: the daemon logs why ({reason})", a.text()[-2000:])
+    check(not children(a.pid) and not a.app_pids(), "hostile frames before the hello started nothing")
+
+    # --- hostile input after the hello: refused, app daemons killed, daemon serving -----------
+    c = SClient(a.port, key)
+    c.send(hello())
+    opened = c.message()
+    result = parse(opened[AUTH_RESULT][0]) if opened and AUTH_RESULT in opened else {}
+    check(result.get(1) == [1], "a hand-made console (openssl s_client, PSK = HKDF(token)) opens a session", opened)
+    c.send(frame(field(START_UNIT, field(2, b"w"))))  # start_unit with nothing launched
+    reply = c.message()
+    check(reply and ERROR in reply and b"no application is running" in reply[ERROR][0], "start_unit before launch: an error reply")
     # A launch whose topology does not parse: the app daemon reports it and exits.
-    launch_bad = field(5, field(1, b"x") + field(2, b"filters: [") + field(3, b"evil.yaml") + field(4, b"/") +
+    launch_bad = field(LAUNCH, field(1, b"x") + field(2, b"filters: [") + field(3, b"evil.yaml") + field(4, b"/") +
                        field(5, field(1, b"a")) + field(6, b"a"))
-    s.sendall(frame(launch_bad))
+    c.send(frame(launch_bad))
     seen = []
-    while not (seen and seen[-1] == 16):
-        msg = parse(read_frame(s))
-        seen += [k for k in msg if k != 15]
-    check(12 in seen and seen[-1] == 16, "a bad launch: failure relayed, then the exit report", seen)
-    s.sendall(struct.pack(">I", 0x7FFFFFFF))
-    check(closed_by_peer(s, 5), "authenticated, then an oversized frame: dropped")
-    s.close()
-    s = authenticate(b.port, token)
-    s.sendall(frame(field(5, field(1, b"x") + field(2, b"name: z\n") + field(6, b"b"))) + os.urandom(100))
-    check(closed_by_peer(s, 5), "authenticated, launch, then garbage: dropped")
-    s.close()
+    while not (seen and seen[-1] == EXIT_REPORT):
+        m = c.message(10)
+        if m is None:
+            break
+        seen += list(m)
+    check(FAILURE in seen and seen[-1] == EXIT_REPORT, "a bad launch: failure relayed, then the exit report", seen)
+    c.send(struct.pack(">I", 0x7FFFFFFF))
+    check(c.closed_by_peer(5), "authenticated, then an oversized frame: dropped")
+    c.close()
+    c = SClient(b.port, key)
+    c.send(hello() + frame(field(LAUNCH, field(1, b"x") + field(2, b"name: z\n") + field(6, b"b"))) + os.urandom(100))
+    check(c.closed_by_peer(5), "authenticated, launch, then garbage: dropped")
+    c.close()
     time.sleep(0.5)
     check(a.serving() and b.serving() and not children(a.pid) and not children(b.pid),
           "after authenticated garbage: daemons serving, no app daemon left")

@@ -5,8 +5,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <openssl/crypto.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "sluice/error.h"
@@ -51,32 +49,6 @@ std::string random_bytes(std::size_t size) {
     throw Error("no random bytes available (OpenSSL RAND_bytes failed)");
   }
   return out;
-}
-
-namespace {
-std::string hmac(const std::string& token, const std::string& label, const std::string& a,
-                 const std::string& b) {
-  const std::string data = label + a + b;
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len);
-  return std::string(reinterpret_cast<const char*>(mac), len);
-}
-}  // namespace
-
-std::string client_proof(const std::string& token, const std::string& server_nonce,
-                         const std::string& client_nonce) {
-  return hmac(token, "sluice-client", server_nonce, client_nonce);
-}
-
-std::string server_proof(const std::string& token, const std::string& client_nonce,
-                         const std::string& server_nonce) {
-  return hmac(token, "sluice-server", client_nonce, server_nonce);
-}
-
-bool equal_macs(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && !a.empty() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace sluice::control

@@ -15,8 +15,6 @@ namespace sluice::control {
 const char* kind(const Envelope& e) {
   switch (e.body_case()) {
     case Envelope::kHello: return "hello";
-    case Envelope::kChallenge: return "challenge";
-    case Envelope::kAuthResponse: return "auth_response";
     case Envelope::kAuthResult: return "auth_result";
     case Envelope::kLaunch: return "launch";
     case Envelope::kAppReady: return "app_ready";

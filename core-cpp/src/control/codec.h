@@ -21,7 +21,8 @@
 
 namespace sluice::control {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+// 2: inside TLS 1.3 (tls.h); 1 was plain text with an HMAC challenge.
+inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::size_t kHeaderSize = 4;
 // The largest frame: a launch message carries the topology text.
 inline constexpr std::size_t kMaxFrame = std::size_t{16} << 20;
@@ -46,6 +47,8 @@ class FrameDecoder {
   enum class Status { kNeedMore, kMessage, kError };
 
   explicit FrameDecoder(std::size_t max_frame = kMaxFrame) : max_frame_(max_frame) {}
+  // Frames after this call may be up to `max_frame` bytes (e.g. more once authenticated).
+  void set_max_frame(std::size_t max_frame) { max_frame_ = max_frame; }
   void feed(const void* data, std::size_t size);
   // The next complete message. After kError, error() says why and the decoder stays failed.
   Status next(Envelope* out);

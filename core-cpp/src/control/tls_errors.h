@@ -1,0 +1,47 @@
+// Why a control connection's TLS failed, as a sentence that says what to do. OpenSSL
+// reports a reason code (and, for certificates, a verification result); together with the
+// side, the mode (tls.h) and what the callbacks noted (TlsNotes) that is enough to tell a
+// wrong token from a console in the other mode, a certificate from another CA, an expired
+// one, a peer that does not speak TLS, and a record altered on the way.
+//
+// docs/operations.md lists every message.
+#ifndef SLUICE_CONTROL_TLS_ERRORS_H_
+#define SLUICE_CONTROL_TLS_ERRORS_H_
+
+#include <openssl/ssl.h>
+
+#include <string>
+
+#include "control/tls.h"
+
+namespace sluice::control {
+
+struct TlsFailure {
+  unsigned long error = 0;       // the first OpenSSL error (ERR_get_error; an Asio ssl error's value)
+  long verify_result = X509_V_OK;  // SSL_get_verify_result, after a certificate failure
+  bool eof = false;              // the peer closed the TCP connection without an alert
+  bool established = false;      // the handshake had completed (a later record failed)
+  TlsNotes notes;
+  std::string peer_subject;      // the peer certificate's subject, when there was one
+
+  // Fills `verify_result`, `notes` and `peer_subject` from the connection.
+  void collect(SSL* ssl);
+};
+
+// The TLS alert a reason code stands for (1000 + alert, OpenSSL's convention), or -1.
+int received_alert(unsigned long error);
+
+// The console's view, to follow "host a (10.0.0.5:7700): ". `token_file`: where the console
+// read its token (PSK mode), for the advice.
+std::string explain_client_failure(const TlsFailure& failure, const TlsOptions& options,
+                                   const std::string& token_file);
+
+// The daemon's view, to follow "console #3 (10.0.0.9:41234): ".
+std::string explain_server_failure(const TlsFailure& failure, const TlsOptions& options);
+
+// True when `failure` is a record that failed its integrity check, sent or received.
+bool tampered(const TlsFailure& failure);
+
+}  // namespace sluice::control
+
+#endif  // SLUICE_CONTROL_TLS_ERRORS_H_

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Floods: a host daemon limited to 64 descriptors, held under 120 idle connections for 2 s,
+first from 120 source addresses (it runs out of descriptors: the accept loop must back off,
+not spin), then from one (the cap per address refuses most at once). Each flood costs it
+under 0.5 s of CPU and under 200 KB of log, and a console connects and runs once it ends.
+
+  flood_test.py BUILD_DIR SOURCE_DIR
+"""
+import os
+import resource
+import socket
+import time
+
+from harness import check, main
+
+CONNECTIONS = 120
+HOLD_SECONDS = 2
+DESCRIPTORS = 64
+
+
+def cpu_seconds(pid):
+    """utime + stime of pid, in seconds (/proc/PID/stat fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def limit_descriptors():
+    resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, DESCRIPTORS))
+
+
+def one_host(h, d):
+    return h.topology("flood.yaml", f"""name: flood
+hosts:
+  a: {d.address}
+filters:
+  p: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000}}}}
+  c: {{class: Consume, library: LIB}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+""")
+
+
+def flood(h, d, topo, what, sources):
+    cpu0, log0 = cpu_seconds(d.pid), os.path.getsize(d.log_path)
+    socks = []
+    try:
+        for source in sources:
+            s = socket.socket()
+            s.bind((source, 0))
+            s.connect(("127.0.0.1", d.port))
+            socks.append(s)
+        time.sleep(HOLD_SECONDS)
+        cpu, log = cpu_seconds(d.pid) - cpu0, os.path.getsize(d.log_path) - log0
+    finally:
+        for s in socks:
+            s.close()
+    check(len(socks) == CONNECTIONS and d.serving(), f"{what}: {len(socks)} connections held for {HOLD_SECONDS} s")
+    check(cpu < 0.5, f"{what}: sluiced used {cpu:.2f} s of CPU (< 0.5 s)")
+    check(log < 200_000, f"{what}: sluiced wrote {log} bytes of log (< 200 KB)", d.text()[-3000:])
+    status, out, err, _ = h.run("run", topo, "--no-progress")
+    check(status == 0 and "units of work: 1/1 finished" in err, f"{what}: then a console connects and runs", err,
+          d.text()[-3000:])
+    return d.text()[log0:]
+
+
+def test(h):
+    d = h.start("a", preexec_fn=limit_descriptors)
+    with open(f"/proc/{d.pid}/limits") as f:
+        check(any(l.startswith("Max open files") and f" {DESCRIPTORS} " in l for l in f),
+              f"sluiced runs with {DESCRIPTORS} descriptors")
+    topo = one_host(h, d)
+    status, _, err, _ = h.run("run", topo, "--no-progress")
+    check(status == 0, "a run works before the floods", err)
+
+    log = flood(h, d, topo, f"{CONNECTIONS} idle connections from {CONNECTIONS} addresses",
+                [f"127.0.0.{i}" for i in range(2, 2 + CONNECTIONS)])
+    accept_lines = [l for l in log.splitlines() if "accept failed: Too many open files" in l]
+    check(accept_lines and "not accepting for 100 ms" in accept_lines[0],
+          "out of descriptors, the accept loop pauses (and says so)", log[-3000:])
+    check(len(accept_lines) <= HOLD_SECONDS + 3, f"failed accepts are logged at most once a second "
+          f"({len(accept_lines)} lines)", accept_lines)
+
+    log = flood(h, d, topo, f"{CONNECTIONS} idle connections from one address", ["127.0.0.1"] * CONNECTIONS)
+    check("are authenticating already (the cap per address)" in log, "the cap per address refuses the rest", log[-3000:])
+    check("similar lines not logged" in log, "the refusals are logged at a bounded rate, with a count", log[-3000:])
+
+
+if __name__ == "__main__":
+    main(test)
