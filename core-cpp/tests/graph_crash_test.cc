@@ -3,6 +3,7 @@
 // host, stage and unit of work first.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -36,7 +37,16 @@ std::string topology(const std::string& crash_args, const std::string& work = "[
          "work: " + work + "\n";
 }
 
-void run(const std::string& yaml) {
+// Not a core file per test, wherever the system puts them.
+void no_core_dump() {
+  rlimit none{0, 0};
+  ::getrlimit(RLIMIT_CORE, &none);
+  none.rlim_cur = 0;
+  ::setrlimit(RLIMIT_CORE, &none);
+}
+
+[[noreturn]] void run(const std::string& yaml) {
+  no_core_dump();
   testing_filters::RunOutcome outcome = testing_filters::run_yaml(yaml);
   std::fprintf(stderr, "the run ended without a crash: %s\n",
                outcome.failure ? outcome.failure->str().c_str() : "no failure");
@@ -48,6 +58,7 @@ struct Case {
   const char* args;
   int signal;
   const char* line;  // a regular expression for stderr
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 };
 
 class CrashKindTest : public CrashDeathTest, public ::testing::WithParamInterface<Case> {};

@@ -1,6 +1,7 @@
 #include "runtime/crash_report.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -99,10 +100,19 @@ TEST(AltStack, IsTheThreadsForItsLifeAndLeavesAnExistingOneAlone) {
 
 // A process that has crash handling of its own keeps it: sluice installs none, and the
 // crash is that handler's (here: none for SIGSEGV, so the plain default action).
+// Not a core file per test, wherever the system puts them.
+void no_core_dump() {
+  rlimit none{0, 0};
+  ::getrlimit(RLIMIT_CORE, &none);
+  none.rlim_cur = 0;
+  ::setrlimit(RLIMIT_CORE, &none);
+}
+
 TEST(CrashHandlersDeathTest, LeaveAProcessWithHandlersOfItsOwnAlone) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
+        no_core_dump();
         struct sigaction own {};
         own.sa_handler = [](int) { ::_exit(7); };
         ::sigaction(SIGBUS, &own, nullptr);
@@ -119,6 +129,7 @@ TEST(CrashHandlersDeathTest, AreInstalledOnceWhereThereAreNone) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
+        no_core_dump();
         if (!install_handlers() || !install_handlers() || !handlers_installed()) std::exit(4);
         for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
           struct sigaction now {};

@@ -5,6 +5,7 @@
 // C++ filter or in a Java one, is still named.
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -81,6 +82,10 @@ class JavaCrashDeathTest : public JavaGraphTest {
 };
 
 [[noreturn]] void run_to_crash(const std::string& yaml) {
+  rlimit core{0, 0};  // not a core file per test, wherever the system puts them
+  ::getrlimit(RLIMIT_CORE, &core);
+  core.rlim_cur = 0;
+  ::setrlimit(RLIMIT_CORE, &core);
   testing_filters::RunOutcome out = run(yaml);
   std::fprintf(stderr, "the run ended without a crash: %s\n", out.failure ? out.failure->str().c_str() : "no failure");
   std::exit(3);
