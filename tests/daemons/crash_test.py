@@ -3,7 +3,8 @@
 filter, a crash beside a Java filter), with streams crossing hosts. The console names filter,
 copy, host, stage and unit of work and keeps the signal the app daemon died by; it exits 1
 within seconds; the crashing host's sluiced log has the crash line; both host daemons keep
-serving, and no process or port is left behind.
+serving, and no process or port is left behind. A crash in a destructor after every unit
+finished is a warning, and the run's status stays 0.
 
 The filters come from core-cpp/tests/fixtures/crash_filters.cc (class Crash).
 
@@ -80,6 +81,14 @@ def test(h):
     expect_crash(h, a, b, "SIGFPE", status, err, secs, pids,
                  "filter 'boom' copy 0 on host b crashed with SIGFPE in process (unit of work 0); "
                  f"the app daemon (sluice-appd pid {pids['b']}) was killed by SIGFPE")
+
+    # --- a crash in a destructor, after every unit finished: the results stand (status 0) ----
+    status, err, secs, pids = crash_run(h, a, b, "destroy", "signal: segv, stage: destroy, copy: 1")
+    check(status == 0 and "units of work: 2/2 finished" in err, "destructor: every unit finished, exit 0", err)
+    check("sluice: warning: while shutting down: filter 'boom' copy 1 on host b crashed with SIGSEGV in destroy "
+          f"(unit of work 1); the app daemon (sluice-appd pid {pids['b']}) was killed by SIGSEGV\n" in err,
+          "destructor: the crash is a warning that names the copy", err)
+    h.no_orphans(list(pids.values()), "destructor")
 
     # --- a crash on a thread that runs no copy -----------------------------------------------
     status, err, secs, pids = crash_run(h, a, b, "outside", "signal: segv, copy: 1, thread: true")
