@@ -114,5 +114,21 @@ TEST_F(CrashDeathTest, WritesTheLogLineAndTheReportFd) {
   std::filesystem::remove(report);
 }
 
+// A report fd nobody reads any more (sluiced gone): the process still dies by the crash's
+// signal, not by SIGPIPE.
+TEST_F(CrashDeathTest, AReportFdWithoutAReaderDoesNotChangeTheSignal) {
+  EXPECT_EXIT(
+      {
+        int fds[2];
+        if (::pipe(fds) != 0) std::exit(4);
+        ::close(fds[0]);
+        ::signal(SIGPIPE, SIG_DFL);
+        set_output(Output{"sluice: ", false, fds[1]});
+        run(topology("signal: abort, copy: 0"));
+      },
+      ::testing::KilledBySignal(SIGABRT),
+      "^sluice: filter 'boom' copy 0 on host local crashed with SIGABRT in process \\(unit of work 0\\)\n");
+}
+
 }  // namespace
 }  // namespace sluice::crash

@@ -138,15 +138,15 @@ void write_report(int sig) {
   LineWriter w(full, sizeof full);
   if (out->timestamp) add_timestamp(w);
   w.add(out->prefix).add(line);
-  // A pipe whose reader is gone must not end the process by SIGPIPE instead.
+  // A pipe whose reader is gone must not end the process by SIGPIPE instead: blocked for
+  // the rest of the handler. When it returns, the crash signal (a lower number) is delivered
+  // before a SIGPIPE left pending.
   sigset_t pipe_only;
-  sigset_t previous;
   ::sigemptyset(&pipe_only);
   ::sigaddset(&pipe_only, SIGPIPE);
-  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, nullptr);
   write_all(STDERR_FILENO, full, w.length());
   if (out->report_fd >= 0) write_all(out->report_fd, line, line_length);
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 // The signal's default action: restore it, send the signal to this thread again and return.
