@@ -26,6 +26,7 @@ std::string signal_name(int sig) {
 // How much a failure explains: the root cause wins over its consequences.
 int rank(const Failure& f) {
   if (!f.filter.empty() && f.stage != "cancelled") return 0;  // a filter failed
+  if (f.stage == "crash") return 0;                           // ... or crashed its app daemon
   if (f.stage == "app daemon" || f.stage == "host daemon" || f.stage == "load" || f.stage == "launch") return 1;
   if (f.stage == "link") return 2;
   if (f.stage == "network") return 3;
@@ -137,12 +138,20 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
     case Envelope::kExitReport: {
       const auto& r = m.exit_report();
       app_ended_.insert(e.host);
-      if (ending_ || r.expected()) return;
+      const std::string daemon = "the app daemon (sluice-appd pid " + std::to_string(r.pid()) + ")";
       const std::string how = r.exited() ? "exited with status " + std::to_string(r.exit_status())
                                          : "was killed by " + signal_name(r.signal());
+      if (!r.crash().empty()) {
+        // Its crash handler said what crashed: the root cause, even while the run ends.
+        const bool in_filter = r.crash().rfind("filter '", 0) == 0;
+        fail(Failure{"", -1, c.name(), current_unit_, "crash",
+                     in_filter ? r.crash() + "; " + daemon + " " + how
+                               : "host " + c.name() + ": " + daemon + " " + r.crash()});
+        return;
+      }
+      if (ending_ || r.expected()) return;
       fail(Failure{"", -1, c.name(), current_unit_, "app daemon",
-                   "host " + c.name() + ": the app daemon (sluice-appd pid " + std::to_string(r.pid()) + ") " + how +
-                       " during the run"});
+                   "host " + c.name() + ": " + daemon + " " + how + " during the run"});
       return;
     }
     case Envelope::kError:

@@ -1,8 +1,8 @@
 // HostGroup: the host daemons of one run, as the console drives them. It sends to every
 // host, waits until every host with copies has answered (the barrier between units of work
 // that the data plane relies on), and turns whatever else they say into metrics or into a
-// failure: the one that explains the most (a filter's failure over a lost link over a
-// network error) is kept as the run's.
+// failure: the one that explains the most (a filter's failure or crash over a lost link over
+// a network error) is kept as the run's.
 //
 // A host daemon this quiet for 2.5 s, a closed connection, an app daemon that ends during
 // the run, or SIGINT/SIGTERM (taken with sigtimedwait; REQUIRES: blocked in every thread)

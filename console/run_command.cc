@@ -15,6 +15,7 @@
 #include "console/report.h"
 #include "console/stall_watch.h"
 #include "runtime/backends.h"
+#include "runtime/crash_report.h"
 #include "runtime/engine.h"
 
 namespace sluice::console {
@@ -171,6 +172,11 @@ class StallMonitor {
 }  // namespace
 
 int run_command(const RunOptions& options) {
+  // A crash names the filter copy it happened in (or says it happened outside any) before
+  // the process dies. Installed before anything loads, a JVM included (crash_report.h).
+  const bool show_progress = options.progress && isatty(STDERR_FILENO);
+  if (show_progress) crash::set_output({"\r\033[Ksluice: ", false, -1});  // over the progress line
+  crash::install_handlers();
   topo::Topology topology;
   try {
     topology = topo::parse_topology_file(options.topology_path);
@@ -197,7 +203,7 @@ int run_command(const RunOptions& options) {
   }
   {
     SignalWatcher signals(*engine);
-    ProgressLine progress(*engine, options.progress && isatty(STDERR_FILENO));
+    ProgressLine progress(*engine, show_progress);
     StallMonitor stalls(*engine, options);
     report.failure = engine->start();
     for (std::size_t i = 0; i < topology.work.size() && !report.failure; ++i) {

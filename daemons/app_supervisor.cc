@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -26,9 +27,12 @@ constexpr auto kShutdownGrace = std::chrono::milliseconds(3000);
 // taken for hung (stopped, deadlocked) and killed.
 constexpr auto kAppSilence = std::chrono::milliseconds(4000);
 
+// The largest crash report read from an app daemon: one line, in practice ~100 bytes.
+constexpr std::size_t kMaxCrashReport = 1024;
+
 // In the child, between fork and exec: its own process group, killed when sluiced dies,
-// control on fd 3. Never returns.
-[[noreturn]] void exec_appd(const std::string& appd_path, int control_fd, pid_t parent) {
+// control on fd 3, the crash pipe's write end on fd 4. Never returns.
+[[noreturn]] void exec_appd(const std::string& appd_path, int control_fd, int crash_fd, pid_t parent) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) _exit(127);
@@ -36,23 +40,41 @@ constexpr auto kAppSilence = std::chrono::milliseconds(4000);
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::signal(SIGPIPE, SIG_DFL);
-  if (control_fd != 3) {
-    ::dup2(control_fd, 3);
-  } else {
-    ::fcntl(3, F_SETFD, 0);
-  }
+  // Out of the way of 3 and 4 first (either may be one of them now), then into place; dup2
+  // leaves the new descriptors open across exec.
+  const int control = ::fcntl(control_fd, F_DUPFD_CLOEXEC, 10);
+  const int crash = ::fcntl(crash_fd, F_DUPFD_CLOEXEC, 10);
+  if (control < 0 || crash < 0 || ::dup2(control, 3) != 3 || ::dup2(crash, 4) != 4) _exit(127);
   // Nothing of sluiced's (its listening socket, other consoles' connections: Asio does not
   // open them close-on-exec) may leak into the app daemon. close_range needs Linux 5.9;
   // before that, close one by one.
-  if (::close_range(4, ~0U, 0) != 0) {
+  if (::close_range(5, ~0U, 0) != 0) {
     const long max_fd = ::sysconf(_SC_OPEN_MAX);
-    for (long fd = 4; fd < (max_fd > 0 ? max_fd : 65536); ++fd) ::close(static_cast<int>(fd));
+    for (long fd = 5; fd < (max_fd > 0 ? max_fd : 65536); ++fd) ::close(static_cast<int>(fd));
   }
-  const char* argv[] = {appd_path.c_str(), "--control-fd", "3", nullptr};
+  const char* argv[] = {appd_path.c_str(), "--control-fd", "3", "--crash-fd", "4", nullptr};
   ::execv(appd_path.c_str(), const_cast<char* const*>(argv));
   const std::string msg = "sluice-appd: cannot execute " + appd_path + ": " + std::strerror(errno) + "\n";
   (void)!::write(STDERR_FILENO, msg.data(), msg.size());
   _exit(127);
+}
+
+// The first line the app daemon's crash handler wrote to the pipe (what is printable of it),
+// or "". The writer is gone (reaped), so reading stops at the end of what it wrote.
+std::string read_crash_report(int fd) {
+  std::string text;
+  char chunk[512];
+  while (text.size() < kMaxCrashReport) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  text = text.substr(0, std::min(text.find('\n'), kMaxCrashReport));
+  for (char& c : text) {
+    if (c < 0x20 || c == 0x7f) c = '?';
+  }
+  return text;
 }
 
 }  // namespace
@@ -68,11 +90,24 @@ AppSupervisor::AppSupervisor(asio::io_context& io, std::string peer, const contr
       kill_timer_(io),
       watch_(io) {}
 
+AppSupervisor::~AppSupervisor() {
+  if (crash_fd_ >= 0) ::close(crash_fd_);
+}
+
 std::optional<std::string> AppSupervisor::start(const std::string& appd_path, const Envelope& launch_message,
                                                 AppTable& table) {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return std::string("socketpair failed: ") + std::strerror(errno);
+  }
+  // The crash pipe: the app daemon's crash handler writes what crashed to its end (fd 4);
+  // this end is read when the app daemon has been reaped.
+  int crash[2];
+  if (::pipe2(crash, O_CLOEXEC) != 0) {
+    const int pipe_errno = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return std::string("pipe failed: ") + std::strerror(pipe_errno);
   }
   const pid_t parent = ::getpid();
   io_.notify_fork(asio::execution_context::fork_prepare);
@@ -80,14 +115,16 @@ std::optional<std::string> AppSupervisor::start(const std::string& appd_path, co
   if (pid < 0) {
     const int fork_errno = errno;
     io_.notify_fork(asio::execution_context::fork_parent);
-    ::close(fds[0]);
-    ::close(fds[1]);
+    for (int fd : {fds[0], fds[1], crash[0], crash[1]}) ::close(fd);
     return std::string("fork failed: ") + std::strerror(fork_errno);
   }
-  if (pid == 0) exec_appd(appd_path, fds[1], parent);
+  if (pid == 0) exec_appd(appd_path, fds[1], crash[1], parent);
   io_.notify_fork(asio::execution_context::fork_parent);
   ::setpgid(pid, pid);  // also from here, so the group exists before any kill
   ::close(fds[1]);
+  ::close(crash[1]);
+  ::fcntl(crash[0], F_SETFL, O_NONBLOCK);
+  crash_fd_ = crash[0];
   pid_ = pid;
   stream_.socket().assign(asio::local::stream_protocol(), fds[0]);
   table.add(pid, weak_from_this());
@@ -217,8 +254,14 @@ void AppSupervisor::exited(int status) {
   kill_timer_.cancel();
   // Anything left in the group (nothing, normally) goes with it.
   ::kill(-pid_, SIGKILL);
+  if (crash_fd_ >= 0) {
+    crash_ = read_crash_report(crash_fd_);
+    ::close(crash_fd_);
+    crash_fd_ = -1;
+  }
   std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
                                       : "was killed by " + dlog::signal_name(WTERMSIG(status));
+  if (!crash_.empty()) how += " after reporting: " + crash_;
   dlog::log(expected_end_ || (WIFEXITED(status) && WEXITSTATUS(status) == 0) ? dlog::Level::kInfo
                                                                              : dlog::Level::kWarn,
             peer_ + ": sluice-appd pid " + std::to_string(pid_) + " (application '" + app_id_ + "') " + how);
@@ -237,6 +280,7 @@ void AppSupervisor::maybe_report_exit() {
   r->set_exit_status(WIFEXITED(status) ? WEXITSTATUS(status) : 0);
   r->set_signal(WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   r->set_expected(expected_end_);
+  r->set_crash(crash_);
   to_console_(e);
 }
 

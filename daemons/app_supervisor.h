@@ -2,10 +2,11 @@
 // socket to it. AppTable: the app daemons alive, by pid, for the SIGCHLD handler.
 //
 // The app daemon runs in a process group of its own (killed with sluiced: PR_SET_PDEATHSIG)
-// with its control socket on fd 3. The supervisor relays what it says to the console, kills
+// with its control socket on fd 3 and the write end of a crash pipe on fd 4 (its crash
+// handler writes there what crashed). The supervisor relays what it says to the console, kills
 // its group when asked (abort, shutdown without exit, the console gone) and when it sends
-// no heartbeat for 4 s after it started (hung), and reports how it ended (exit_report) once
-// it has been reaped and its last messages were relayed.
+// no heartbeat for 4 s after it started (hung), and reports how it ended (exit_report, with
+// the crash report if any) once it has been reaped and its last messages were relayed.
 //
 // Single-threaded: everything on the io_context's thread. Held by its console session and
 // by its handlers in flight; the AppTable holds it weakly.
@@ -38,10 +39,13 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
 
   // `peer` names the console in log lines ("console #3 (10.0.0.5:41234)").
   AppSupervisor(boost::asio::io_context& io, std::string peer, const control::Launch& launch, ToConsole to_console);
+  ~AppSupervisor();
+  AppSupervisor(const AppSupervisor&) = delete;
+  AppSupervisor& operator=(const AppSupervisor&) = delete;
 
-  // Starts `appd_path` with the control socket on fd 3, registers it in `table` and sends
-  // it `launch_message`. Returns why it could not (socketpair or fork failed: nothing was
-  // started), or nullopt.
+  // Starts `appd_path` with the control socket on fd 3 and the crash pipe on fd 4, registers
+  // it in `table` and sends it `launch_message`. Returns why it could not (socketpair, pipe or
+  // fork failed: nothing was started), or nullopt.
   std::optional<std::string> start(const std::string& appd_path, const control::Envelope& launch_message,
                                    AppTable& table);
 
@@ -85,6 +89,8 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
   bool expected_end_ = false;  // after shutdown or abort
   bool eof_ = false;           // nothing more to read from the app daemon
   std::optional<int> status_;  // once reaped
+  int crash_fd_ = -1;          // the crash pipe's read end, until reaped
+  std::string crash_;          // what the app daemon's crash handler wrote, once reaped
   FrameStream<boost::asio::local::stream_protocol::socket> stream_;
   boost::asio::steady_timer kill_timer_;
   boost::asio::steady_timer watch_;

@@ -1,5 +1,7 @@
 // sluice-appd: the app daemon. One per application per host, started by sluiced with its
-// control connection on an inherited socket (--control-fd, normally 3).
+// control connection on an inherited socket (--control-fd, normally 3) and the write end of a
+// crash pipe (--crash-fd, normally 4): when a filter crashes the process, the crash handler
+// writes what crashed there and to stderr (runtime/crash_report.h), and sluiced reports it.
 //
 // Protocol (control.proto), as seen from here:
 //   <- launch      parse the topology, check every library and class, build the data plane
@@ -15,6 +17,7 @@
 // The control connection dropping (sluiced gone) ends the process at once; so does
 // SIGTERM/SIGKILL to its process group (sluiced's abort). sluiced also sets
 // PR_SET_PDEATHSIG, so no app daemon outlives its host daemon.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -33,6 +36,7 @@
 #include "daemons/log.h"
 #include "net/data_plane.h"
 #include "runtime/backends.h"
+#include "runtime/crash_report.h"
 #include "runtime/engine.h"
 #include "runtime/placement.h"
 #include "topology/topology.h"
@@ -44,9 +48,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The crash handler writes a log line (as dlog does) and the bare line to the crash pipe.
+void set_crash_output(int crash_fd) {
+  sluice::crash::set_output({dlog::log_name() + "[" + std::to_string(::getpid()) + "] [error] ", true, crash_fd});
+}
+
 class AppDaemon {
  public:
-  explicit AppDaemon(int fd) : channel_(fd) {}
+  AppDaemon(int fd, int crash_fd) : channel_(fd), crash_fd_(crash_fd) {}
   int run();
 
  private:
@@ -60,6 +69,7 @@ class AppDaemon {
   [[noreturn]] void quit(int status);
 
   sluice::control::FdChannel channel_;
+  const int crash_fd_;
   std::string host_ = "?";
   sluice::topo::Topology topology_;
   std::map<std::string, sluice::Placement> placements_;
@@ -130,6 +140,7 @@ void AppDaemon::fill_activity(google::protobuf::RepeatedPtrField<sluice::control
 bool AppDaemon::launch(const sluice::control::Launch& launch) {
   host_ = launch.host();
   dlog::log_name() = "sluice-appd(" + host_ + ")";
+  set_crash_output(crash_fd_);
   dlog::info("launching application '" + launch.application_id() + "' from " + launch.topology_file());
   try {
     topology_ = sluice::topo::parse_topology_text(launch.topology_text(), launch.topology_file(),
@@ -325,22 +336,23 @@ int AppDaemon::run() {
 int main(int argc, char** argv) {
   dlog::log_name() = "sluice-appd";
   int fd = -1;
+  int crash_fd = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--control-fd") {
+    if (arg == "--control-fd" || arg == "--crash-fd") {
       const char* value = i + 1 < argc ? argv[++i] : "";
       char* end = nullptr;
       long parsed = std::strtol(value, &end, 10);
       if (*value == '\0' || *end != '\0' || parsed < 0 || parsed > 1 << 20) {
-        std::cerr << "sluice-appd: --control-fd needs a file descriptor number, not '" << value << "'\n";
+        std::cerr << "sluice-appd: " << arg << " needs a file descriptor number, not '" << value << "'\n";
         return 2;
       }
-      fd = static_cast<int>(parsed);
+      (arg == "--control-fd" ? fd : crash_fd) = static_cast<int>(parsed);
     } else if (arg == "--verbose") {
       dlog::min_level() = dlog::Level::kDebug;
     } else {
       std::cerr << "sluice-appd: unknown argument '" << arg << "'\n"
-                << "usage: sluice-appd --control-fd FD   (started by sluiced, not by hand)\n";
+                << "usage: sluice-appd --control-fd FD [--crash-fd FD]   (started by sluiced, not by hand)\n";
       return 2;
     }
   }
@@ -351,6 +363,13 @@ int main(int argc, char** argv) {
   if (const char* v = std::getenv("SLUICE_LOG_LEVEL"); v != nullptr && std::string(v) == "debug") {
     dlog::min_level() = dlog::Level::kDebug;
   }
-  AppDaemon daemon(fd);
+  if (crash_fd >= 0 && ::fcntl(crash_fd, F_SETFD, FD_CLOEXEC) != 0) {
+    std::cerr << "sluice-appd: --crash-fd " << crash_fd << " is not an open file descriptor\n";
+    return 2;
+  }
+  // Before any thread, and before a JVM (which keeps these handlers and chains to them).
+  set_crash_output(crash_fd);
+  sluice::crash::install_handlers();
+  AppDaemon daemon(fd, crash_fd);
   return daemon.run();
 }

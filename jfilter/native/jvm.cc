@@ -17,6 +17,7 @@
 
 #include "java_types.h"
 #include "jni_util.h"
+#include "runtime/crash_report.h"
 #include "sluice/error.h"
 #include "sluice/logger.h"
 
@@ -144,6 +145,9 @@ JavaVM* create(const std::vector<std::string>& options, const std::string& topol
   all.insert(all.end(), options.begin(), options.end());
   exit_note() = "sluice: the JVM could not start with options " + join(all) + " (see its message above); fix jvm: in " +
                 topology_file + " or SLUICE_JVM_OPTIONS";
+  // Before the JVM installs its own signal handlers: it keeps ours and chains to them for the
+  // crashes that are not its own (a handler installed after it would replace HotSpot's).
+  crash::install_handlers();
   JavaVM* vm = nullptr;
   std::string error;
   std::thread creator([&] {

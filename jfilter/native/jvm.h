@@ -8,7 +8,8 @@
 // ../share/sluice/jfilter.jar, else the build tree's, else the install prefix's), -Xrs (signals
 // stay the console's), the topology's jvm: heap (-Xmx) and options, then $SLUICE_JVM_OPTIONS.
 // It is created on a thread of its own, which detaches afterwards, and lives until the process
-// exits. Filter classes load through a class loader per topology classpath (org.sluice.Bridge),
+// exits. sluice's crash handlers are installed just before, so that the JVM chains to them
+// (runtime/crash_report.h). Filter classes load through a class loader per topology classpath (org.sluice.Bridge),
 // so one JVM serves any topology.
 //
 // Adoption: when this library is loaded by a JVM (System.load), JNI_OnLoad adopts that JVM;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end tests of the console binary: exit statuses, messages, --metrics, and the
-# examples' results checked against an independent computation.
+# End-to-end tests of the console binary: exit statuses, messages, --metrics, the examples'
+# results checked against an independent computation, and filters that crash the process.
 #   console_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 src=$1
@@ -8,6 +8,7 @@ build=$2
 sluice="$build/console/sluice"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+ulimit -c 0  # the crash tests below: no core files, wherever the system puts them
 failures=0
 passed=0
 
@@ -149,6 +150,78 @@ kill -INT $pid; wait $pid
 expect_in "$work/err" "sluice: warning: no buffer has moved for 10." "stall warning after 10 s"
 expect_in "$work/err" "sluice keeps waiting" "stall warning says the run goes on"
 expect_status 2 "--stall-timeout must be positive" -- "$sluice" run "$work/stall.yaml" --stall-timeout 0
+
+# --- a filter that crashes the process: named first on stderr, then it dies by the signal --
+crashlib="$build/core-cpp/tests/libsluice_test_crash.so"
+javajar="$build/jfilter/native/tests/java_test_filters.jar"
+crash_topology() {  # crash_topology FILE CRASH_ARGS [MORE FILTERS] [MORE STREAMS]
+  cat > "$1" <<YAML
+filters:
+  src: {class: Produce, library: $lib, args: {size: 1KiB, count: 2000}}
+  boom: {class: Crash, library: $crashlib, copies: 2, args: {$2}}
+${3:-}
+streams:
+  - {from: src.out, to: boom.in, buffer_size: 1KiB}
+${4:-}
+work: [one, two]
+YAML
+}
+# expect_crash SIGNAL_NUMBER FIRST_LINE DESCRIPTION -- command...
+expect_crash() {
+  local sig=$1 line=$2 what=$3
+  shift 4
+  "$@" > "$work/out" 2> "$work/err"
+  local got=$?
+  if [ "$got" -ne $((128 + sig)) ]; then
+    fail "$what: exit $got, want $((128 + sig)) (killed by signal $sig)"; sed 's/^/  | /' "$work/err" >&2
+  elif [ "$(head -n 1 "$work/err")" != "$line" ]; then
+    fail "$what: stderr does not start with '$line'"; sed 's/^/  | /' "$work/err" >&2
+  else
+    pass
+  fi
+}
+crash_topology "$work/segv.yaml" "signal: segv, copy: 1, after: 100"
+expect_crash 11 "sluice: filter 'boom' copy 1 on host local crashed with SIGSEGV in process (unit of work 0)" \
+  "SIGSEGV in process" -- "$sluice" run "$work/segv.yaml"
+crash_topology "$work/bus.yaml" "signal: bus, stage: init, copy: 0, unit: 1"
+expect_crash 7 "sluice: filter 'boom' copy 0 on host local crashed with SIGBUS in init (unit of work 1)" \
+  "SIGBUS in init" -- "$sluice" run "$work/bus.yaml"
+crash_topology "$work/abort.yaml" "signal: abort, stage: finalize, copy: 1"
+expect_crash 6 "sluice: filter 'boom' copy 1 on host local crashed with SIGABRT in finalize (unit of work 0)" \
+  "abort in finalize" -- "$sluice" run "$work/abort.yaml"
+crash_topology "$work/fpe.yaml" "signal: fpe, copy: 0, after: 10"
+expect_crash 8 "sluice: filter 'boom' copy 0 on host local crashed with SIGFPE in process (unit of work 0)" \
+  "SIGFPE in process" -- "$sluice" run "$work/fpe.yaml"
+crash_topology "$work/thread.yaml" "signal: segv, copy: 0, thread: true"
+"$sluice" run "$work/thread.yaml" > "$work/out" 2> "$work/err"
+status=$?
+[ $status -eq 139 ] && head -n 1 "$work/err" | grep -qE "^sluice: crashed with SIGSEGV outside any filter \(thread '[^']*', tid [0-9]+\)$" \
+  && pass || { fail "crash outside any filter: exit $status"; sed 's/^/  | /' "$work/err" >&2; }
+
+# --- ... with a JVM in the process, under -Xcheck:jni --------------------------------------
+if [ -f "$javajar" ]; then
+  export SLUICE_JVM_OPTIONS=-Xcheck:jni
+  crash_topology "$work/jvm.yaml" "signal: segv, copy: 0, after: 50" \
+    "  jsrc: {class: Produce, library: $lib, args: {size: 1KiB, count: 100000000, verify: false}}
+  java: {lang: java, class: org.sluice.nativetest.Thrower, classpath: [$javajar]}" \
+    "  - {from: jsrc.out, to: java.in, buffer_size: 1KiB}"
+  expect_crash 11 "sluice: filter 'boom' copy 0 on host local crashed with SIGSEGV in process (unit of work 0)" \
+    "SIGSEGV beside a JVM" -- "$sluice" run "$work/jvm.yaml"
+  # Java's own SIGSEGV (an implicit null check in compiled code) stays a Java exception.
+  cat > "$work/npe.yaml" <<YAML
+filters:
+  hot: {lang: java, class: org.sluice.nativetest.HotFault, classpath: [$javajar], args: {fault: npe}}
+YAML
+  expect_status 1 "Java NullPointerException with the crash handlers" -- "$sluice" run "$work/npe.yaml"
+  expect_in "$work/err" "sluice: run failed: filter 'hot' copy 0 on host local failed in process (unit of work 0): java.lang.NullPointerException" "NPE reported as a Java exception"
+  expect_in "$work/err" "at org.sluice.nativetest.HotFault.length(HotFault.java:" "NPE stack trace"
+  if grep -qE "handler modified|crashed with" "$work/out" "$work/err"; then
+    fail "-Xcheck:jni or the crash handler spoke up"; cat "$work/out" "$work/err" | sed 's/^/  | /' >&2
+  else
+    pass
+  fi
+  unset SLUICE_JVM_OPTIONS
+fi
 
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -11,6 +11,7 @@
 
 #include "runtime/backends.h"
 #include "runtime/context_impl.h"
+#include "runtime/crash_report.h"
 #include "runtime/graph.h"
 #include "stream/run_signal.h"
 
@@ -28,14 +29,19 @@ enum class Command { kNone, kRun, kStop };
 
 // One filter copy: its thread, its filter object and its context.
 struct CopyRunner {
-  const topo::FilterSpec* spec = nullptr;
-  int index = 0;
+  // `host` must outlive the runner (the Engine's options).
+  CopyRunner(const topo::FilterSpec& s, int i, const std::string& host)
+      : spec(&s), index(i), record(s.name.c_str(), i, host.c_str()) {}
+
+  const topo::FilterSpec* spec;
+  int index;
+  // What the copy is doing (unit of work, stage): for failures, stuck reports and crashes.
+  crash::CopyRecord record;
   std::unique_ptr<ContextImpl> context;
   std::thread thread;
-  std::atomic<const char*> stage{"create"};  // what the copy is doing, for stuck reports
-  WaitRecord waiting;                         // what it waits for on a stream, if anything
-  bool busy = false;                          // guarded by State::mu
-  int cpu = -1;                               // the CPU it is pinned to; -1: none
+  WaitRecord waiting;  // what it waits for on a stream, if anything
+  bool busy = false;   // guarded by State::mu
+  int cpu = -1;        // the CPU it is pinned to; -1: none
 };
 
 struct Engine::State {
@@ -84,7 +90,7 @@ struct Engine::State {
   }
 
   void report(CopyRunner& copy, std::uint64_t index, const std::string& message) {
-    fail(Failure{copy.spec->name, copy.index, options.host, index, copy.stage.load(), message});
+    fail(Failure{copy.spec->name, copy.index, options.host, index, copy.record.stage.load(), message});
   }
 
   void run_copy(CopyRunner& copy);
@@ -95,15 +101,17 @@ struct Engine::State {
 void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t index,
                                 const std::string& unit_work) {
   ContextImpl& ctx = *copy.context;
+  std::atomic<const char*>& stage = copy.record.stage;
+  copy.record.unit = index;
   try {
     ctx.begin_unit(index, unit_work);
-    copy.stage = "init";
+    stage = "init";
     filter.init(ctx);
-    copy.stage = "process";
+    stage = "process";
     filter.process(ctx);
-    copy.stage = "end of work";
+    stage = "end of work";
     ctx.end_process();
-    copy.stage = "finalize";
+    stage = "finalize";
     filter.finalize(ctx);
   } catch (const Aborted&) {
     // Another part failed first (or the run was cancelled); that failure is reported.
@@ -113,7 +121,7 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
   } catch (...) {
     report(copy, index, "threw an exception that is not a std::exception");
   }
-  copy.stage = "idle";
+  stage = "idle";
 }
 
 // Pins the calling thread to `cpu` (-1: leaves it alone). Two copies that spin briefly
@@ -146,6 +154,10 @@ std::vector<int> cpus_for_copies(std::size_t copies) {
 }
 
 void Engine::State::run_copy(CopyRunner& copy) {
+  // A crash on this thread names the copy; the alternate stack lets the report run even
+  // when the filter overflowed the thread's stack.
+  crash::AltStack alt_stack;
+  crash::ScopedCurrent current(&copy.record);
   pin_to_cpu(copy.cpu);
   LanguageBackend* backend = nullptr;
   std::unique_ptr<Filter> filter;
@@ -156,7 +168,7 @@ void Engine::State::run_copy(CopyRunner& copy) {
   } catch (const std::exception& e) {
     report(copy, 0, e.what());
   }
-  copy.stage = "idle";
+  copy.record.stage = "idle";
   finished_command(copy);
 
   std::uint64_t seen = 0;
@@ -175,6 +187,7 @@ void Engine::State::run_copy(CopyRunner& copy) {
     finished_command(copy);
   }
   // Destroy the filter on its own thread (a Java filter drops its JVM references here).
+  copy.record.stage = "destroy";
   try {
     filter.reset();
   } catch (...) {
@@ -194,15 +207,15 @@ std::optional<Failure> Engine::State::wait_pending() {
 
 Engine::Engine(const topo::Topology& topology, EngineOptions options)
     : state_(std::make_unique<State>(topology, std::move(options))) {
+  // Before any copy runs (and before a JVM, if none runs yet: see crash_report.h).
+  crash::install_handlers();
   State& s = *state_;
   // Contexts and ports first, so every stream has its writers and readers before any
   // thread runs.
   for (const topo::FilterSpec& spec : topology.filters) {
     for (int c = 0; c < spec.copies; ++c) {
       if (!s.placement.runs_here(spec.name, c)) continue;
-      auto copy = std::make_unique<CopyRunner>();
-      copy->spec = &spec;
-      copy->index = c;
+      auto copy = std::make_unique<CopyRunner>(spec, c, s.options.host);
       copy->context = std::make_unique<ContextImpl>(spec, c, s.options.host, topology.dir);
       s.copies.push_back(std::move(copy));
     }
@@ -324,7 +337,7 @@ std::vector<CopyActivity> Engine::activity() const {
     a.filter = copy->spec->name;
     a.copy = copy->index;
     a.host = state_->options.host;
-    a.stage = copy->stage.load();
+    a.stage = copy->record.stage.load();
     if (const char* op = copy->waiting.op.load(std::memory_order_acquire)) {
       a.waiting_for = op;
       const std::string* stream = copy->waiting.stream.load(std::memory_order_relaxed);
@@ -343,7 +356,7 @@ std::vector<std::string> Engine::stuck_copies() const {
   for (const auto& copy : state_->copies) {
     if (copy->busy) {
       out.push_back(copy->spec->name + "#" + std::to_string(copy->index) + " (in " +
-                    copy->stage.load() + ")");
+                    copy->record.stage.load() + ")");
     }
   }
   return out;

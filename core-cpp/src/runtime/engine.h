@@ -5,6 +5,9 @@
 // thread, and then, per run_unit(), has every copy run init -> process -> finalize. The
 // first failure anywhere aborts the run: every blocked read, write and allocate throws
 // sluice::Aborted so the other threads unwind promptly.
+// A copy that crashes the process (SIGSEGV, abort...) is named on stderr before it dies:
+// the Engine installs the crash handlers and keeps each copy's crash::CopyRecord current on
+// its thread (runtime/crash_report.h).
 //
 // Thread safety: start, run_unit and cancel may be called from any thread; the stats
 // accessors too (the console's progress thread reads them while a unit runs).
