@@ -151,7 +151,8 @@ sluice::Placement place(std::map<std::string, std::vector<int>> local) {
   return p;
 }
 
-Scenario stream_scenario(const std::string& name, std::size_t size, std::uint64_t count, std::size_t depth) {
+Scenario stream_scenario(const std::string& name, std::size_t size, std::uint64_t count, std::size_t depth,
+                         bool encrypt = false) {
   Scenario s;
   s.name = name;
   s.yaml = "filters:\n"
@@ -160,7 +161,7 @@ Scenario stream_scenario(const std::string& name, std::size_t size, std::uint64_
            "  sink: {class: BenchSink}\n"
            "streams:\n"
            "  - {from: src.out, to: sink.in, buffer_size: " + std::to_string(size) + ", depth: " +
-           std::to_string(depth) + "}\n";
+           std::to_string(depth) + (encrypt ? ", encrypt: true" : "") + "}\n";
   s.placements = {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}};
   return s;
 }
@@ -462,7 +463,9 @@ int main(int argc, char** argv) {
   const std::uint64_t pings = quick ? 2000 : 20000;
   const std::vector<Scenario> scenarios = {stream_scenario("64KiB", 65536, big_count, 32),
                                            stream_scenario("100B", 100, small_count, 1024),
-                                           ping_scenario(64, pings)};
+                                           ping_scenario(64, pings),
+                                           stream_scenario("64KiB-tls", 65536, big_count, 32, true),
+                                           stream_scenario("100B-tls", 100, small_count, 1024, true)};
   // Each process would pin its copies to the first CPUs, so the producer and the consumer
   // (in two processes) would share CPU 0: leave placement to the scheduler, as for the peers.
   setenv("SLUICE_PIN", "off", 0);
@@ -489,7 +492,7 @@ int main(int argc, char** argv) {
   const bool iperf = have("iperf3");
   const bool sockperf = have("sockperf");
   std::vector<double> iperf_mb, zmq_msgs, sockperf_us, raw_us;
-  std::vector<double> big, small, ping;
+  std::vector<double> big, small, ping, big_tls, small_tls;
   try {
     big = run_scenario(scenarios[0], true, fd, reps, [&](int) {
       if (iperf) iperf_mb.push_back(iperf3_mb_per_s(quick ? 1 : 2));
@@ -502,6 +505,8 @@ int main(int argc, char** argv) {
       if (sockperf) sockperf_us.push_back(sockperf_half_rtt_us(64, quick ? 1 : 2));
       raw_us.push_back(raw_half_rtt_us(64, static_cast<int>(pings)));
     });
+    big_tls = run_scenario(scenarios[3], true, fd, reps, [](int) {});
+    small_tls = run_scenario(scenarios[4], true, fd, reps, [](int) {});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "net_bench: %s\n", e.what());
     kill(child, SIGKILL);
@@ -511,8 +516,12 @@ int main(int argc, char** argv) {
   int status = 0;
   waitpid(child, &status, 0);
 
-  for (double& s : big) s = static_cast<double>(big_count) * 65536 / s / 1e6;
-  for (double& s : small) s = static_cast<double>(small_count) / s;
+  for (auto* v : {&big, &big_tls}) {
+    for (double& s : *v) s = static_cast<double>(big_count) * 65536 / s / 1e6;
+  }
+  for (auto* v : {&small, &small_tls}) {
+    for (double& s : *v) s = static_cast<double>(small_count) / s;
+  }
   for (double& s : ping) s = s / static_cast<double>(pings) / 2 * 1e6;
   int major, minor, patch;
   zmq_version(&major, &minor, &patch);
@@ -546,6 +555,12 @@ int main(int argc, char** argv) {
   }
   std::printf("| 64 B half round trip, us | %.1f | %.1f (raw TCP ping-pong, blocking send/recv) | **%.2f** | <= 1.2 |\n",
               pg, raw, raw > 0 ? pg / raw : 0);
+  std::printf("\nWhat encryption costs (`encrypt: true` on the stream: TLS 1.3 keyed by the run key, "
+              "AES-128-GCM), medians of %d runs after the plain ones:\n\n", reps);
+  std::printf("| what | encrypted | plain (above) | ratio (encrypted / plain) |\n|---|---:|---:|---:|\n");
+  const double bt = median(big_tls), st = median(small_tls);
+  std::printf("| 64 KiB throughput, MB/s | %.0f | %.0f | **%.2f** |\n", bt, b, b > 0 ? bt / b : 0);
+  std::printf("| 100 B buffers/s | %s | %s | **%.2f** |\n", si(st).c_str(), si(sm).c_str(), sm > 0 ? st / sm : 0);
   std::printf("\n");
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }

@@ -30,6 +30,8 @@ struct RunOptions {
   // stall_fails (--stall-timeout given), fail the run with that report instead.
   std::chrono::milliseconds stall_after{10000};
   bool stall_fails = false;
+  // --encrypt: across hosts, every stream's data over TLS (as if each had encrypt: true).
+  bool encrypt = false;
 };
 
 // Parses, checks every library and class, prints the plan. Exit 0 or kExitBadTopology.

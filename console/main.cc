@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
   add_control_options(run_cmd, run.control);
   bool no_progress = false;
   run_cmd->add_flag("--no-progress", no_progress, "no live progress line, even on a terminal");
+  run_cmd->add_flag("--encrypt", run.encrypt,
+                    "across hosts, send every stream's data over TLS (keyed by this run's key), as if each "
+                    "stream said encrypt: true");
   double stall_timeout = 0;
   CLI::Option* stall = run_cmd->add_option(
       "--stall-timeout", stall_timeout,

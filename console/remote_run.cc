@@ -137,6 +137,7 @@ Envelope RemoteRun::launch_message(const std::string& app_id, const std::string&
   l->set_topology_dir(t_.dir);
   l->set_host(host.name());
   l->set_data_key(run_key_);
+  l->set_encrypt_data(options_.encrypt);
   // The data plane listens on the address the console reached this host at (resolved:
   // hosts: may name the host), on a free port.
   const std::string& ip = host.peer_ip();

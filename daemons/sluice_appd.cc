@@ -176,6 +176,7 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
     sluice::DataPlaneOptions plane_options;
     if (!launch.data_listen().empty()) plane_options.listen = launch.data_listen();
     plane_options.key = launch.data_key();
+    plane_options.encrypt_all = launch.encrypt_data();
     plane_ = std::make_unique<sluice::DataPlane>(topology_, placements_, host_, plane_options);
     data_address = plane_->listen_address();
     options.wiring = plane_.get();

@@ -176,7 +176,7 @@ std::string TlsOptions::mode_name() const {
   return certificates() ? "certificates (--cert/--key/--ca)" : "a token (PSK)";
 }
 
-std::string derive_psk(const std::string& token) {
+std::string derive_psk(const std::string& token, const std::string& label) {
   std::string key(kPskSize, '\0');
   size_t length = key.size();
   EVP_PKEY_CTX* kdf = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nullptr);
@@ -185,8 +185,8 @@ std::string derive_psk(const std::string& token) {
                   EVP_PKEY_CTX_set1_hkdf_salt(kdf, reinterpret_cast<const unsigned char*>(""), 0) > 0 &&
                   EVP_PKEY_CTX_set1_hkdf_key(kdf, reinterpret_cast<const unsigned char*>(token.data()),
                                              static_cast<int>(token.size())) > 0 &&
-                  EVP_PKEY_CTX_add1_hkdf_info(kdf, reinterpret_cast<const unsigned char*>(kPskLabel),
-                                              static_cast<int>(std::strlen(kPskLabel))) > 0 &&
+                  EVP_PKEY_CTX_add1_hkdf_info(kdf, reinterpret_cast<const unsigned char*>(label.data()),
+                                              static_cast<int>(label.size())) > 0 &&
                   EVP_PKEY_derive(kdf, reinterpret_cast<unsigned char*>(key.data()), &length) > 0 &&
                   length == kPskSize;
   EVP_PKEY_CTX_free(kdf);
@@ -222,7 +222,7 @@ TlsContext::~TlsContext() {
 
 void TlsContext::configure_psk() {
   if (options_.token.empty()) throw Error("no token: give --token-file, or --cert, --key and --ca");
-  psk_ = derive_psk(options_.token);
+  psk_ = derive_psk(options_.token, options_.psk_label);
   if (SSL_CTX_set_ciphersuites(ctx_, kPskSuites) != 1) {
     throw Error("OpenSSL refuses the TLS 1.3 suites " + std::string(kPskSuites) + ": " + openssl_reason());
   }

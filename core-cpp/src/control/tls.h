@@ -34,7 +34,10 @@ inline constexpr std::size_t kPskSize = 32;
 
 // What keys the TLS: the token (PSK mode), or a certificate, its key and the CA.
 struct TlsOptions {
-  std::string token;      // PSK mode: the shared token (not the key: see derive_psk)
+  std::string token;      // PSK mode: the shared secret (not the key: see derive_psk)
+  // PSK mode: the HKDF label, so that one secret keys different channels differently (the
+  // data plane's connections use "sluice data psk v1" with the run key).
+  std::string psk_label = kPskLabel;
   std::string cert_file;  // certificate mode: PEM, this side's certificate (chain)
   std::string key_file;   //   PEM, its private key
   std::string ca_file;    //   PEM, the CA that signs every console's and daemon's certificate
@@ -43,8 +46,8 @@ struct TlsOptions {
   std::string mode_name() const;
 };
 
-// The 32-byte PSK for `token`: HKDF-SHA256(salt = "", ikm = token, info = kPskLabel).
-std::string derive_psk(const std::string& token);
+// The 32-byte PSK for `token`: HKDF-SHA256(salt = "", ikm = token, info = label).
+std::string derive_psk(const std::string& token, const std::string& label = kPskLabel);
 
 // What happened during one connection's handshake that OpenSSL's error code alone does
 // not say; filled in by the callbacks, read by tls_errors.h. Attach before the handshake.

@@ -102,23 +102,96 @@ bool Connection::enqueue(OutFrame frame) {
   return true;
 }
 
+template <typename Buffers, typename Handler>
+void Connection::write_all(const Buffers& buffers, Handler&& handler) {
+  if (tls_) {
+    asio::async_write(*tls_, buffers, std::forward<Handler>(handler));
+  } else {
+    asio::async_write(socket_, buffers, std::forward<Handler>(handler));
+  }
+}
+
+template <typename Buffer, typename Handler>
+void Connection::read_some(const Buffer& buffer, Handler&& handler) {
+  if (tls_) {
+    tls_->async_read_some(buffer, std::forward<Handler>(handler));
+  } else {
+    socket_.async_read_some(buffer, std::forward<Handler>(handler));
+  }
+}
+
+template <typename Buffer, typename Handler>
+void Connection::read_exactly(const Buffer& buffer, Handler&& handler) {
+  if (tls_) {
+    asio::async_read(*tls_, buffer, std::forward<Handler>(handler));
+  } else {
+    asio::async_read(socket_, buffer, std::forward<Handler>(handler));
+  }
+}
+
 void Connection::start(std::string remote) {
   remote_ = std::move(remote);
-  fd_.store(socket_.native_handle(), std::memory_order_release);
   last_heard_ns_ = Waiter::now_ns();
   if (side_ == Side::kConnector) {
     peer_ = "data connection to " + env_.routes.host_label(host_) + " (" + remote_ + ")";
+    if (env_.routes.encrypted(env_.routes.self(), host_)) {
+      start_tls(asio::ssl::stream_base::client);
+    } else {
+      begin();
+    }
+    return;
+  }
+  peer_ = "connection from " + remote_;
+  hello_timer_.expires_after(kHandshakeTimeout);
+  hello_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->authenticated_ || self->is_closed()) return;
+    self->protocol_error("did not authenticate within 5 s");
+  });
+  if (env_.tls_server != nullptr) {
+    sniff();
+  } else {
+    begin();
+  }
+}
+
+void Connection::sniff() {
+  socket_.async_receive(asio::buffer(&sniffed_, 1), tcp::socket::message_peek,
+                        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+                          if (self->is_closed()) return;
+                          if (ec || n == 0) {
+                            self->connection_lost(ec ? ec : asio::error::eof);
+                            return;
+                          }
+                          if (self->sniffed_ == 0x16) {  // TLS handshake record
+                            self->start_tls(asio::ssl::stream_base::server);
+                          } else {
+                            self->begin();
+                          }
+                        });
+}
+
+void Connection::start_tls(asio::ssl::stream_base::handshake_type side) {
+  asio::ssl::context* context = side == asio::ssl::stream_base::client ? env_.tls_client : env_.tls_server;
+  tls_ = std::make_unique<TlsStream>(socket_, *context);
+  tls_->async_handshake(side, [self = shared_from_this()](const boost::system::error_code& ec) {
+    if (self->is_closed()) return;
+    if (ec) {
+      self->protocol_error("the TLS handshake failed (" + ec.message() +
+                           "): the peer does not hold this run's key, or does not encrypt this connection");
+      return;
+    }
+    self->begin();
+  });
+}
+
+void Connection::begin() {
+  // Only a plain connection is written inline by other threads; TLS is the I/O thread's.
+  if (!tls_) fd_.store(socket_.native_handle(), std::memory_order_release);
+  if (side_ == Side::kConnector) {
     facts_.fingerprint = env_.routes.fingerprint();
     facts_.connector = env_.routes.self_name();
     facts_.connector_nonce = fresh_nonce();
     send_hello();
-  } else {
-    peer_ = "connection from " + remote_;
-    hello_timer_.expires_after(kHandshakeTimeout);
-    hello_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (ec || self->authenticated_ || self->is_closed()) return;
-      self->protocol_error("did not authenticate within 5 s");
-    });
   }
   do_read();
 }
@@ -243,7 +316,7 @@ void Connection::do_write() {
       skip = 0;
     }
   }
-  asio::async_write(socket_, buffers_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+  write_all(buffers_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
     self->on_write(ec);
   });
 }
@@ -278,9 +351,9 @@ void Connection::do_read() {
   };
   if (exact_header_ && state_ == State::kHeader && end_ < kFrameHeaderSize) {
     // After a big payload: read just the next header, so that its payload lands directly.
-    asio::async_read(socket_, asio::buffer(staging_.data() + end_, kFrameHeaderSize - end_), handler);
+    read_exactly(asio::buffer(staging_.data() + end_, kFrameHeaderSize - end_), handler);
   } else {
-    socket_.async_read_some(asio::buffer(staging_.data() + end_, staging_.size() - end_), handler);
+    read_some(asio::buffer(staging_.data() + end_, staging_.size() - end_), handler);
   }
 }
 
@@ -332,10 +405,10 @@ void Connection::process() {
     begin_ = end_ = 0;
     const std::uint32_t rest = payload_size_ - got_;
     if (rest >= kDirectReadMin) {
-      asio::async_read(socket_, asio::buffer(payload_dest_ + got_, rest),
-                       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                         self->on_direct_payload(ec);
-                       });
+      read_exactly(asio::buffer(payload_dest_ + got_, rest),
+                   [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                     self->on_direct_payload(ec);
+                   });
       return;
     }
     break;
@@ -406,6 +479,11 @@ bool Connection::on_hello() {
   if (host < 0) return protocol_error("HELLO from unknown host '" + name + "'");
   if (host == env_.routes.self() || !env_.routes.hears_from(host)) {
     return protocol_error("HELLO from host '" + name + "', which sends no stream to this host");
+  }
+  if (env_.routes.encrypted(host, env_.routes.self()) != (tls_ != nullptr)) {
+    return protocol_error(tls_ ? "HELLO over TLS from host '" + name + "', whose streams to this host are not encrypted"
+                               : "HELLO in clear from host '" + name +
+                                     "', whose streams to this host must be encrypted (encrypt: true or --encrypt)");
   }
   host_ = host;
   peer_ = "connection from " + remote_ + " claiming to be " + env_.routes.host_label(host);

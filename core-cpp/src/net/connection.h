@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 
 #include "buffer/slot.h"
 #include "net/frame.h"
@@ -61,6 +62,10 @@ struct ConnectionEnv {
   std::chrono::milliseconds silence_limit;
   // Send a PING when nothing was sent for this long.
   std::chrono::milliseconds ping_interval;
+  // TLS for connections that carry encrypted streams (Routes::encrypted), keyed by the run
+  // key; null when no connection of this host needs it.
+  asio::ssl::context* tls_client;
+  asio::ssl::context* tls_server;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -141,6 +146,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
   enum class State { kHeader, kPayload };
   enum class Handshake { kAwaitHello, kAwaitAuth, kDone };
+  using TlsStream = asio::ssl::stream<tcp::socket&>;
+
+  // After TLS (if any) is up: say HELLO (connector), then read.
+  void begin();
+  // Acceptor: looks at the first byte (a TLS ClientHello starts with 0x16) to tell a TLS
+  // connection from a plain one before reading anything.
+  void sniff();
+  void start_tls(asio::ssl::stream_base::handshake_type side);
+  // Socket I/O through TLS when the connection has it.
+  template <typename Buffers, typename Handler>
+  void write_all(const Buffers& buffers, Handler&& handler);
+  template <typename Buffer, typename Handler>
+  void read_some(const Buffer& buffer, Handler&& handler);
+  template <typename Buffer, typename Handler>
+  void read_exactly(const Buffer& buffer, Handler&& handler);
 
   bool enqueue(OutFrame frame);
   void do_write();
@@ -163,6 +183,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string remote_;  // "addr:port" of the other end
   std::string peer_;
   tcp::socket socket_;
+  std::unique_ptr<TlsStream> tls_;  // set before the first byte is read or written; I/O thread
+  std::uint8_t sniffed_ = 0;
   asio::steady_timer hello_timer_;
 
   std::mutex mu_;  // guards queue_, writing_, inline_writing_, closed_

@@ -20,6 +20,7 @@
 #include "net/remote_endpoint.h"
 #include "net/routes.h"
 #include "stream/waiter.h"
+#include "control/tls.h"
 
 namespace sluice {
 
@@ -37,6 +38,34 @@ constexpr std::size_t kMaxUnauthenticatedPerAddress = 8;
 constexpr std::size_t kMaxRejected = 100;
 constexpr auto kConnectRetry = std::chrono::milliseconds(100);
 constexpr auto kTickPeriod = std::chrono::milliseconds(250);
+// The HKDF label that turns the run key into the data connections' TLS key (the control
+// connections derive theirs from the token with another label).
+constexpr char kDataPskLabel[] = "sluice data psk v1";
+
+// A TLS 1.3 PSK context for the data connections, and the same as Asio wants it. The
+// TlsContext must outlive the Asio one: its SSL_CTX's callbacks find their key through it.
+struct DataTls {
+  std::shared_ptr<control::TlsContext> keys;
+  std::unique_ptr<asio::ssl::context> asio;
+};
+
+DataPlaneOptions checked(DataPlaneOptions options) {
+  if (options.key.size() < 16) {
+    throw Error("data plane: the run key is missing or shorter than 16 bytes (the console makes one per run)");
+  }
+  return options;
+}
+
+DataTls data_tls(control::TlsContext::Role role, const std::string& key) {
+  control::TlsOptions options;
+  options.token = key;
+  options.psk_label = kDataPskLabel;
+  DataTls tls;
+  tls.keys = control::TlsContext::create(role, options);
+  SSL_CTX_up_ref(tls.keys->native());  // Asio's context takes its own reference
+  tls.asio = std::make_unique<asio::ssl::context>(tls.keys->native());
+  return tls;
+}
 
 std::string address_part(const std::string& remote) {
   const auto colon = remote.rfind(':');
@@ -80,6 +109,8 @@ struct DataPlane::Impl final : net::ConnectionEvents {
   const topo::Topology& topology;
   const DataPlaneOptions options;
   const net::Routes routes;
+  DataTls tls_client;  // when a connection of this host runs TLS
+  DataTls tls_server;
   const net::DataFrameDecoder decoder;
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work;
@@ -112,18 +143,25 @@ struct DataPlane::Impl final : net::ConnectionEvents {
 DataPlane::Impl::Impl(const topo::Topology& t, const std::map<std::string, Placement>& placements,
                       const std::string& self, DataPlaneOptions o)
     : topology(t),
-      options(std::move(o)),
-      routes(t, placements, self),
+      options(checked(std::move(o))),
+      routes(t, placements, self, options.encrypt_all),
+      tls_client(routes.any_encrypted() ? data_tls(control::TlsContext::Role::kClient, options.key) : DataTls{}),
+      tls_server(routes.any_encrypted() ? data_tls(control::TlsContext::Role::kServer, options.key) : DataTls{}),
       decoder(routes.limits()),
       work(asio::make_work_guard(io)),
       log("sluice data plane (" + self + "): "),
-      env{io, routes, decoder, options.key, *this, options.silence_limit, options.heartbeat_interval},
+      env{io,
+          routes,
+          decoder,
+          options.key,
+          *this,
+          options.silence_limit,
+          options.heartbeat_interval,
+          tls_client.asio.get(),
+          tls_server.asio.get()},
       listener(io, options.listen, log),
       receive(io, routes),
       ticker(io) {
-  if (options.key.size() < 16) {
-    throw Error("data plane: the run key is missing or shorter than 16 bytes (the console makes one per run)");
-  }
   const std::size_t nhosts = routes.hosts().size();
   out_up.assign(nhosts, false);
   in_up.assign(nhosts, false);

@@ -64,6 +64,10 @@ struct DataPlaneOptions {
   // A peer from which nothing (data, credit or PING) arrived for this long is lost: the
   // run fails naming both hosts. Default: 3 s.
   std::chrono::milliseconds silence_limit{3000};
+  // Every stream's data travels over TLS (keyed by `key`), not only the streams with
+  // encrypt: true. Every host of a run must agree (it is part of the fingerprint).
+  // Default: false.
+  bool encrypt_all = false;
 };
 
 class DataPlane final : public StreamWiring {

@@ -17,7 +17,7 @@ void fnv(std::uint64_t& h, const std::string& s) {
 }  // namespace
 
 Routes::Routes(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
-               const std::string& self) {
+               const std::string& self, bool encrypt_all) {
   for (const auto& [name, placement] : placements) hosts_.push_back(name);
   self_ = host_index(self);
   if (self_ < 0) throw Error("data plane: this host '" + self + "' has no placement");
@@ -55,7 +55,7 @@ Routes::Routes(const topo::Topology& topology, const std::map<std::string, Place
     fnv(fingerprint_, spec.to.str());
     fnv(fingerprint_, std::to_string(spec.buffer_size) + "/" + std::to_string(spec.depth) + "/" +
                           std::to_string(from->copies) + "/" + std::to_string(to->copies) + "/" +
-                          topo::to_string(spec.policy));
+                          topo::to_string(spec.policy) + (spec.encrypt || encrypt_all ? "/tls" : ""));
   }
   for (std::size_t h = 0; h < nhosts; ++h) {
     fnv(fingerprint_, hosts_[h]);
@@ -67,10 +67,13 @@ Routes::Routes(const topo::Topology& topology, const std::map<std::string, Place
 
   sends_to_.assign(nhosts, false);
   hears_from_.assign(nhosts, false);
+  encrypted_.assign(nhosts, std::vector<bool>(nhosts, false));
   for (std::size_t s = 0; s < producer_host_.size(); ++s) {
+    const bool encrypt = topology.streams[s].encrypt || encrypt_all;
     for (int ph : producer_host_[s]) {
       for (int ch : consumer_host_[s]) {
         if (ph == ch) continue;
+        if (encrypt) encrypted_[static_cast<std::size_t>(ph)][static_cast<std::size_t>(ch)] = true;
         if (ch == self_) hears_from_[static_cast<std::size_t>(ph)] = true;
         if (ph == self_) sends_to_[static_cast<std::size_t>(ch)] = true;
       }
@@ -100,6 +103,13 @@ std::size_t Routes::landing_room(std::size_t stream) const {
     if (consumer_host_[stream][c] == self_) room += std::size_t{window_[stream]} * sending_hosts(stream, c);
   }
   return room;
+}
+
+bool Routes::any_encrypted() const {
+  for (std::size_t h = 0; h < hosts_.size(); ++h) {
+    if (encrypted(self_, static_cast<int>(h)) || encrypted(static_cast<int>(h), self_)) return true;
+  }
+  return false;
 }
 
 bool Routes::lands_here(std::size_t stream) const {

@@ -22,8 +22,10 @@ class Routes {
  public:
   // `placements`: every host's Placement; `self`: this process's host, one of its keys.
   // Throws sluice::Error when self is not placed or a copy runs nowhere.
+  // `encrypt_all`: every stream travels over TLS (sluice run --encrypt), not only those with
+  // encrypt: true.
   Routes(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
-         const std::string& self);
+         const std::string& self, bool encrypt_all = false);
 
   // Host indices refer to hosts(), sorted by name.
   const std::vector<std::string>& hosts() const { return hosts_; }
@@ -56,7 +58,15 @@ class Routes {
   bool sends_to(int host) const { return sends_to_[static_cast<std::size_t>(host)]; }
   bool hears_from(int host) const { return hears_from_[static_cast<std::size_t>(host)]; }
 
-  // Over the streams (ends, sizes, copies, policy) and every host's placement.
+  // True when the connection from `sender` to `receiver` runs TLS: it carries a stream
+  // that must be encrypted.
+  bool encrypted(int sender, int receiver) const {
+    return encrypted_[static_cast<std::size_t>(sender)][static_cast<std::size_t>(receiver)];
+  }
+  // True when some connection to or from this host runs TLS.
+  bool any_encrypted() const;
+
+  // Over the streams (ends, sizes, copies, policy, encryption) and every host's placement.
   std::uint64_t fingerprint() const { return fingerprint_; }
   // Per stream: what a frame's fields may be.
   const std::vector<StreamLimits>& limits() const { return limits_; }
@@ -70,6 +80,7 @@ class Routes {
   std::vector<std::uint32_t> window_;  // [stream]
   std::vector<bool> sends_to_;    // [host]
   std::vector<bool> hears_from_;  // [host]
+  std::vector<std::vector<bool>> encrypted_;  // [sender][receiver]
   std::uint64_t fingerprint_ = 0;
   std::vector<StreamLimits> limits_;
 };

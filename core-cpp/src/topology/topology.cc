@@ -62,7 +62,7 @@ namespace internal {
 namespace {
 
 const Names kTopKeys = {"name", "defaults", "hosts", "filters", "streams", "work", "jvm"};
-const Names kDefaultsKeys = {"buffer_size", "depth"};
+const Names kDefaultsKeys = {"buffer_size", "depth", "encrypt"};
 const Names kFilterKeys = {"lang", "class", "library", "classpath", "args", "copies", "place"};
 const Names kJvmKeys = {"heap", "options"};
 const Names kLangs(std::begin(kLangNames), std::end(kLangNames));
@@ -187,6 +187,7 @@ void Parser::parse_defaults(const Field& f) {
     t_.defaults.buffer_size = buffer_size(*b).value_or(t_.defaults.buffer_size);
   }
   if (const Field* n = find(d, "depth")) t_.defaults.depth = depth(*n).value_or(t_.defaults.depth);
+  if (const Field* e = find(d, "encrypt")) t_.defaults.encrypt = boolean(*e).value_or(false);
 }
 
 void Parser::parse_hosts(const Field& f) {

@@ -60,6 +60,7 @@ inline constexpr std::size_t kDefaultDepth = 16;
 struct Defaults {
   std::size_t buffer_size = kDefaultBufferSize;
   std::size_t depth = kDefaultDepth;
+  bool encrypt = false;
 };
 
 struct HostSpec {
@@ -96,6 +97,9 @@ struct StreamSpec {
   Policy policy = Policy::kRoundRobin;
   std::size_t buffer_size = kDefaultBufferSize;
   std::size_t depth = kDefaultDepth;
+  // Across hosts, this stream's buffers travel over TLS (in one process nothing crosses a
+  // network, so it changes nothing there).
+  bool encrypt = false;
   Mark mark;  // the stream's entry in `streams:`
 };
 

@@ -12,7 +12,7 @@ namespace sluice::topo::internal {
 
 namespace {
 
-const Names kStreamKeys = {"from", "to", "policy", "buffer_size", "depth"};
+const Names kStreamKeys = {"from", "to", "policy", "buffer_size", "depth", "encrypt"};
 const Names kPolicies(std::begin(kPolicyNames), std::end(kPolicyNames));
 
 }  // namespace
@@ -32,6 +32,7 @@ void Parser::parse_stream(const YAML::Node& item) {
   stream.mark = mark_of(item);
   stream.buffer_size = t_.defaults.buffer_size;
   stream.depth = t_.defaults.depth;
+  stream.encrypt = t_.defaults.encrypt;
   if (!item.IsMap()) {
     error(stream.mark, "a stream must be a map such as {from: read.out, to: upper.in}, not " +
                            kind(item));
@@ -45,6 +46,7 @@ void Parser::parse_stream(const YAML::Node& item) {
     stream.buffer_size = buffer_size(*f).value_or(stream.buffer_size);
   }
   if (const Field* f = find(fs, "depth")) stream.depth = depth(*f).value_or(stream.depth);
+  if (const Field* f = find(fs, "encrypt")) stream.encrypt = boolean(*f).value_or(stream.encrypt);
   if (!from || !to) return;
   if (from->filter == to->filter) {
     error(stream.mark, "stream from filter '" + from->filter + "' to itself; sluice graphs are " +

@@ -232,6 +232,29 @@ TEST(Topology, StreamsInheritDefaults) {
   EXPECT_EQ(t.streams[2].depth, 2u);
 }
 
+TEST(Topology, EncryptIsOffByDefaultAndInheritsFromDefaults) {
+  const Topology plain = parse(kThreeFilters + yaml({
+                                                   "streams:",
+                                                   "  - {from: a.out, to: b.in}",
+                                                   "  - {from: b.out, to: c.in, encrypt: true}",
+                                               }));
+  EXPECT_FALSE(plain.streams[0].encrypt);
+  EXPECT_TRUE(plain.streams[1].encrypt);
+  const Topology all = parse(kThreeFilters + yaml({
+                                                 "defaults: {encrypt: yes}",
+                                                 "streams:",
+                                                 "  - {from: a.out, to: b.in}",
+                                                 "  - {from: b.out, to: c.in, encrypt: false}",
+                                             }));
+  EXPECT_TRUE(all.streams[0].encrypt);
+  EXPECT_FALSE(all.streams[1].encrypt);
+}
+
+TEST(TopologyErrors, EncryptMustBeTrueOrFalse) {
+  EXPECT_TRUE(OnlyError(kThreeFilters + "streams:\n  - {from: a.out, to: b.in, encrypt: maybe}\n", 6, 38,
+                        {"encrypt: must be true or false, not 'maybe'"}));
+}
+
 TEST(Topology, DefaultsMayComeAfterStreams) {
   const Topology t = parse(kThreeFilters + yaml({
                                                "streams: [{from: a.out, to: b.in}]",
@@ -794,7 +817,7 @@ TEST(TopologyErrors, UnknownStreamKey) {
   EXPECT_TRUE(OnlyError(kThreeFilters + "streams:\n  - {from: a.out, to: b.in, polcy: by_key}\n",
                         6, 29,
                         {"unknown key 'polcy' in a stream; use one of from, to, policy, "
-                         "buffer_size, depth; did you mean 'policy'?"}));
+                         "buffer_size, depth, encrypt; did you mean 'policy'?"}));
 }
 
 TEST(TopologyErrors, OutputPortFeedsOneStream) {

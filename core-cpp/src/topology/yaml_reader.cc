@@ -132,6 +132,17 @@ std::optional<std::string> YamlReader::text(const Field& f) {
   return std::nullopt;
 }
 
+std::optional<bool> YamlReader::boolean(const Field& f) {
+  if (f.value.IsScalar()) {
+    const std::string& v = f.value.Scalar();
+    if (v == "true" || v == "yes" || v == "on") return true;
+    if (v == "false" || v == "no" || v == "off") return false;
+  }
+  error(f.at, f.key + ": must be true or false, not " +
+                  (f.value.IsScalar() ? "'" + f.value.Scalar() + "'" : kind(f.value)));
+  return std::nullopt;
+}
+
 std::optional<std::string> YamlReader::plain(const YAML::Node& node, Mark at,
                                              const std::string& what) {
   if (node.IsNull()) return "";

@@ -83,6 +83,8 @@ class YamlReader {
   // A whole number in [low, high]; `what` names it in the message.
   std::optional<long long> integer(const Field& f, const std::string& what, long long low,
                                    long long high);
+  // true or false (also yes/no, on/off).
+  std::optional<bool> boolean(const Field& f);
   // A size such as 64KiB, from 1 to `max` bytes; `if_zero` says what to do about a 0.
   std::optional<std::size_t> size(const Field& f, std::size_t max, const std::string& if_zero);
 
