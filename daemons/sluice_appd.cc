@@ -170,7 +170,6 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
   sluice::EngineOptions options;
   options.host = host_;
   options.placement = placements_[host_];
-  options.pin_copies = false;  // several app daemons may share a machine (and its CPUs)
   std::string data_address;
   try {
     sluice::DataPlaneOptions plane_options;

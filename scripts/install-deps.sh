@@ -8,7 +8,7 @@ packages=(
   libyaml-cpp-dev libgtest-dev nlohmann-json3-dev libcli11-dev   # core, console, tests
   libzmq3-dev iperf3 sockperf                                    # benchmark peers
   python3-matplotlib                                             # bench/seed_table.py's plot
-  libboost-dev libprotobuf-dev protobuf-compiler libssl-dev      # daemons: Asio, control, TLS
+  libboost-dev libboost-context-dev libprotobuf-dev protobuf-compiler libssl-dev      # daemons: Asio, control, TLS
   iproute2 nftables python3                                      # daemons' tests (ip netns, ss, nft)
   openssl                                                        # daemons' tests: certificates, s_client
   clang libclang-rt-14-dev                                       # libFuzzer runs of the decoders

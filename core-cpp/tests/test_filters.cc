@@ -93,6 +93,7 @@ void Observations::reset() {
   key_copies.clear();
   units_seen.clear();
   constructed.clear();
+  spinners_released.store(false);
   inits.clear();
   source_address.clear();
   sink_address.clear();
@@ -217,6 +218,7 @@ class TestSink : public sluice::Filter, Counted<TestSink> {
       }
     }
     observed().received[ctx.filter_name()][ctx.copy_index()] += count;
+    if (ctx.arg<bool>("release_spinners", false)) observed().spinners_released.store(true);
     for (auto& [key, unused] : keys) observed().key_copies[ctx.filter_name()][key].push_back(ctx.copy_index());
     for (auto& [id, address] : addresses) observed().sink_address[id].push_back(address);
   }
@@ -252,13 +254,19 @@ class TestBadConstructor : public sluice::Filter {
   void process(sluice::Context&) override {}
 };
 
-// Spins in user code without ever blocking on a stream after the others fail.
+// Spins in user code without ever blocking on a stream: for `ms` milliseconds, or with
+// until_released: true until a TestSink with release_spinners: true has read everything
+// (at most `ms`, default 1000, then 60000 with until_released).
 class TestSpinner : public sluice::Filter {
  public:
   void process(sluice::Context& ctx) override {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ctx.arg<int>("ms", 1000));
+    const bool until_released = ctx.arg<bool>("until_released", false);
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(ctx.arg<int>("ms", until_released ? 60000 : 1000));
     while (std::chrono::steady_clock::now() < deadline) {
+      if (until_released && observed().spinners_released.load()) return;
     }
+    if (until_released) throw sluice::Error("never released: the copies it shares a worker with starved");
   }
 };
 

@@ -9,6 +9,7 @@
 #ifndef SLUICE_TESTS_TEST_FILTERS_H_
 #define SLUICE_TESTS_TEST_FILTERS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -23,6 +24,10 @@ inline constexpr std::size_t kRecordSize = 48;
 
 // Everything the test filters saw; reset() before each test.
 struct Observations {
+  // Set by a TestSink with release_spinners: true when it has read everything; TestSpinners
+  // with until_released: true spin until then.
+  std::atomic<bool> spinners_released{false};
+
   std::mutex mu;  // guards everything below
   std::vector<std::string> violations;  // order or checksum problems, first 20
   // Per sink filter name: per source copy: how often each seq arrived.

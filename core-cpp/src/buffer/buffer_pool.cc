@@ -17,9 +17,10 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 void BufferPool::FreeDeleter::operator()(std::byte* p) const noexcept { std::free(p); }
 
 BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t count,
-                       RunSignal& signal)
+                       RunSignal& signal, bool single_acquirer)
     : name_(std::move(name)),
       buffer_size_(buffer_size),
+      single_acquirer_(single_acquirer),
       slots_(count),
       free_(count),
       not_empty_(signal) {
@@ -61,7 +62,7 @@ BufferPool::~BufferPool() {
 
 std::optional<Buffer> BufferPool::try_acquire() {
   detail::Slot* slot = nullptr;
-  if (!free_.try_pop(slot)) return std::nullopt;
+  if (!take(slot)) return std::nullopt;
   slot->refs.store(1, std::memory_order_relaxed);
   return detail::BufferAccess::wrap(slot, 0, 0);
 }
@@ -69,7 +70,7 @@ std::optional<Buffer> BufferPool::try_acquire() {
 Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
   not_empty_.throw_if_aborted();
   detail::Slot* slot = nullptr;
-  std::uint64_t slept = not_empty_.wait([&] { return free_.try_pop(slot); });
+  std::uint64_t slept = not_empty_.wait([&] { return take(slot); });
   if (blocked_ns != nullptr) *blocked_ns += slept;
   slot->refs.store(1, std::memory_order_relaxed);
   return detail::BufferAccess::wrap(slot, 0, 0);

@@ -25,8 +25,11 @@ namespace sluice {
 class BufferPool {
  public:
   // `name` appears in messages; `count` blocks of `buffer_size` bytes each.
+  // `single_acquirer`: exactly one thread ever calls acquire/try_acquire (blocks may be
+  // released from anywhere), so taking a block needs no compare-and-swap.
   // REQUIRES: buffer_size > 0, count > 0.
-  BufferPool(std::string name, std::size_t buffer_size, std::size_t count, RunSignal& signal);
+  BufferPool(std::string name, std::size_t buffer_size, std::size_t count, RunSignal& signal,
+             bool single_acquirer = false);
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
@@ -62,8 +65,13 @@ class BufferPool {
     void operator()(std::byte* p) const noexcept;
   };
 
+  bool take(detail::Slot*& slot) noexcept {
+    return single_acquirer_ ? free_.try_pop_single(slot) : free_.try_pop(slot);
+  }
+
   std::string name_;
   std::size_t buffer_size_;
+  bool single_acquirer_;
   std::unique_ptr<std::byte[], FreeDeleter> memory_;
   std::vector<detail::Slot> slots_;
   MpmcRing<detail::Slot*> free_;

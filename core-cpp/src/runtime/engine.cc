@@ -1,6 +1,7 @@
 #include "runtime/engine.h"
 
 #include <algorithm>
+#include <map>
 #include <cstdlib>
 #include <atomic>
 #include <condition_variable>
@@ -13,6 +14,7 @@
 #include "runtime/context_impl.h"
 #include "runtime/crash_report.h"
 #include "runtime/graph.h"
+#include "sched/scheduler.h"
 #include "stream/run_signal.h"
 
 namespace sluice {
@@ -38,10 +40,12 @@ struct CopyRunner {
   // What the copy is doing (unit of work, stage): for failures, stuck reports and crashes.
   crash::CopyRecord record;
   std::unique_ptr<ContextImpl> context;
+  // A C++ copy runs as a task on the Engine's scheduler; a Java copy on a thread of its own
+  // (a JVM cannot have native stacks switched under its frames).
+  bool as_task = false;
   std::thread thread;
   WaitRecord waiting;  // what it waits for on a stream, if anything
   bool busy = false;   // guarded by State::mu
-  int cpu = -1;        // the CPU it is pinned to; -1: none
 };
 
 struct Engine::State {
@@ -56,10 +60,15 @@ struct Engine::State {
   std::vector<std::pair<std::size_t, const OutputPort*>> producer_ports;
   std::vector<std::pair<std::size_t, const InputPort*>> consumer_ports;
 
+  std::unique_ptr<sched::Scheduler> scheduler;  // when C++ copies run here
+  // Copies wait for their next command here (tasks and threads alike). Never aborted.
+  RunSignal control;
+  Waiter command_ready{control};
+  std::atomic<std::uint64_t> generation{0};  // bumped per command (under mu)
+
   std::mutex mu;  // guards everything below
-  std::condition_variable changed;
+  std::condition_variable changed;  // the controlling thread waits here for copies
   Command command = Command::kNone;
-  std::uint64_t generation = 0;  // bumped per command
   std::uint64_t unit = 0;
   std::string work;
   int pending = 0;  // copies that have not finished the current command
@@ -124,41 +133,54 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
   stage = "idle";
 }
 
-// Pins the calling thread to `cpu` (-1: leaves it alone). Two copies that spin briefly
-// while waiting for each other can end up sharing one CPU and stay there (both always
-// look busy to the load balancer), which cuts a stream's throughput by 4x or more; pinned
-// to distinct CPUs they cannot. See docs/runtime.md, "Threads and CPUs".
-void pin_to_cpu(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  sched_setaffinity(0, sizeof one, &one);  // best effort: running unpinned is still correct
-}
-
-// The CPUs to pin copies to, one each, or none when there are more copies than CPUs
-// this process may use, or when SLUICE_PIN=off.
-std::vector<int> cpus_for_copies(std::size_t copies) {
-  const char* pin = std::getenv("SLUICE_PIN");
-  if (pin != nullptr && (std::string(pin) == "off" || std::string(pin) == "0")) return {};
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return {};
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+// Where each task starts: the copies in stream order (producers before consumers), cut into
+// one contiguous run per worker, so that neighbours in a pipeline share a worker and hand
+// buffers over without crossing cores, save at the cuts.
+std::vector<int> initial_workers(const topo::Topology& topology, const std::vector<std::unique_ptr<CopyRunner>>& copies,
+                                 int workers) {
+  // Filters in topological order (streams point downstream; the graph is acyclic).
+  std::map<std::string, int> indegree;
+  for (const auto& f : topology.filters) indegree[f.name] = 0;
+  for (const auto& st : topology.streams) ++indegree[st.to.filter];
+  std::vector<std::string> order;
+  std::vector<std::string> ready;
+  for (const auto& f : topology.filters) {
+    if (indegree[f.name] == 0) ready.push_back(f.name);
   }
-  if (copies > cpus.size()) return {};
-  cpus.resize(copies);
-  return cpus;
+  while (!ready.empty()) {
+    const std::string name = ready.front();
+    ready.erase(ready.begin());
+    order.push_back(name);
+    for (const auto& st : topology.streams) {
+      if (st.from.filter == name && --indegree[st.to.filter] == 0) ready.push_back(st.to.filter);
+    }
+  }
+  std::map<std::string, int> rank;
+  for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<int>(i);
+  std::vector<std::size_t> tasks;  // indices into copies, in that order
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    if (copies[i]->as_task) tasks.push_back(i);
+  }
+  std::stable_sort(tasks.begin(), tasks.end(), [&](std::size_t a, std::size_t b) {
+    return rank[copies[a]->spec->name] < rank[copies[b]->spec->name];
+  });
+  std::vector<int> where(copies.size(), 0);
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    where[tasks[k]] = static_cast<int>(k * static_cast<std::size_t>(workers) / tasks.size());
+  }
+  return where;
 }
 
 void Engine::State::run_copy(CopyRunner& copy) {
-  // A crash on this thread names the copy; the alternate stack lets the report run even
-  // when the filter overflowed the thread's stack.
-  crash::AltStack alt_stack;
-  crash::ScopedCurrent current(&copy.record);
-  pin_to_cpu(copy.cpu);
+  // On a thread of its own, a crash there names the copy, and the alternate stack lets the
+  // report run even when the filter overflowed the thread's stack. (A task's worker has
+  // both: the scheduler makes the task's record current whenever it runs.)
+  std::optional<crash::AltStack> alt_stack;
+  std::optional<crash::ScopedCurrent> current;
+  if (!copy.as_task) {
+    alt_stack.emplace();
+    current.emplace(&copy.record);
+  }
   LanguageBackend* backend = nullptr;
   std::unique_ptr<Filter> filter;
   try {
@@ -173,12 +195,12 @@ void Engine::State::run_copy(CopyRunner& copy) {
 
   std::uint64_t seen = 0;
   for (;;) {
+    command_ready.wait([&] { return generation.load(std::memory_order_acquire) != seen; });
     std::uint64_t index;
     std::string unit_work;
     {
-      std::unique_lock<std::mutex> lock(mu);
-      changed.wait(lock, [&] { return generation != seen; });
-      seen = generation;
+      std::lock_guard<std::mutex> lock(mu);
+      seen = generation.load(std::memory_order_relaxed);
       if (command == Command::kStop) break;
       index = unit;
       unit_work = work;
@@ -186,7 +208,7 @@ void Engine::State::run_copy(CopyRunner& copy) {
     if (filter) run_unit_on(copy, *filter, index, unit_work);
     finished_command(copy);
   }
-  // Destroy the filter on its own thread (a Java filter drops its JVM references here).
+  // Destroy the filter where it lived (a Java filter drops its JVM references here).
   copy.record.stage = "destroy";
   try {
     filter.reset();
@@ -247,20 +269,29 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     }
   }
   if (s.options.wiring != nullptr) s.options.wiring->graph_ready(s.graph);
-  const std::vector<int> cpus = s.options.pin_copies ? cpus_for_copies(s.copies.size()) : std::vector<int>{};
-  for (std::size_t i = 0; i < cpus.size(); ++i) s.copies[i]->cpu = cpus[i];
-  // A pinned copy's peers have CPUs of their own, so yielding could only hand our CPU to
-  // some other process for a whole time slice: spin ~5 us, then sleep. Measured (quick
-  // local_stream_bench, 10 B .. 1 MiB) with two CPU hogs running: 1.8x/2.0x/0.75x/1.3x/7x/0.5x
-  // ZeroMQ with the yield phase, 2.8x/4.7x/3.7x/7.2x/47x/106x without; the same on a quiet
-  // machine. A 2 us spin without yield lost at 10 KB and up (more futex sleeps at depth 16).
-  if (!cpus.empty()) s.signal.set_patience({5000, 0});
+  int tasks = 0;
+  for (auto& copy : s.copies) {
+    copy->as_task = s.options.tasks && copy->spec->lang == topo::Lang::kCpp;
+    tasks += copy->as_task ? 1 : 0;
+  }
+  if (tasks > 0) {
+    sched::SchedulerOptions so;
+    so.workers = s.options.workers;
+    so.tasks_hint = tasks;
+    s.scheduler = std::make_unique<sched::Scheduler>(so);
+  }
+  const std::vector<int> where = tasks > 0 ? initial_workers(topology, s.copies, s.scheduler->workers())
+                                           : std::vector<int>(s.copies.size(), 0);
   std::lock_guard<std::mutex> lock(s.mu);
   s.pending = static_cast<int>(s.copies.size());
-  for (auto& copy : s.copies) {
-    copy->busy = true;
-    CopyRunner* raw = copy.get();
-    copy->thread = std::thread([&s, raw] { s.run_copy(*raw); });
+  for (std::size_t i = 0; i < s.copies.size(); ++i) {
+    CopyRunner* raw = s.copies[i].get();
+    raw->busy = true;
+    if (raw->as_task) {
+      s.scheduler->spawn([&s, raw] { s.run_copy(*raw); }, where[i], &raw->record);
+    } else {
+      raw->thread = std::thread([&s, raw] { s.run_copy(*raw); });
+    }
   }
 }
 
@@ -271,18 +302,24 @@ Engine::~Engine() {
     std::lock_guard<std::mutex> lock(s.mu);
     stuck = s.pending != 0;
     s.command = Command::kStop;
-    ++s.generation;
+    s.generation.fetch_add(1, std::memory_order_release);
     s.signal.abort();  // in case a copy is still blocked on a stream
   }
-  s.changed.notify_all();
+  s.command_ready.notify();
   if (stuck) {
-    // A copy is stuck in user code: joining would hang. Leave the threads and the state
-    // they use; the process is about to report the failure and exit.
-    for (auto& copy : s.copies) copy->thread.detach();
+    // A copy is stuck in user code: joining would hang. Leave the threads, the workers and
+    // the state they use; the process is about to report the failure and exit.
+    for (auto& copy : s.copies) {
+      if (copy->thread.joinable()) copy->thread.detach();
+    }
+    if (s.scheduler) s.scheduler->abandon();
     (void)state_.release();
     return;
   }
-  for (auto& copy : s.copies) copy->thread.join();
+  for (auto& copy : s.copies) {
+    if (copy->thread.joinable()) copy->thread.join();
+  }
+  s.scheduler.reset();  // waits for every task to end
 }
 
 std::optional<Failure> Engine::start() { return state_->wait_pending(); }
@@ -298,9 +335,9 @@ std::optional<Failure> Engine::run_unit(std::uint64_t index, const std::string& 
     s.work = work;
     s.pending = static_cast<int>(s.copies.size());
     for (auto& copy : s.copies) copy->busy = true;
-    ++s.generation;
+    s.generation.fetch_add(1, std::memory_order_release);
   }
-  s.changed.notify_all();
+  s.command_ready.notify();
   return s.wait_pending();
 }
 

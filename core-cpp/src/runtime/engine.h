@@ -1,8 +1,8 @@
 // Engine: runs an application's filter copies in this process, unit of work by unit of work.
 //
 // The embedded console and the app daemon both drive an Engine. It builds the streams
-// (Graph), starts one thread per filter copy, creates each copy's filter object on that
-// thread, and then, per run_unit(), has every copy run init -> process -> finalize. The
+// (Graph), runs each C++ copy as a task on a few worker threads (sched/scheduler.h) and each
+// Java copy on a thread of its own, creates each copy's filter object there, and then, per run_unit(), has every copy run init -> process -> finalize. The
 // first failure anywhere aborts the run: every blocked read, write and allocate throws
 // sluice::Aborted so the other threads unwind promptly.
 // A copy that crashes the process (SIGSEGV, abort...) is named on stderr before it dies:
@@ -38,10 +38,12 @@ struct EngineOptions {
   // How streams reach copies in other processes; required when `placement` leaves out a
   // consumer copy that a local producer writes to. Not owned; must outlive the Engine.
   StreamWiring* wiring = nullptr;
-  // Pin each copy thread to its own CPU when the copies fit on this process's CPUs (see
-  // docs/runtime.md, "Threads and CPUs"). Right for one process per machine; app daemons
-  // turn it off, since several may share a machine. SLUICE_PIN=off also turns it off.
-  bool pin_copies = true;
+  // Run C++ copies as tasks on a scheduler's worker threads, one per CPU (see
+  // sched/scheduler.h). false: every copy on a thread of its own. Default: true.
+  bool tasks = true;
+  // Worker threads for the tasks. Default (0): one per CPU this process may use, at most one
+  // per C++ copy. Nothing is pinned, so several processes share the machine's CPUs fairly.
+  int workers = 0;
 };
 
 struct StreamStats {

@@ -53,13 +53,22 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     stream->room = std::make_unique<Waiter>(signal);
     // Every stream gets a pool, even one with neither end here (one block, never used),
     // so that stream indices match across processes.
+    const int producers_here_count = placement.count_here(spec.from.filter);
+    const bool producers_here = producers_here_count > 0;
+    // One thread takes this pool's buffers when one producer copy runs here and nothing
+    // lands here from other hosts; one pushes into a channel when the stream's only producer
+    // copy runs here. Then the rings skip their compare-and-swap on that side.
+    const bool lands = wiring != nullptr && wiring->landing_room(static_cast<int>(i)) > 0;
+    const bool single_acquirer = producers_here_count == 1 && !lands;
+    const bool single_producer = stream->producer_copies == 1 && producers_here_count == 1;
     stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size,
-                                                std::max<std::size_t>(1, local_pool_count(spec)), signal);
-    const bool producers_here = placement.count_here(spec.from.filter) > 0;
+                                                std::max<std::size_t>(1, local_pool_count(spec)), signal,
+                                                single_acquirer);
     for (int c = 0; c < stream->consumer_copies; ++c) {
       if (placement.runs_here(spec.to.filter, c)) {
         stream->channels.push_back(std::make_unique<InputChannel>(spec.depth, stream->producer_copies,
-                                                                  signal, *stream->room, stream->label));
+                                                                  signal, *stream->room, stream->label,
+                                                                  single_producer));
         stream->endpoints.push_back(stream->channels.back().get());
       } else {
         stream->channels.push_back(nullptr);

@@ -5,9 +5,10 @@
 namespace sluice {
 
 InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal,
-                           Waiter& room, std::string label)
+                           Waiter& room, std::string label, bool single_producer)
     : upstream_copies_(upstream_copies),
       label_(std::move(label)),
+      single_producer_(single_producer),
       ring_(depth),
       not_empty_(signal),
       room_(room),
@@ -27,7 +28,7 @@ void InputChannel::duplicate_mark(std::uint32_t producer) const {
 InputChannel::~InputChannel() {
   // Give back buffers nobody read (after an aborted run).
   Item item;
-  while (ring_.try_pop(item)) {
+  while (ring_.try_pop_single(item)) {
     if (!item.is_end_of_work()) detail::release_slot(item.slot);
   }
 }
@@ -36,7 +37,7 @@ bool InputChannel::try_push(const Item& item) noexcept {
   // The ring's capacity is the bound (depth rounded up to a power of two). Checking it
   // through the ring's cells, not its head index, keeps the consumer's index out of the
   // producer's cache on every push.
-  if (!ring_.try_push(item)) return false;
+  if (!(single_producer_ ? ring_.try_push_single(item) : ring_.try_push(item))) return false;
   not_empty_.notify();
   return true;
 }
@@ -50,9 +51,10 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
   not_empty_.throw_if_aborted();
   while (marks_seen_ < upstream_copies_) {
     Item item;
-    if (!ring_.try_pop(item)) {
+    // The consumer copy is the only thread that pops.
+    if (!ring_.try_pop_single(item)) {
       WaitRecord::Scope scope(waiting, "read", &label_);
-      *blocked_ns += not_empty_.wait([&] { return ring_.try_pop(item); });
+      *blocked_ns += not_empty_.wait([&] { return ring_.try_pop_single(item); });
     }
     if (observer_ != nullptr) observer_->popped(*this, item);
     room_.notify();

@@ -39,9 +39,10 @@ class InputChannel final : public Endpoint {
 
   // depth: items it holds, rounded up to a power of two (end-of-work marks included).
   // room: the stream's Waiter that blocked writers sleep on. label: the stream
-  // ("a.out -> b.in"), for messages.
+  // ("a.out -> b.in"), for messages. single_producer: exactly one thread ever pushes (one
+  // upstream copy in this process, none elsewhere), so pushes need no compare-and-swap.
   InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room,
-               std::string label = "");
+               std::string label = "", bool single_producer = false);
   ~InputChannel() override;
 
   bool try_push(const Item& item) noexcept override;
@@ -70,6 +71,7 @@ class InputChannel final : public Endpoint {
 
   const int upstream_copies_;
   const std::string label_;
+  const bool single_producer_;
   MpmcRing<Item> ring_;
   Waiter not_empty_;
   Waiter& room_;

@@ -2,6 +2,11 @@
 //
 // try_push/try_pop never block and never allocate. Items from one producer come out in the
 // order that producer pushed them. Capacity is rounded up to a power of two.
+//
+// When one side is a single thread (one producer, or one consumer), its _single variant
+// skips the compare-and-swap that lets several threads share that side: on a uniprocessor
+// hand-off that CAS is most of the cost. A side must use one variant only: either every
+// caller uses try_push, or exactly one thread uses try_push_single (likewise for pop).
 #ifndef SLUICE_STREAM_MPMC_RING_H_
 #define SLUICE_STREAM_MPMC_RING_H_
 
@@ -62,6 +67,28 @@ class MpmcRing {
         pos = head_.load(std::memory_order_relaxed);
       }
     }
+  }
+
+  // try_push for the ring's only producer.
+  bool try_push_single(const T& value) noexcept {
+    const std::size_t pos = tail_.load(std::memory_order_relaxed);
+    Cell& cell = cells_[pos & mask_];
+    if (cell.seq.load(std::memory_order_acquire) != pos) return false;  // full
+    cell.value = value;
+    cell.seq.store(pos + 1, std::memory_order_release);
+    tail_.store(pos + 1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // try_pop for the ring's only consumer.
+  bool try_pop_single(T& out) noexcept {
+    const std::size_t pos = head_.load(std::memory_order_relaxed);
+    Cell& cell = cells_[pos & mask_];
+    if (cell.seq.load(std::memory_order_acquire) != pos + 1) return false;  // empty
+    out = cell.value;
+    cell.seq.store(pos + mask_ + 1, std::memory_order_release);
+    head_.store(pos + 1, std::memory_order_relaxed);
+    return true;
   }
 
   std::size_t capacity() const noexcept { return mask_ + 1; }

@@ -9,10 +9,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "sluice/error.h"
 #include "stream/asymmetric_barrier.h"
 #include "stream/run_signal.h"
+#include "sched/task.h"
 
 namespace sluice {
 
@@ -40,9 +43,15 @@ class Waiter {
   //
   // Three phases: spin (the peer is likely running on the other core and about to act),
   // yield (let a peer that shares our core run), then sleep on the futex.
+  //
+  // When the caller is a task (a copy running on a scheduler's worker, sched/task.h),
+  // waiting hands the worker to its other ready tasks instead: the peer the caller waits
+  // for is often one of them. Only when nothing else there makes our condition true does
+  // the task park (the worker then runs others or sleeps).
   template <typename TryOnce>
   std::uint64_t wait(TryOnce&& try_once) {
     if (try_once()) return 0;
+    if (sched::current_task() != nullptr) return wait_as_task(try_once);
     const std::uint64_t start = now_ns();
     // Spin briefly, backing off between looks: a waiter that polls the line its peer is
     // writing slows that peer down; polling less lets the peer run ahead and hand over
@@ -74,6 +83,21 @@ class Waiter {
       sleep_until_changed(seen);
     }
     return now_ns() - start;
+  }
+
+  // wait() for a task: the task blocks, and its worker tries `try_once` between other
+  // tasks (a peer on the same worker usually makes it succeed); when the worker runs out of
+  // work, it parks the task here until notify().
+  template <typename TryOnce>
+  std::uint64_t wait_as_task(TryOnce& try_once) {
+    const std::uint64_t start = now_ns();
+    TaskWait<TryOnce> wait(*this, try_once);
+    for (;;) {
+      sched::block(wait);
+      if (wait.done) return now_ns() - start;
+      if (signal_.aborted()) throw Aborted();
+      if (try_once()) return now_ns() - start;  // woken from a park: look before blocking again
+    }
   }
 
   // Throws sluice::Aborted if the run is aborted. Blocking calls check on entry, so that
@@ -126,6 +150,33 @@ class Waiter {
   }
   void sleep_until_changed(std::uint32_t seen) noexcept;
   static void yield() noexcept;
+  // Keeps `task` until wake_all(), unless wake_all() ran since seq_ was `armed`.
+  bool park_task(sched::Task* task, std::uint32_t armed) noexcept;
+
+  // A task's wait on this Waiter, as its worker sees it (sched/task.h).
+  template <typename TryOnce>
+  class TaskWait final : public sched::Wait {
+   public:
+    TaskWait(Waiter& waiter, TryOnce& try_once) : waiter_(waiter), try_once_(try_once) {}
+    bool attempt() noexcept override {
+      if (try_once_()) {
+        done = true;
+        return true;
+      }
+      return waiter_.signal_.aborted();
+    }
+    std::uint32_t arm() noexcept override {
+      const std::uint32_t seen = waiter_.seq_.load(std::memory_order_seq_cst);
+      waiter_.may_sleep_.store(1, std::memory_order_seq_cst);
+      return seen;
+    }
+    bool park(sched::Task* task, std::uint32_t armed) noexcept override { return waiter_.park_task(task, armed); }
+    bool done = false;  // try_once succeeded (on the worker): the caller owns its result
+
+   private:
+    Waiter& waiter_;
+    TryOnce& try_once_;
+  };
 
   RunSignal& signal_;
   std::atomic<std::uint32_t> seq_{0};
@@ -133,6 +184,9 @@ class Waiter {
   // last look, cleared by the notify() that wakes them all.
   std::atomic<std::uint32_t> may_sleep_{0};
   std::atomic<Callback*> callback_{nullptr};  // armed by call_once_notified
+  std::atomic<std::uint32_t> sleeping_threads_{0};  // threads in (or entering) the futex wait
+  std::mutex parked_mu_;                             // guards parked_
+  std::vector<sched::Task*> parked_;                 // tasks waiting for wake_all
 };
 
 }  // namespace sluice

@@ -1,0 +1,192 @@
+// Pipeline shapes with more runnable copies than cores, in one process, at 100 B, hand-off
+// only: a pair (source -> sink), a 3-stage and a 5-stage chain (sources and sinks around
+// Forward stages), 2+2 and 4+4 copies, and a keyed 2 -> 2 shuffle. Repetitions interleave
+// the shapes so machine noise hits all alike; medians, and each shape's ratio to the pair
+// of the same run (the bars: chains and the shuffle >= 0.8 of the pair, 4+4 >= 0.5 of 1+1).
+//
+// Usage: graph_bench [--reps N] [--quick] [--hogs N] [--only TEXT]
+//   --only TEXT: run just the shapes whose name contains TEXT (for profiling).
+//   --hogs N: run N busy-looping threads in a child process the whole time (a machine whose
+//   cores are wanted by someone else).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_common.h"
+#include "runtime/backends.h"
+#include "runtime/engine.h"
+#include "sluice/sluice.h"
+#include "topology/topology.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Passes every buffer on unchanged.
+class BenchForward : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& in = ctx.input("in");
+    auto& out = ctx.output("out");
+    while (auto b = in.read()) out.write(std::move(*b));
+  }
+};
+
+// Like BenchSource, with key = sequence number (for by_key).
+class KeyedSource : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& out = ctx.output("out");
+    const std::uint64_t count = ctx.arg<std::uint64_t>("count");
+    for (std::uint64_t i = 0; i < count; ++i) {
+      sluice::Buffer b = out.allocate();
+      b.resize(100);
+      std::memcpy(b.data(), &i, 8);
+      b.set_key(i);
+      out.write(std::move(b));
+    }
+  }
+};
+
+struct Shape {
+  std::string name;
+  std::string yaml;
+  std::uint64_t buffers = 0;  // through the last stream, per run
+};
+
+std::string source(const std::string& cls, int copies, std::uint64_t count) {
+  return "  src:  {class: " + cls + ", copies: " + std::to_string(copies) + ", args: {count: " +
+         std::to_string(count) + ", size: 100}}\n";
+}
+
+Shape chain(int stages, std::uint64_t count) {
+  Shape s;
+  s.name = std::to_string(stages) + "-stage chain";
+  s.yaml = "defaults: {buffer_size: 100B, depth: 256}\nfilters:\n" + source("BenchSource", 1, count);
+  std::string streams = "streams:\n";
+  std::string previous = "src";
+  for (int i = 1; i < stages - 1; ++i) {
+    const std::string name = "f" + std::to_string(i);
+    s.yaml += "  " + name + ": {class: BenchForward}\n";
+    streams += "  - {from: " + previous + ".out, to: " + name + ".in}\n";
+    previous = name;
+  }
+  s.yaml += "  sink: {class: BenchSink}\n";
+  streams += "  - {from: " + previous + ".out, to: sink.in}\n";
+  s.yaml += streams;
+  s.buffers = count;
+  if (stages == 2) s.name = "pair (1+1)";
+  return s;
+}
+
+Shape copies(int n, std::uint64_t count) {
+  Shape s;
+  s.name = std::to_string(n) + "+" + std::to_string(n) + " copies";
+  s.yaml = "defaults: {buffer_size: 100B, depth: 256}\nfilters:\n" + source("BenchSource", n, count / n) +
+           "  sink: {class: BenchSink, copies: " + std::to_string(n) + "}\n"
+           "streams:\n  - {from: src.out, to: sink.in}\n";
+  s.buffers = count / n * n;
+  return s;
+}
+
+Shape shuffle(std::uint64_t count) {
+  Shape s;
+  s.name = "keyed shuffle 2 -> 2";
+  s.yaml = "defaults: {buffer_size: 100B, depth: 256}\nfilters:\n" + source("KeyedSource", 2, count / 2) +
+           "  sink: {class: BenchSink, copies: 2}\n"
+           "streams:\n  - {from: src.out, to: sink.in, policy: by_key}\n";
+  s.buffers = count / 2 * 2;
+  return s;
+}
+
+// Buffers per second through the shape's last stream, one unit of work.
+double run(const Shape& shape) {
+  sluice::topo::Topology t = sluice::topo::parse_topology_text(shape.yaml, "bench.yaml", ".");
+  sluice::check_loadable(t);
+  sluice::Engine engine(t);
+  if (auto f = engine.start()) throw sluice::Error(f->str());
+  const auto start = Clock::now();
+  if (auto f = engine.run_unit(0, "")) throw sluice::Error(f->str());
+  return static_cast<double>(shape.buffers) / std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+pid_t start_hogs(int n) {
+  if (n <= 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<std::thread> hogs;
+    for (int i = 0; i < n; ++i) {
+      hogs.emplace_back([] {
+        volatile std::uint64_t x = 0;
+        for (;;) x = x + 1;
+      });
+    }
+    for (auto& h : hogs) h.join();
+    _exit(0);
+  }
+  return pid;
+}
+
+}  // namespace
+
+using bench::BenchSink;
+using bench::BenchSource;
+SLUICE_FILTER(BenchSource)
+SLUICE_FILTER(BenchSink)
+SLUICE_FILTER(BenchForward)
+SLUICE_FILTER(KeyedSource)
+
+int main(int argc, char** argv) {
+  int hogs = 0;
+  std::string only;
+  const bench::Options options = bench::parse_options(argc, argv, [&](char** arg, int& i) {
+    if (std::strcmp(arg[i], "--hogs") == 0 && i + 1 < argc) hogs = std::atoi(arg[++i]);
+    if (std::strcmp(arg[i], "--only") == 0 && i + 1 < argc) only = arg[++i];
+  });
+  const std::uint64_t count = options.quick ? 400000 : 4000000;
+  const std::vector<Shape> shapes = {chain(2, count), chain(3, count), chain(5, count),
+                                     copies(2, count), copies(4, count), shuffle(count)};
+  const pid_t hog_pid = start_hogs(hogs);
+  std::vector<std::vector<double>> rates(shapes.size());
+  try {
+    for (int rep = 0; rep < options.reps; ++rep) {
+      for (std::size_t i = 0; i < shapes.size(); ++i) {
+        if (only.empty() || shapes[i].name.find(only) != std::string::npos) rates[i].push_back(run(shapes[i]));
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "graph_bench: %s\n", e.what());
+    if (hog_pid > 0) kill(hog_pid, SIGKILL);
+    return 1;
+  }
+  if (hog_pid > 0) {
+    kill(hog_pid, SIGKILL);
+    waitpid(hog_pid, nullptr, 0);
+  }
+  std::printf("## More copies than cores: pipeline shapes at 100 B, one process (%u cores%s)\n\n",
+              std::thread::hardware_concurrency(),
+              hogs > 0 ? (", " + std::to_string(hogs) + " CPU hogs running").c_str() : "");
+  std::printf("Medians of %d interleaved repetitions, %s buffers each through the last stream; hand-off only\n"
+              "(sources write 8 bytes, forwards pass buffers on, sinks touch one byte).\n\n",
+              options.reps, bench::si(static_cast<double>(count)).c_str());
+  std::printf("| shape | buffers/s | ratio to the pair | bar |\n|---|---:|---:|---|\n");
+  const double pair = bench::median(rates[0]);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const double r = bench::median(rates[i]);
+    const std::string& name = shapes[i].name;
+    const char* bar = i == 0 || name.find("2+2") != std::string::npos ? ""
+                      : name.find("4+4") != std::string::npos   ? ">= 0.5"
+                                                                 : ">= 0.8";
+    std::printf("| %s | %s | %s | %s |\n", shapes[i].name.c_str(), bench::si(r).c_str(),
+                i == 0 ? "1" : (std::to_string(r / pair).substr(0, 4)).c_str(), bar);
+  }
+  std::printf("\n");
+  return 0;
+}

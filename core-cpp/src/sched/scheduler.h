@@ -1,0 +1,111 @@
+// Scheduler: runs C++ filter copies as tasks — user-space contexts (Boost.Context fibers),
+// each with a stack of its own — on a few worker threads, one per CPU the process may use.
+//
+// Why: graphs have more copies than the machine has cores. As OS threads, copies that wait
+// for each other spin, yield and sleep on futexes; every hand-off between two of them that
+// share a core costs the kernel a wake-up and a context switch, and when other processes
+// want the cores, a waiting copy's yield hands its core away for a whole time slice. As
+// tasks, a copy that would block hands its worker to another ready copy in tens of
+// nanoseconds, without a system call: a producer that fills its consumer's queue and the
+// consumer that drains it, on one worker, alternate a queue's worth of buffers at a time.
+// Each filter stays an ordinary blocking loop (read, write, allocate block as before);
+// Java copies keep OS threads of their own (a JVM cannot have native stacks switched under
+// its frames).
+//
+// Placement: spawn() puts a task on a worker, where it stays: its peers' data is warm there.
+// A task that has waited for a CPU for a while (its worker is busy with another task's own
+// code) is taken by an idle worker; a monitor wakes an idle worker for that, and when every
+// worker has been stuck in one task's code for 10 ms (a filter computing, or blocked in a
+// system call) while others wait, it starts one more worker, so no ready copy starves for
+// ever behind one that never waits on a stream.
+//
+// Stacks: each task's stack is mapped with a guard page below it (stack_size, default
+// 1 MiB, taking memory only as it is touched); an overflow is a SIGSEGV that the crash
+// handler names (crash_report.h), on the worker's alternate signal stack.
+//
+// User code that keeps state in thread_local variables must not expect a copy to stay on
+// one thread: a task can move to another worker between two waits.
+//
+// Thread safety: spawn from any thread. The destructor waits for every task to finish;
+// abandon() instead leaves stuck ones (and their workers) behind.
+#ifndef SLUICE_SCHED_SCHEDULER_H_
+#define SLUICE_SCHED_SCHEDULER_H_
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "runtime/crash_report.h"
+#include "sched/task.h"
+
+namespace sluice::sched {
+
+struct SchedulerOptions {
+  // Worker threads to start with. Default (0): one per CPU this process may run on (its
+  // affinity mask), at most `tasks_hint` when that is given.
+  int workers = 0;
+  int tasks_hint = 0;
+  // Each task's stack. Default: 1 MiB.
+  std::size_t stack_size = std::size_t{1} << 20;
+};
+
+class Worker;
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerOptions options = {});
+  // Waits until every task has finished, then stops the workers.
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Starts `body` as a task on worker `worker` (modulo the number of workers). While it
+  // runs, `record` (may be null; must outlive the task) is the thread's crash record.
+  void spawn(std::function<void()> body, int worker, const crash::CopyRecord* record);
+
+  int workers() const { return worker_count_.load(std::memory_order_acquire); }
+  // Leaves every worker running, detached: tasks are stuck in user code and the process is
+  // about to exit. The workers keep using this object, so the caller must then leak it
+  // (never destroy it).
+  void abandon();
+
+ private:
+  friend class Worker;
+  friend void make_ready(Task* task) noexcept;
+
+  Worker& add_worker();
+  void run_worker(Worker& worker);
+  Task* next_task(Worker& worker);
+  Task* steal(Worker& thief, std::uint64_t min_wait_ns);
+  void resume(Worker& worker, Task* task);
+  void finished(Task* task);
+  void monitor();
+
+  static constexpr int kMaxWorkers = 64;
+  const SchedulerOptions options_;
+  std::array<std::unique_ptr<Worker>, kMaxWorkers> workers_;
+  std::atomic<int> worker_count_{0};
+  int base_workers_ = 0;
+  std::mutex add_mu_;  // serializes add_worker
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> abandoned_{false};
+  std::mutex done_mu_;  // guards live_ (with the atomic), for the destructor's wait
+  std::condition_variable done_cv_;
+  std::atomic<int> live_{0};  // tasks spawned and not finished
+
+  std::mutex monitor_mu_;  // guards monitor_stop_
+  std::condition_variable monitor_cv_;
+  bool monitor_stop_ = false;
+  std::thread monitor_;
+};
+
+}  // namespace sluice::sched
+
+#endif  // SLUICE_SCHED_SCHEDULER_H_

@@ -1,0 +1,136 @@
+#include "sched/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "stream/run_signal.h"
+#include "stream/waiter.h"
+
+namespace sluice::sched {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Runs `body` until `done` or 30 s: a hang fails the test instead of the suite.
+template <typename Done>
+bool eventually(Done done, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+TEST(SchedulerTest, TasksRunAndTheDestructorWaitsForThem) {
+  std::atomic<int> ran{0};
+  {
+    Scheduler s(SchedulerOptions{2, 0});
+    for (int i = 0; i < 100; ++i) s.spawn([&] { ran.fetch_add(1); }, i, nullptr);
+  }
+  EXPECT_EQ(ran.load(), 100);
+}
+
+TEST(SchedulerTest, ATaskThatNeverWaitsDoesNotStarveTheOthersOnItsWorker) {
+  // One worker; the first task spins until the second has run. Only another worker (which
+  // the monitor starts when the only one has been stuck in one task) can run the second.
+  std::atomic<bool> second_ran{false};
+  std::atomic<bool> gave_up{false};
+  {
+    Scheduler s(SchedulerOptions{1, 0});
+    s.spawn(
+        [&] {
+          const auto deadline = std::chrono::steady_clock::now() + 20s;
+          while (!second_ran.load()) {
+            if (std::chrono::steady_clock::now() > deadline) {
+              gave_up = true;
+              return;
+            }
+          }
+        },
+        0, nullptr);
+    s.spawn([&] { second_ran = true; }, 0, nullptr);
+    ASSERT_TRUE(eventually([&] { return second_ran.load() || gave_up.load(); }));
+    EXPECT_GE(s.workers(), 2) << "no worker was added";
+  }
+  EXPECT_TRUE(second_ran.load());
+  EXPECT_FALSE(gave_up.load());
+}
+
+TEST(SchedulerTest, TasksWaitingOnEachOtherPassATokenAroundARing) {
+  // 64 tasks on 2 workers; task i waits until the token is i, then passes it on, 200 times
+  // round. Each wait blocks the task (no thread sleeps); waits cross workers half the time.
+  constexpr int kTasks = 64;
+  constexpr int kRounds = 200;
+  RunSignal signal;
+  Waiter changed(signal);
+  std::atomic<int> token{0};
+  std::atomic<int> finished{0};
+  {
+    Scheduler s(SchedulerOptions{2, 0});
+    for (int i = 0; i < kTasks; ++i) {
+      s.spawn(
+          [&, i] {
+            for (int r = 0; r < kRounds; ++r) {
+              const int mine = r * kTasks + i;
+              changed.wait([&] { return token.load(std::memory_order_acquire) == mine; });
+              token.store(mine + 1, std::memory_order_release);
+              changed.notify();
+            }
+            finished.fetch_add(1);
+          },
+          i, nullptr);
+    }
+  }
+  EXPECT_EQ(finished.load(), kTasks);
+  EXPECT_EQ(token.load(), kTasks * kRounds);
+}
+
+TEST(SchedulerTest, AParkedTaskWakesOnANotifyFromAnOrdinaryThread) {
+  RunSignal signal;
+  Waiter changed(signal);
+  std::atomic<bool> go{false};
+  std::atomic<bool> woke{false};
+  Scheduler s(SchedulerOptions{2, 0});
+  s.spawn(
+      [&] {
+        changed.wait([&] { return go.load(); });
+        woke = true;
+      },
+      0, nullptr);
+  std::this_thread::sleep_for(50ms);  // long enough for the worker to park the task and sleep
+  EXPECT_FALSE(woke.load());
+  go = true;
+  changed.notify();
+  EXPECT_TRUE(eventually([&] { return woke.load(); }));
+}
+
+TEST(SchedulerTest, AbortWakesParkedTasksWhichThrow) {
+  RunSignal signal;
+  Waiter never(signal);
+  std::atomic<int> aborted{0};
+  {
+    Scheduler s(SchedulerOptions{2, 0});
+    for (int i = 0; i < 10; ++i) {
+      s.spawn(
+          [&] {
+            try {
+              never.wait([] { return false; });
+            } catch (const Aborted&) {
+              aborted.fetch_add(1);
+            }
+          },
+          i, nullptr);
+    }
+    std::this_thread::sleep_for(50ms);
+    signal.abort();
+  }
+  EXPECT_EQ(aborted.load(), 10);
+}
+
+}  // namespace
+}  // namespace sluice::sched

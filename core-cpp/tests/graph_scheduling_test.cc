@@ -1,0 +1,153 @@
+// C++ copies run as tasks on a few workers (sched/scheduler.h). These tests are about the
+// scheduling itself, not its speed: far more copies than cores still deliver every buffer
+// once and in order; a copy that never waits on a stream cannot starve the copies that share
+// its worker; a copy blocked in a system call does not hold back the others for long.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "graph_harness.h"
+#include "test_filters.h"
+
+namespace testing_filters {
+namespace {
+
+class GraphSchedulingTest : public ::testing::Test {
+ protected:
+  void SetUp() override { observed().reset(); }
+
+  void expect_each_exactly_once(const std::string& sink, int sources, std::uint64_t per_source) {
+    std::lock_guard<std::mutex> lock(observed().mu);
+    EXPECT_EQ(observed().violations, std::vector<std::string>{});
+    auto& arrivals = observed().arrivals[sink];
+    ASSERT_EQ(arrivals.size(), static_cast<std::size_t>(sources));
+    for (auto& [source, counts] : arrivals) {
+      ASSERT_EQ(counts.size(), per_source) << "source " << source;
+      std::uint64_t wrong = 0;
+      for (std::uint32_t c : counts) wrong += c != 1;
+      EXPECT_EQ(wrong, 0u) << "source " << source << ": seqs not seen exactly once";
+    }
+  }
+
+  // run_yaml with a watchdog: a run that hangs fails the test (after `limit`) instead of
+  // hanging the suite.
+  RunOutcome run_within(const std::string& yaml, sluice::EngineOptions options, std::chrono::seconds limit) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    RunOutcome out;
+    std::thread runner([&] {
+      out = run_yaml(yaml, options);
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, limit, [&] { return done; })) {
+      lock.unlock();
+      ADD_FAILURE() << "the run did not finish within " << limit.count() << " s";
+      runner.detach();  // the process is failing anyway; do not hang on it
+      return out;
+    }
+    lock.unlock();
+    runner.join();
+    return out;
+  }
+};
+
+TEST_F(GraphSchedulingTest, FortyCopiesOnTwoWorkersDeliverEveryBufferOnceInOrder) {
+  sluice::EngineOptions options;
+  options.workers = 2;
+  RunOutcome out = run_within(R"(
+defaults: {buffer_size: 256B, depth: 8}
+filters:
+  src:  {class: "testing_filters::TestSource", copies: 10, args: {count: 20000, size: 64}}
+  a:    {class: "testing_filters::TestRelay", copies: 10}
+  b:    {class: "testing_filters::TestRelay", copies: 10}
+  sink: {class: "testing_filters::TestSink", copies: 10}
+streams:
+  - {from: src.out, to: a.in, policy: round_robin}
+  - {from: a.out, to: b.in, policy: demand_driven}
+  - {from: b.out, to: sink.in, policy: by_key}
+work: [one, two]
+)",
+                              options, std::chrono::seconds(120));
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  for (const auto& s : out.streams) EXPECT_EQ(s.buffers, 2u * 10u * 20000u) << s.label;
+  // Two units: every (source, seq) twice in all, each unit once.
+  std::lock_guard<std::mutex> lock(observed().mu);
+  EXPECT_EQ(observed().violations, std::vector<std::string>{});
+  auto& arrivals = observed().arrivals["sink"];
+  ASSERT_EQ(arrivals.size(), 10u);
+  for (auto& [source, counts] : arrivals) {
+    ASSERT_EQ(counts.size(), 20000u) << "source " << source;
+    std::uint64_t wrong = 0;
+    for (std::uint32_t c : counts) wrong += c != 2;
+    EXPECT_EQ(wrong, 0u) << "source " << source;
+  }
+}
+
+TEST_F(GraphSchedulingTest, CopiesThatNeverWaitOnAStreamDoNotStarveTheOthers) {
+  // Three spinners (one more than there are workers), busy in their own code until the sink has read
+  // everything; the pipeline's copies wait behind them. Unless another worker takes them
+  // over, nothing ever moves (and the spinners give up after 60 s and fail the run).
+  sluice::EngineOptions options;
+  options.workers = 2;
+  RunOutcome out = run_within(R"(
+defaults: {buffer_size: 256B, depth: 16}
+filters:
+  spin: {class: "testing_filters::TestSpinner", copies: 3, args: {until_released: true}}
+  src:  {class: "testing_filters::TestSource", args: {count: 50000}}
+  mid:  {class: "testing_filters::TestRelay"}
+  sink: {class: "testing_filters::TestSink", args: {release_spinners: true}}
+streams:
+  - {from: src.out, to: mid.in}
+  - {from: mid.out, to: sink.in}
+)",
+                              options, std::chrono::seconds(90));
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  expect_each_exactly_once("sink", 1, 50000);
+}
+
+TEST_F(GraphSchedulingTest, ACopyAsleepInASystemCallDoesNotHoldBackItsWorkersOtherCopies) {
+  // One consumer copy sleeps 2 ms per buffer (as blocking I/O would); the other copy of the
+  // same stream, and the source, share workers with it. demand_driven gives the copy that
+  // keeps up most of the work only if those two keep running while the slow one sleeps.
+  sluice::EngineOptions options;
+  options.workers = 2;
+  RunOutcome out = run_within(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 3000}}
+  sink: {class: "testing_filters::TestSink", copies: 2, args: {slow_copy: 0, sleep_us: 2000}}
+streams:
+  - {from: src.out, to: sink.in, policy: demand_driven, depth: 4}
+)",
+                              options, std::chrono::seconds(60));
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  expect_each_exactly_once("sink", 1, 3000);
+  std::lock_guard<std::mutex> lock(observed().mu);
+  auto& received = observed().received["sink"];
+  EXPECT_GT(received[1], 4 * received[0]) << "slow copy got " << received[0] << ", fast copy " << received[1];
+}
+
+TEST_F(GraphSchedulingTest, ThreadsOnlyStillWorks) {
+  // The scheduler can be turned off (EngineOptions::tasks): every copy on its own thread.
+  sluice::EngineOptions options;
+  options.tasks = false;
+  RunOutcome out = run_within(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", copies: 3, args: {count: 10000}}
+  sink: {class: "testing_filters::TestSink", copies: 3}
+streams:
+  - {from: src.out, to: sink.in, policy: by_key}
+)",
+                              options, std::chrono::seconds(60));
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  expect_each_exactly_once("sink", 3, 10000);
+}
+
+}  // namespace
+}  // namespace testing_filters
