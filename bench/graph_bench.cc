@@ -29,13 +29,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Passes every buffer on unchanged.
+// Spins about `us` microseconds: a stand-in for real work per buffer.
+void work(double us) {
+  if (us <= 0) return;
+  const auto until = Clock::now() + std::chrono::nanoseconds(static_cast<long long>(us * 1000));
+  while (Clock::now() < until) {
+  }
+}
+
+// Passes every buffer on unchanged (after args.work_us of work, default none).
 class BenchForward : public sluice::Filter {
  public:
   void process(sluice::Context& ctx) override {
     auto& in = ctx.input("in");
     auto& out = ctx.output("out");
-    while (auto b = in.read()) out.write(std::move(*b));
+    const double us = ctx.arg<double>("work_us", 0);
+    while (auto b = in.read()) {
+      work(us);
+      out.write(std::move(*b));
+    }
   }
 };
 
@@ -83,6 +95,20 @@ Shape chain(int stages, std::uint64_t count) {
   s.yaml += streams;
   s.buffers = count;
   if (stages == 2) s.name = "pair (1+1)";
+  return s;
+}
+
+// A 4-stage chain whose two forwards each work ~2 us per buffer: enough for one core to be
+// the limit, so it shows whether the scheduler spreads the work over the cores.
+Shape busy_chain(std::uint64_t count) {
+  Shape s;
+  s.name = "4-stage chain, 2 us of work in each forward";
+  s.yaml = "defaults: {buffer_size: 100B, depth: 256}\nfilters:\n" + source("BenchSource", 1, count) +
+           "  f1: {class: BenchForward, args: {work_us: 2}}\n"
+           "  f2: {class: BenchForward, args: {work_us: 2}}\n"
+           "  sink: {class: BenchSink}\n"
+           "streams:\n  - {from: src.out, to: f1.in}\n  - {from: f1.out, to: f2.in}\n  - {from: f2.out, to: sink.in}\n";
+  s.buffers = count;
   return s;
 }
 
@@ -151,8 +177,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(arg[i], "--only") == 0 && i + 1 < argc) only = arg[++i];
   });
   const std::uint64_t count = options.quick ? 400000 : 4000000;
-  const std::vector<Shape> shapes = {chain(2, count), chain(3, count), chain(5, count),
-                                     copies(2, count), copies(4, count), shuffle(count)};
+  const std::vector<Shape> shapes = {chain(2, count),  chain(3, count),  chain(5, count),        copies(2, count),
+                                     copies(4, count), shuffle(count), busy_chain(count / 20)};
   const pid_t hog_pid = start_hogs(hogs);
   std::vector<std::vector<double>> rates(shapes.size());
   try {
@@ -181,7 +207,9 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const double r = bench::median(rates[i]);
     const std::string& name = shapes[i].name;
-    const char* bar = i == 0 || name.find("2+2") != std::string::npos ? ""
+    const char* bar = i == 0 || name.find("2+2") != std::string::npos || name.find("busy") != std::string::npos ||
+                              name.find("work") != std::string::npos
+                          ? ""
                       : name.find("4+4") != std::string::npos   ? ">= 0.5"
                                                                  : ">= 0.8";
     std::printf("| %s | %s | %s | %s |\n", shapes[i].name.c_str(), bench::si(r).c_str(),

@@ -133,9 +133,14 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
   stage = "idle";
 }
 
-// Where each task starts: the copies in stream order (producers before consumers), cut into
-// one contiguous run per worker, so that neighbours in a pipeline share a worker and hand
-// buffers over without crossing cores, save at the cuts.
+// Where each task starts. Copies that mostly pass buffers on run fastest side by side on
+// one core, a queue's worth at a time with no system call: a hand-over between cores moves
+// cache lines and, when the consumer ran dry, costs a wake-up. So every task starts on the
+// first worker, and the others take tasks that wait there for a CPU (a copy doing real
+// work per buffer keeps the first worker busy, and its neighbours' ready work is taken
+// within a fraction of a millisecond). With more than one worker's worth of copies, the
+// copies in stream order are cut into contiguous runs, one per worker, so that pipeline
+// neighbours still share one.
 std::vector<int> initial_workers(const topo::Topology& topology, const std::vector<std::unique_ptr<CopyRunner>>& copies,
                                  int workers) {
   // Filters in topological order (streams point downstream; the graph is acyclic).
@@ -165,9 +170,10 @@ std::vector<int> initial_workers(const topo::Topology& topology, const std::vect
     return rank[copies[a]->spec->name] < rank[copies[b]->spec->name];
   });
   std::vector<int> where(copies.size(), 0);
-  for (std::size_t k = 0; k < tasks.size(); ++k) {
-    where[tasks[k]] = static_cast<int>(k * static_cast<std::size_t>(workers) / tasks.size());
-  }
+  constexpr std::size_t kTasksPerWorker = 64;  // before a second worker gets a run of its own
+  const std::size_t used = std::max<std::size_t>(
+      1, std::min<std::size_t>(static_cast<std::size_t>(workers), tasks.size() / kTasksPerWorker));
+  for (std::size_t k = 0; k < tasks.size(); ++k) where[tasks[k]] = static_cast<int>(k * used / tasks.size());
   return where;
 }
 
@@ -270,13 +276,18 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
   }
   if (s.options.wiring != nullptr) s.options.wiring->graph_ready(s.graph);
   int tasks = 0;
+  const char* tasks_env = std::getenv("SLUICE_TASKS");  // "off": every copy on a thread of its own
+  const bool use_tasks = s.options.tasks && !(tasks_env != nullptr && std::string(tasks_env) == "off");
   for (auto& copy : s.copies) {
-    copy->as_task = s.options.tasks && copy->spec->lang == topo::Lang::kCpp;
+    copy->as_task = use_tasks && copy->spec->lang == topo::Lang::kCpp;
     tasks += copy->as_task ? 1 : 0;
   }
   if (tasks > 0) {
     sched::SchedulerOptions so;
     so.workers = s.options.workers;
+    if (so.workers == 0) {
+      if (const char* env = std::getenv("SLUICE_WORKERS")) so.workers = std::atoi(env);
+    }
     so.tasks_hint = tasks;
     s.scheduler = std::make_unique<sched::Scheduler>(so);
   }
