@@ -80,7 +80,10 @@ class Buffer {
 
   // Sets the used size. REQUIRES: n <= capacity(); throws sluice::Error otherwise.
   // Bytes are not cleared: growing exposes whatever the block held.
-  void resize(std::size_t n);
+  void resize(std::size_t n) {
+    if (n > capacity_) throw_too_big(n);
+    size_ = static_cast<std::uint32_t>(n);
+  }
 
   // The buffer's label. by_key streams send equal keys to the same consumer copy.
   // Default: 0 for a freshly allocated buffer.
@@ -102,6 +105,7 @@ class Buffer {
 
  private:
   friend class detail::BufferAccess;
+  [[noreturn]] void throw_too_big(std::size_t n) const;
   Buffer(detail::Slot* slot, std::byte* data, std::uint32_t capacity, std::uint32_t size,
          std::uint64_t key) noexcept
       : slot_(slot), data_(data), capacity_(capacity), size_(size), key_(key) {}

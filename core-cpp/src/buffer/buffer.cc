@@ -6,12 +6,9 @@
 
 namespace sluice {
 
-void Buffer::resize(std::size_t n) {
-  if (n > capacity_) {
-    throw Error("Buffer::resize(" + std::to_string(n) + ") exceeds the buffer's capacity of " +
-                std::to_string(capacity_) + " bytes; raise the stream's buffer_size");
-  }
-  size_ = static_cast<std::uint32_t>(n);
+void Buffer::throw_too_big(std::size_t n) const {
+  throw Error("Buffer::resize(" + std::to_string(n) + ") exceeds the buffer's capacity of " +
+              std::to_string(capacity_) + " bytes; raise the stream's buffer_size");
 }
 
 namespace detail {

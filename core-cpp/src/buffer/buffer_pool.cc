@@ -60,13 +60,6 @@ BufferPool::~BufferPool() {
   }
 }
 
-std::optional<Buffer> BufferPool::try_acquire() {
-  detail::Slot* slot = nullptr;
-  if (!take(slot)) return std::nullopt;
-  slot->refs.store(1, std::memory_order_relaxed);
-  return detail::BufferAccess::wrap(slot, 0, 0);
-}
-
 Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
   not_empty_.throw_if_aborted();
   detail::Slot* slot = nullptr;

@@ -37,7 +37,12 @@ class BufferPool {
   // Blocks until a block is free. Adds the nanoseconds spent asleep to *blocked_ns.
   // Throws sluice::Aborted when the run is aborted while waiting.
   Buffer acquire(std::uint64_t* blocked_ns);
-  std::optional<Buffer> try_acquire();
+  std::optional<Buffer> try_acquire() {
+    detail::Slot* slot = nullptr;
+    if (!take(slot)) return std::nullopt;
+    slot->refs.store(1, std::memory_order_relaxed);
+    return detail::BufferAccess::wrap(slot, 0, 0);
+  }
 
   // Returns a block whose last reference was dropped. Called by release_slot().
   void release(detail::Slot* slot) noexcept;

@@ -33,15 +33,6 @@ InputChannel::~InputChannel() {
   }
 }
 
-bool InputChannel::try_push(const Item& item) noexcept {
-  // The ring's capacity is the bound (depth rounded up to a power of two). Checking it
-  // through the ring's cells, not its head index, keeps the consumer's index out of the
-  // producer's cache on every push.
-  if (!(single_producer_ ? ring_.try_push_single(item) : ring_.try_push(item))) return false;
-  not_empty_.notify();
-  return true;
-}
-
 std::size_t InputChannel::free_room() const noexcept {
   std::size_t used = ring_.size_approx();
   return used >= ring_.capacity() ? 0 : ring_.capacity() - used;
@@ -51,13 +42,18 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
   not_empty_.throw_if_aborted();
   while (marks_seen_ < upstream_copies_) {
     Item item;
-    // The consumer copy is the only thread that pops.
-    if (!ring_.try_pop_single(item)) {
-      WaitRecord::Scope scope(waiting, "read", &label_);
-      *blocked_ns += not_empty_.wait([&] { return ring_.try_pop_single(item); });
+    if (stashed_) {  // taken by try_pop_buffer, room already announced
+      item = stash_;
+      stashed_ = false;
+    } else {
+      // The consumer copy is the only thread that pops.
+      if (!ring_.try_pop_single(item)) {
+        WaitRecord::Scope scope(waiting, "read", &label_);
+        *blocked_ns += not_empty_.wait([&] { return ring_.try_pop_single(item); });
+      }
+      if (observer_ != nullptr) observer_->popped(*this, item);
+      room_.notify();
     }
-    if (observer_ != nullptr) observer_->popped(*this, item);
-    room_.notify();
     if (item.is_end_of_work()) {
       if (item.producer >= marked_.size() || marked_[item.producer]) duplicate_mark(item.producer);
       marked_[item.producer] = true;

@@ -45,7 +45,11 @@ class InputChannel final : public Endpoint {
                std::string label = "", bool single_producer = false);
   ~InputChannel() override;
 
-  bool try_push(const Item& item) noexcept override;
+  bool try_push(const Item& item) noexcept override {
+    if (!(single_producer_ ? ring_.try_push_single(item) : ring_.try_push(item))) return false;
+    not_empty_.notify();
+    return true;
+  }
   std::size_t free_room() const noexcept override;
 
   // Starts a unit of work: no end-of-work marks seen yet.
@@ -55,6 +59,19 @@ class InputChannel final : public Endpoint {
   // second end-of-work mark from one upstream copy.
   // `waiting`, when given, records the wait while the channel is empty.
   std::optional<Buffer> pop(std::uint64_t* blocked_ns, WaitRecord* waiting = nullptr);
+
+  // The consumer's fast path: takes the next item when it is a buffer and nothing else needs
+  // doing (the run is not aborted, no pop observer, no end-of-work mark); otherwise false,
+  // and pop() does the rest (an end-of-work mark taken here waits there).
+  bool try_pop_buffer(Item& item) noexcept {
+    if (observer_ != nullptr || stashed_ || not_empty_.aborted()) return false;
+    if (!ring_.try_pop_single(item)) return false;
+    room_.notify();
+    if (!item.is_end_of_work()) return true;
+    stash_ = item;
+    stashed_ = true;
+    return false;
+  }
   bool ended() const noexcept { return marks_seen_ == upstream_copies_; }
   // Discards buffers until the unit of work ends; returns how many were discarded.
   std::uint64_t drain();
@@ -78,6 +95,8 @@ class InputChannel final : public Endpoint {
   int marks_seen_ = 0;             // consumer thread only
   std::vector<bool> marked_;       // [upstream copy]: its mark arrived; consumer thread only
   PopObserver* observer_ = nullptr;  // set before the consumer runs
+  Item stash_;                       // an end-of-work mark try_pop_buffer took; consumer thread
+  bool stashed_ = false;
 };
 
 }  // namespace sluice

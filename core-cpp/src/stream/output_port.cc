@@ -16,6 +16,9 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
       room_(room),
       producer_(producer),
       waiting_(waiting),
+      only_local_(endpoints_.size() == 1 && policy != topo::Policy::kBroadcast
+                      ? dynamic_cast<InputChannel*>(endpoints_[0])
+                      : nullptr),
       // Start round robin at a different copy per producer so that N producers writing
       // one buffer each do not all pick consumer copy 0.
       next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {}
@@ -91,6 +94,11 @@ void OutputPort::write(Buffer&& buffer) {
   Item item{nullptr, size, producer_, buffer.key()};
   const std::size_t n = endpoints_.size();
   item.slot = detail::BufferAccess::unwrap(buffer);
+  if (only_local_ != nullptr && only_local_->try_push(item)) {  // the common case: room at once
+    counters_.buffers.add(1);
+    counters_.bytes.add(size);
+    return;
+  }
   if (policy_ == topo::Policy::kBroadcast) {
     // One payload, n holders: each consumer copy releases its own reference.
     if (n > 1) item.slot->refs.fetch_add(static_cast<std::uint32_t>(n - 1), std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 #include "buffer/buffer_pool.h"
 #include "sluice/stream.h"
 #include "stream/endpoint.h"
+#include "stream/input_channel.h"
 #include "stream/port_counters.h"
 #include "stream/wait_record.h"
 #include "topology/topology.h"
@@ -56,6 +57,9 @@ class OutputPort final : public OutputStream {
   Waiter& room_;
   const std::uint32_t producer_;
   WaitRecord* const waiting_;
+  // The only consumer copy's queue, when it is in this process and the stream is not
+  // broadcast: write() pushes there directly.
+  InputChannel* const only_local_;
   std::size_t next_ = 0;  // round_robin position; demand_driven tie-break start
   bool open_ = false;
   PortCounters counters_;

@@ -105,6 +105,7 @@ class Waiter {
   void throw_if_aborted() const {
     if (signal_.aborted()) throw Aborted();
   }
+  bool aborted() const noexcept { return signal_.aborted(); }
 
   // Tells sleepers that the condition may have changed. Call after the state change
   // (push, pop, release) is visible. One load and no fence when nobody sleeps (the
