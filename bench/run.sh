@@ -11,6 +11,10 @@ echo "Command: \`make bench\` (bench/run.sh $BUILD); load average at start: $(cu
 echo
 "$BUILD/bench/local_stream_bench" --reps "$REPS"
 echo
+# More copies than cores: pipeline shapes, on a quiet machine and with two CPU hogs.
+"$BUILD/bench/graph_bench" --reps "$REPS"
+"$BUILD/bench/graph_bench" --reps "$REPS" --hogs 2
+echo
 "$BUILD/bench/net_bench" --reps "$REPS"
 echo
 # The same comparisons across a veth pair between two network namespaces (root only).
