@@ -59,7 +59,8 @@ bool InboundLink::on_frame(const Frame& frame) {
 }
 
 bool InboundLink::on_payload() {
-  if (slot_ == nullptr) {  // parked
+  if (slot_ == nullptr) {  // parked: now complete, it may move once a buffer is free
+    side_.lot(data_.stream).arrived();
     side_.unpark(data_.stream);
     return true;
   }

@@ -33,17 +33,19 @@ std::byte* ParkingLot::park(const DataFrame& frame) {
   if (free_.empty()) throw Error("data plane: internal: more frames parked than credit allows");
   const std::uint32_t slot = free_.back();
   free_.pop_back();
-  parked_.push_back(Entry{false, frame.consumer, frame.producer, frame.key, frame.size, slot});
+  parked_.push_back(Entry{false, false, frame.consumer, frame.producer, frame.key, frame.size, slot});
   return memory_ + slot * stride_;
 }
 
+void ParkingLot::arrived() { parked_.back().complete = true; }
+
 void ParkingLot::park(const EndOfWorkFrame& frame) {
-  parked_.push_back(Entry{true, frame.consumer, frame.producer, 0, 0, 0});
+  parked_.push_back(Entry{true, true, frame.consumer, frame.producer, 0, 0, 0});
 }
 
 ParkingLot::Parked ParkingLot::front() const {
   const Entry& e = parked_.front();
-  return Parked{e.end_of_work, e.consumer, e.producer, e.key, e.size,
+  return Parked{e.end_of_work, e.complete, e.consumer, e.producer, e.key, e.size,
                 e.end_of_work ? nullptr : memory_ + e.slot * stride_};
 }
 

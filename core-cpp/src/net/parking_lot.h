@@ -40,14 +40,19 @@ class ParkingLot {
   bool empty() const { return parked_.empty(); }
   std::size_t size() const { return parked_.size(); }
 
-  // Parks a DATA frame; returns where its payload goes.
+  // Parks a DATA frame; returns where its payload goes. The frame is not ready to unpark
+  // until arrived() says its payload is all there (it may come in several reads).
   // REQUIRES: fewer than `slots` DATA frames parked (the credit bound guarantees it).
   std::byte* park(const DataFrame& frame);
+  // The payload of the DATA frame parked last is complete.
+  void arrived();
   void park(const EndOfWorkFrame& frame);
 
   // The oldest parked frame: an END_OF_WORK (payload null) or a DATA frame and its payload.
+  // `complete` is false while the payload is still being read: it must not move yet.
   struct Parked {
     bool end_of_work = false;
+    bool complete = true;
     std::uint32_t consumer = 0;
     std::uint32_t producer = 0;
     std::uint64_t key = 0;
@@ -61,6 +66,7 @@ class ParkingLot {
  private:
   struct Entry {
     bool end_of_work;
+    bool complete;
     std::uint32_t consumer;
     std::uint32_t producer;
     std::uint64_t key;

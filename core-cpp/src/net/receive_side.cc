@@ -94,6 +94,9 @@ void ReceiveSide::unpark(std::uint32_t stream) {
   BufferPool& buffers = pool(stream);
   while (!parked.empty()) {
     const ParkingLot::Parked frame = parked.front();
+    // Its payload is still arriving (the connection goes on with it later): stop here;
+    // InboundLink unparks again once it is in.
+    if (!frame.complete) return;
     Landing& to = *landings_[stream][frame.consumer];
     if (frame.end_of_work) {
       to.land(Item::end_of_work(frame.producer));

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <deque>
 #include <vector>
@@ -24,12 +25,16 @@ namespace ctx = boost::context;
 
 namespace {
 
-// A worker with nothing ready keeps trying its blocked tasks this long before it parks them
+// A worker with nothing ready keeps trying its blocked tasks for a while before it parks them
 // and sleeps: their peers on other cores (another worker, a Java copy's thread, the data
-// plane) usually hand over work within it, and parking and waking cost system calls on both
-// sides. Measured with java_bench (a C++ source and sink around a Java forward): 20 us of
-// this added ~600 ns per buffer at 10 B, 200 us ~120 ns.
-constexpr std::uint64_t kBlockedSpinNs = 100'000;
+// plane) usually hand over work soon, and parking and waking cost system calls on both sides.
+// How long adapts, per worker, between these bounds: it doubles after a wait that ended while
+// spinning and halves after one that ended parked. Measured with java_bench (a C++ source
+// and sink around a Java forward): a fixed 20 us added ~600 ns per buffer at 10 B, 200 us
+// ~120 ns; but where the cores are wanted by other threads (two app daemons with their I/O
+// and Java threads on one 2-core machine) a long spin only takes their time.
+constexpr std::uint64_t kBlockedSpinMinNs = 2'000;
+constexpr std::uint64_t kBlockedSpinMaxNs = 200'000;
 // A worker with nothing at all (nothing ready, nothing blocked) sleeps after this long.
 constexpr std::uint64_t kIdleSpinNs = 2'000;
 // A ready task that has waited this long for its busy worker may be taken by another.
@@ -103,6 +108,8 @@ class Worker {
   std::atomic<std::uint64_t> resumes{0};
   std::atomic<std::uint64_t> running_since_ns{0};  // 0: not running a task
   std::atomic<bool> idle{false};
+  // How long this worker spins on its blocked tasks before parking them (worker thread only).
+  std::uint64_t spin_budget_ns = 50'000;
 
   // Queues `task` and wakes the worker if it sleeps.
   void push(Task* task) {
@@ -338,26 +345,25 @@ bool park_blocked(Worker& w) {
 
 Task* Scheduler::next_task(Worker& w) {
   std::uint64_t idle_since = 0;
+  bool spun_blocked = false;  // this wait spun on blocked tasks
+  auto found = [&](Task* t) {
+    w.idle.store(false, std::memory_order_relaxed);
+    if (spun_blocked) w.spin_budget_ns = std::min(kBlockedSpinMaxNs, w.spin_budget_ns * 2);
+    return t;
+  };
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(w.mu);
       if (!w.ready.empty()) {
         Task* t = w.ready.front();
         w.ready.pop_front();
-        w.idle.store(false, std::memory_order_relaxed);
-        return t;
+        return found(t);
       }
       if (stopping_.load()) return nullptr;
     }
-    if (Task* t = poll_blocked(w)) {
-      w.idle.store(false, std::memory_order_relaxed);
-      return t;
-    }
+    if (Task* t = poll_blocked(w)) return found(t);
     w.idle.store(true, std::memory_order_relaxed);
-    if (Task* t = steal(w, kStealAfterNs)) {
-      w.idle.store(false, std::memory_order_relaxed);
-      return t;
-    }
+    if (Task* t = steal(w, kStealAfterNs)) return found(t);
     const std::uint64_t now = Waiter::now_ns();
     if (idle_since == 0) idle_since = now;
     bool has_blocked;
@@ -365,10 +371,13 @@ Task* Scheduler::next_task(Worker& w) {
       std::lock_guard<std::mutex> lock(w.mu);
       has_blocked = !w.blocked.empty();
     }
-    if (now - idle_since < (has_blocked ? kBlockedSpinNs : kIdleSpinNs)) {
+    if (now - idle_since < (has_blocked ? w.spin_budget_ns : kIdleSpinNs)) {
+      spun_blocked = spun_blocked || has_blocked;
       for (int i = 0; i < 16; ++i) cpu_relax();
       continue;
     }
+    if (has_blocked) w.spin_budget_ns = std::max(kBlockedSpinMinNs, w.spin_budget_ns / 2);
+    spun_blocked = false;
     if (park_blocked(w)) {
       idle_since = 0;
       continue;
