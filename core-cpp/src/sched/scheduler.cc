@@ -102,6 +102,11 @@ class Worker {
   std::vector<Task*> blocked;
   std::size_t poll_from = 0;
   bool sleeping = false;
+  // Sizes of `ready` and `blocked`, written under `mu`, read without it: a thief looks at
+  // these before it takes the lock, so that an idle worker's search for work does not
+  // bounce a busy worker's lock between the cores on every task switch there.
+  std::atomic<std::uint32_t> ready_n{0};
+  std::atomic<std::uint32_t> blocked_n{0};
   std::atomic<std::uint32_t> wake{0};  // futex word: bumped to wake a sleeping worker
 
   // For the monitor.
@@ -119,6 +124,7 @@ class Worker {
       std::lock_guard<std::mutex> lock(mu);
       task->worker = this;
       ready.push_back(task);
+      ready_n.store(static_cast<std::uint32_t>(ready.size()), std::memory_order_relaxed);
       if (sleeping) {
         sleeping = false;
         wake_it = true;
@@ -258,6 +264,10 @@ Task* Scheduler::steal(Worker& thief, std::uint64_t min_wait_ns) {
     Worker& victim = *workers_[static_cast<std::size_t>((thief.index + k) % n)];
     const std::uint64_t since = victim.running_since_ns.load(std::memory_order_relaxed);
     const bool stuck = since != 0 && now - since >= min_wait_ns;  // in one task's code for long
+    if (victim.ready_n.load(std::memory_order_relaxed) == 0 &&
+        !(stuck && victim.blocked_n.load(std::memory_order_relaxed) != 0)) {
+      continue;  // nothing to take: do not touch its lock
+    }
     std::vector<Task*> moved;
     Task* run = nullptr;
     {
@@ -265,15 +275,18 @@ Task* Scheduler::steal(Worker& thief, std::uint64_t min_wait_ns) {
       if (!victim.ready.empty() && now - victim.ready.front()->ready_since_ns >= min_wait_ns) {
         run = victim.ready.front();
         victim.ready.pop_front();
+        victim.ready_n.store(static_cast<std::uint32_t>(victim.ready.size()), std::memory_order_relaxed);
       }
       if (stuck && !victim.blocked.empty()) {
         moved.swap(victim.blocked);
         victim.poll_from = 0;
+        victim.blocked_n.store(0, std::memory_order_relaxed);
       }
     }
     if (!moved.empty()) {
       std::lock_guard<std::mutex> lock(thief.mu);
       thief.blocked.insert(thief.blocked.end(), moved.begin(), moved.end());
+      thief.blocked_n.store(static_cast<std::uint32_t>(thief.blocked.size()), std::memory_order_relaxed);
     }
     if (run != nullptr) {
       run->worker = &thief;
@@ -313,6 +326,7 @@ Task* poll_blocked(Worker& w) {
   std::lock_guard<std::mutex> lock(w.mu);
   if (!w.blocked.empty()) blocked.insert(blocked.end(), w.blocked.begin(), w.blocked.end());
   w.blocked.swap(blocked);
+  w.blocked_n.store(static_cast<std::uint32_t>(w.blocked.size()), std::memory_order_relaxed);
   w.poll_from = found != nullptr ? at : from;
   return found;
 }
@@ -325,6 +339,7 @@ bool park_blocked(Worker& w) {
     std::lock_guard<std::mutex> lock(w.mu);
     blocked.swap(w.blocked);
     w.poll_from = 0;
+    w.blocked_n.store(0, std::memory_order_relaxed);
   }
   if (blocked.empty()) return false;
   std::vector<std::uint32_t> armed(blocked.size());
@@ -357,6 +372,7 @@ Task* Scheduler::next_task(Worker& w) {
       if (!w.ready.empty()) {
         Task* t = w.ready.front();
         w.ready.pop_front();
+        w.ready_n.store(static_cast<std::uint32_t>(w.ready.size()), std::memory_order_relaxed);
         return found(t);
       }
       if (stopping_.load()) return nullptr;
@@ -413,6 +429,7 @@ void Scheduler::resume(Worker& w, Task* t) {
   } else {
     std::lock_guard<std::mutex> lock(w.mu);
     w.blocked.push_back(t);  // tried between other tasks from now on
+    w.blocked_n.store(static_cast<std::uint32_t>(w.blocked.size()), std::memory_order_relaxed);
   }
 }
 
