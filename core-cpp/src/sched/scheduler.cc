@@ -4,10 +4,15 @@
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <deque>
 #include <vector>
 #include <exception>
@@ -39,6 +44,8 @@ constexpr std::uint64_t kBlockedSpinMaxNs = 200'000;
 constexpr std::uint64_t kIdleSpinNs = 2'000;
 // A ready task that has waited this long for its busy worker may be taken by another.
 constexpr std::uint64_t kStealAfterNs = 200'000;
+// A blocked task is taken from a stuck worker only once it has stayed there this long.
+constexpr std::uint64_t kSettleNs = 2'000'000;
 // The monitor looks this often...
 constexpr auto kMonitorPeriod = std::chrono::milliseconds(1);
 // ...and starts a worker when every worker has run one task for this long while ready
@@ -85,11 +92,15 @@ class Task {
   Next next = Next::kBlock;
   Wait* wait = nullptr;  // while blocked: what it waits to do
   std::uint64_t ready_since_ns = 0;
+  std::uint64_t moved_ns = 0;  // when it last changed workers (stealing takes settled tasks)
 };
 
 class Worker {
  public:
   Worker(Scheduler& s, int i) : scheduler(s), index(i) {}
+  ~Worker() {
+    if (stat_fd >= 0) ::close(stat_fd);
+  }
 
   Scheduler& scheduler;
   const int index;
@@ -107,12 +118,32 @@ class Worker {
   // bounce a busy worker's lock between the cores on every task switch there.
   std::atomic<std::uint32_t> ready_n{0};
   std::atomic<std::uint32_t> blocked_n{0};
+  // Tasks that live here: running, ready, blocked or parked on a Waiter (their wake-up
+  // queues them here).
+  std::atomic<int> tasks_n{0};
   std::atomic<std::uint32_t> wake{0};  // futex word: bumped to wake a sleeping worker
 
   // For the monitor.
   std::atomic<std::uint64_t> resumes{0};
   std::atomic<std::uint64_t> running_since_ns{0};  // 0: not running a task
   std::atomic<bool> idle{false};
+  // Its thread's CPU-time clock and /proc/self/task/TID/stat, to tell a worker busy in a
+  // copy's code (or asleep in a system call) from one that waits for a CPU; set once the
+  // thread runs.
+  std::atomic<bool> introspect{false};
+  clockid_t cpu_clock{};
+  int stat_fd = -1;
+  // This worker as a thief: what it last saw of a stuck victim (worker thread only).
+  struct Watch {
+    const Worker* victim = nullptr;
+    std::uint64_t since = 0;   // the victim's running_since_ns then
+    std::uint64_t at = 0;      // when
+    std::uint64_t cpu = 0;     // the victim's CPU time then
+  } watch;
+  // The monitor's last look at it (monitor only): since, and CPU time then.
+  std::uint64_t monitor_since = 0;
+  std::uint64_t monitor_at = 0;
+  std::uint64_t monitor_cpu = 0;
   // How long this worker spins on its blocked tasks before parking them (worker thread only).
   std::uint64_t spin_budget_ns = 50'000;
 
@@ -247,12 +278,21 @@ void Scheduler::spawn(std::function<void()> body, int worker, const crash::CopyR
                         });
   live_.fetch_add(1);
   const int n = base_workers_;
-  workers_[static_cast<std::size_t>(((worker % n) + n) % n)]->push(t);
+  Worker& home = *workers_[static_cast<std::size_t>(((worker % n) + n) % n)];
+  home.tasks_n.fetch_add(1, std::memory_order_relaxed);
+  home.push(t);
 }
 
 void Scheduler::run_worker(Worker& w) {
   crash::AltStack alt_stack;  // the crash handler's stack, when a task overflows its own
   tl_worker = &w;
+  {
+    const std::string path = "/proc/self/task/" + std::to_string(::gettid()) + "/stat";
+    w.stat_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (w.stat_fd >= 0 && pthread_getcpuclockid(pthread_self(), &w.cpu_clock) == 0) {
+      w.introspect.store(true, std::memory_order_release);
+    }
+  }
   while (Task* t = next_task(w)) resume(w, t);
   tl_worker = nullptr;
 }
@@ -268,6 +308,7 @@ Task* Scheduler::steal(Worker& thief, std::uint64_t min_wait_ns) {
         !(stuck && victim.blocked_n.load(std::memory_order_relaxed) != 0)) {
       continue;  // nothing to take: do not touch its lock
     }
+    if (since != 0 && !working(thief, victim, since, now)) continue;
     std::vector<Task*> moved;
     Task* run = nullptr;
     {
@@ -278,18 +319,34 @@ Task* Scheduler::steal(Worker& thief, std::uint64_t min_wait_ns) {
         victim.ready_n.store(static_cast<std::uint32_t>(victim.ready.size()), std::memory_order_relaxed);
       }
       if (stuck && !victim.blocked.empty()) {
-        moved.swap(victim.blocked);
+        // Only tasks that have stayed there a while: a task moved back and forth every time
+        // one of two workers is descheduled for a moment runs cold on both.
+        auto settled = [&](Task* t) { return now - t->moved_ns >= kSettleNs; };
+        auto keep = std::stable_partition(victim.blocked.begin(), victim.blocked.end(),
+                                          [&](Task* t) { return !settled(t); });
+        moved.assign(keep, victim.blocked.end());
+        victim.blocked.erase(keep, victim.blocked.end());
         victim.poll_from = 0;
-        victim.blocked_n.store(0, std::memory_order_relaxed);
+        victim.blocked_n.store(static_cast<std::uint32_t>(victim.blocked.size()), std::memory_order_relaxed);
       }
+    }
+    const int count = static_cast<int>(moved.size()) + (run != nullptr ? 1 : 0);
+    if (count > 0) {
+      victim.tasks_n.fetch_sub(count, std::memory_order_relaxed);
+      thief.tasks_n.fetch_add(count, std::memory_order_relaxed);
     }
     if (!moved.empty()) {
       std::lock_guard<std::mutex> lock(thief.mu);
+      for (Task* t : moved) {
+        t->worker = &thief;
+        t->moved_ns = now;
+      }
       thief.blocked.insert(thief.blocked.end(), moved.begin(), moved.end());
       thief.blocked_n.store(static_cast<std::uint32_t>(thief.blocked.size()), std::memory_order_relaxed);
     }
     if (run != nullptr) {
       run->worker = &thief;
+      run->moved_ns = now;
       return run;
     }
     if (!moved.empty()) return poll_blocked(thief);
@@ -387,13 +444,22 @@ Task* Scheduler::next_task(Worker& w) {
       std::lock_guard<std::mutex> lock(w.mu);
       has_blocked = !w.blocked.empty();
     }
-    if (now - idle_since < (has_blocked ? w.spin_budget_ns : kIdleSpinNs)) {
+    // A worker watching a stuck one (to take its tasks if it is really busy) stays awake to
+    // look again.
+    const bool watching = w.watch.victim != nullptr && w.watch.since != 0 &&
+                          w.watch.victim->running_since_ns.load(std::memory_order_relaxed) == w.watch.since;
+    const std::uint64_t budget = has_blocked ? w.spin_budget_ns : watching ? kStealAfterNs : kIdleSpinNs;
+    if (now - idle_since < budget) {
       spun_blocked = spun_blocked || has_blocked;
       for (int i = 0; i < 16; ++i) cpu_relax();
       continue;
     }
     if (has_blocked) w.spin_budget_ns = std::max(kBlockedSpinMinNs, w.spin_budget_ns / 2);
     spun_blocked = false;
+    if (has_blocked && hand_over_blocked(w)) {
+      idle_since = 0;
+      continue;
+    }
     if (park_blocked(w)) {
       idle_since = 0;
       continue;
@@ -414,6 +480,91 @@ Task* Scheduler::next_task(Worker& w) {
   }
 }
 
+namespace {
+
+// CPU time the worker's thread has used, in ns (the kernel counts the running slice too).
+std::uint64_t cpu_ns(const Worker& w) {
+  struct timespec t;
+  if (clock_gettime(w.cpu_clock, &t) != 0) return 0;
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
+
+// The worker's thread sleeps in the kernel (state S or D in /proc/.../stat): a copy's
+// blocking system call, not a wait for a CPU (state R).
+bool asleep(const Worker& w) {
+  char text[256];
+  const ssize_t got = ::pread(w.stat_fd, text, sizeof text - 1, 0);
+  if (got <= 0) return false;
+  text[got] = '\0';
+  const char* close = std::strrchr(text, ')');  // "pid (comm) S ..."; comm may hold spaces
+  return close != nullptr && close[1] == ' ' && (close[2] == 'S' || close[2] == 'D');
+}
+
+}  // namespace
+
+bool Scheduler::working(Worker& thief, const Worker& victim, std::uint64_t since, std::uint64_t now) {
+  if (!victim.introspect.load(std::memory_order_acquire)) return true;  // cannot tell: take it
+  const std::uint64_t cpu = cpu_ns(victim);
+  Worker::Watch& seen = thief.watch;
+  if (seen.victim != &victim || seen.since != since) {
+    seen = {&victim, since, now, cpu};
+    return false;  // look again in a while
+  }
+  if (now - seen.at < kStealAfterNs / 2) return false;
+  // Busy in a copy's code, or asleep in a system call: its other tasks can run elsewhere.
+  // Waiting for a CPU (other processes have them): it will switch tasks by itself once it
+  // runs again, and taking its tasks now would split a graph whose halves then wait for
+  // each other, every hand-off between them a wake-up through the kernel.
+  if ((cpu - seen.cpu) * 2 >= now - seen.at) return true;
+  return asleep(victim);
+}
+
+bool Scheduler::hand_over_blocked(Worker& w) {
+  // Give them to the worker that has the most tasks, when it has more than this one and is
+  // not itself stuck in one task's code (or descheduled): there they are tried between the
+  // tasks they wait for. Without this, a split made by stealing from a worker that the
+  // kernel descheduled for a time slice (other processes want the cores) stays split:
+  // every hand-off between the halves then parks and wakes through the kernel.
+  const int n = worker_count_.load(std::memory_order_acquire);
+  const std::uint64_t now = Waiter::now_ns();
+  Worker* target = nullptr;
+  int most = w.tasks_n.load(std::memory_order_relaxed);
+  for (int k = 1; k < n; ++k) {
+    Worker& other = *workers_[static_cast<std::size_t>((w.index + k) % n)];
+    const int tasks = other.tasks_n.load(std::memory_order_relaxed);
+    const std::uint64_t since = other.running_since_ns.load(std::memory_order_relaxed);
+    // Ties go to the lower index, so that two workers with as many tasks do not swap them.
+    const bool more = tasks > most || (tasks == most && tasks > 0 && other.index < w.index && target == nullptr);
+    if (more && (since == 0 || now - since < kStealAfterNs)) {
+      target = &other;
+      most = tasks;
+    }
+  }
+  if (target == nullptr) return false;
+  std::vector<Task*> moved;
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    moved.swap(w.blocked);
+    w.poll_from = 0;
+    w.blocked_n.store(0, std::memory_order_relaxed);
+  }
+  if (moved.empty()) return false;
+  const int count = static_cast<int>(moved.size());
+  w.tasks_n.fetch_sub(count, std::memory_order_relaxed);
+  target->tasks_n.fetch_add(count, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(target->mu);
+    for (Task* t : moved) {
+      t->worker = target;
+      t->moved_ns = now;
+    }
+    target->blocked.insert(target->blocked.end(), moved.begin(), moved.end());
+    target->blocked_n.store(static_cast<std::uint32_t>(target->blocked.size()), std::memory_order_relaxed);
+  }
+  target->nudge();
+  return true;
+}
+
 void Scheduler::resume(Worker& w, Task* t) {
   t->worker = &w;
   w.resumes.fetch_add(1, std::memory_order_relaxed);
@@ -427,19 +578,44 @@ void Scheduler::resume(Worker& w, Task* t) {
   if (t->next == Task::Next::kDone) {
     finished(t);
   } else {
-    std::lock_guard<std::mutex> lock(w.mu);
-    w.blocked.push_back(t);  // tried between other tasks from now on
-    w.blocked_n.store(static_cast<std::uint32_t>(w.blocked.size()), std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(w.mu);
+      w.blocked.push_back(t);  // tried between other tasks from now on
+      w.blocked_n.store(static_cast<std::uint32_t>(w.blocked.size()), std::memory_order_relaxed);
+    }
+    // A task left alone here (the others were taken while this worker was busy with it)
+    // joins the worker that has the rest, where its peers usually are: alone, every
+    // hand-off with them crosses cores, and stalls whenever the kernel deschedules either.
+    if (w.tasks_n.load(std::memory_order_relaxed) == 1 && Waiter::now_ns() - t->moved_ns >= kSettleNs) {
+      hand_over_blocked(w);
+    }
   }
 }
 
 void Scheduler::finished(Task* t) {
+  t->worker->tasks_n.fetch_sub(1, std::memory_order_relaxed);
   delete t;  // its fiber has returned: deleting it frees the stack
   {
     std::lock_guard<std::mutex> lock(done_mu_);
     live_.fetch_sub(1);
   }
   done_cv_.notify_all();
+}
+
+bool Scheduler::stuck_for_long(Worker& w, std::uint64_t now) {
+  const std::uint64_t since = w.running_since_ns.load(std::memory_order_relaxed);
+  if (since == 0 || now - since < kStuckNs) return false;
+  if (!w.introspect.load(std::memory_order_acquire)) return true;
+  const std::uint64_t cpu = cpu_ns(w);
+  if (w.monitor_since != since) {
+    w.monitor_since = since;
+    w.monitor_at = now;
+    w.monitor_cpu = cpu;
+    return false;
+  }
+  if (now - w.monitor_at < kStuckNs / 2) return false;
+  // As working(): in a copy's code or a system call, not waiting for a CPU.
+  return (cpu - w.monitor_cpu) * 2 >= now - w.monitor_at || asleep(w);
 }
 
 void Scheduler::monitor() {
@@ -470,9 +646,8 @@ void Scheduler::monitor() {
     // Every worker busy: if each has run one task for long (own code, a blocking system
     // call), start one more worker to take the waiting tasks.
     bool all_stuck = true;
-    for (int i = 0; i < n && all_stuck; ++i) {
-      const std::uint64_t since = workers_[static_cast<std::size_t>(i)]->running_since_ns.load(std::memory_order_relaxed);
-      all_stuck = since != 0 && now - since >= kStuckNs;
+    for (int i = 0; i < n; ++i) {
+      if (!stuck_for_long(*workers_[static_cast<std::size_t>(i)], now)) all_stuck = false;
     }
     if (all_stuck && n < kMaxWorkers) add_worker();
   }

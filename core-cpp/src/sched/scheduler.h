@@ -17,7 +17,14 @@
 // code) is taken by an idle worker; a monitor wakes an idle worker for that, and when every
 // worker has been stuck in one task's code for 10 ms (a filter computing, or blocked in a
 // system call) while others wait, it starts one more worker, so no ready copy starves for
-// ever behind one that never waits on a stream.
+// ever behind one that never waits on a stream. "Stuck" means busy on a CPU or asleep in
+// the kernel, judged from the worker thread's CPU-time clock and /proc state: a worker that
+// the kernel keeps waiting for a CPU (other processes want the cores) keeps its tasks, since
+// splitting a graph whose halves hand buffers to each other makes every hand-off a wake-up
+// through the kernel. For the same reason a worker about to park its blocked tasks hands
+// them to a worker that has more (ties to the lower index), and a task left alone on its
+// worker joins the one that has the rest; a task moved stays at least 2 ms before it is
+// taken again.
 //
 // Stacks: each task's stack is mapped with a guard page below it (stack_size, default
 // 1 MiB, taking memory only as it is touched); an overflow is a SIGSEGV that the crash
@@ -83,6 +90,9 @@ class Scheduler {
   void run_worker(Worker& worker);
   Task* next_task(Worker& worker);
   Task* steal(Worker& thief, std::uint64_t min_wait_ns);
+  bool hand_over_blocked(Worker& w);
+  bool stuck_for_long(Worker& w, std::uint64_t now);
+  bool working(Worker& thief, const Worker& victim, std::uint64_t since, std::uint64_t now);
   void resume(Worker& worker, Task* task);
   void finished(Task* task);
   void monitor();

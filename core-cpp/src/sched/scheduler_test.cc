@@ -61,6 +61,34 @@ TEST(SchedulerTest, ATaskThatNeverWaitsDoesNotStarveTheOthersOnItsWorker) {
   EXPECT_FALSE(gave_up.load());
 }
 
+TEST(SchedulerTest, ATaskAsleepInASystemCallDoesNotStarveTheOthers) {
+  // As above, but the first task sleeps in the kernel (a blocking read, sleep()) instead of
+  // computing: its worker uses no CPU, which must not be mistaken for a worker waiting for
+  // one (whose tasks are left where they are).
+  std::atomic<bool> second_ran{false};
+  std::atomic<bool> gave_up{false};
+  {
+    Scheduler s(SchedulerOptions{1, 0});
+    s.spawn(
+        [&] {
+          const auto deadline = std::chrono::steady_clock::now() + 20s;
+          while (!second_ran.load()) {
+            if (std::chrono::steady_clock::now() > deadline) {
+              gave_up = true;
+              return;
+            }
+            std::this_thread::sleep_for(50ms);
+          }
+        },
+        0, nullptr);
+    s.spawn([&] { second_ran = true; }, 0, nullptr);
+    ASSERT_TRUE(eventually([&] { return second_ran.load() || gave_up.load(); }));
+    EXPECT_GE(s.workers(), 2) << "no worker was added";
+  }
+  EXPECT_TRUE(second_ran.load());
+  EXPECT_FALSE(gave_up.load());
+}
+
 TEST(SchedulerTest, TasksWaitingOnEachOtherPassATokenAroundARing) {
   // 64 tasks on 2 workers; task i waits until the token is i, then passes it on, 200 times
   // round. Each wait blocks the task (no thread sleeps); waits cross workers half the time.
