@@ -5,12 +5,17 @@
 #ifndef SLUICE_BENCH_BENCH_COMMON_H_
 #define SLUICE_BENCH_BENCH_COMMON_H_
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sluice/sluice.h"
@@ -49,9 +54,42 @@ class BenchSink : public sluice::Filter {
 struct Options {
   int reps = 5;
   bool quick = false;
+  int hogs = 0;  // --hogs N: CPU hogs to run beside the benchmark (see Hogs)
 };
 
-// Parses --reps and --quick; `extra(argv, i)` sees every argument after them (in the same
+// N busy-looping threads in a child process for as long as this object lives: a machine
+// whose cores other work also wants. Comparisons stay fair because the peer (ZeroMQ, the
+// pair) runs under the same hogs, interleaved.
+class Hogs {
+ public:
+  explicit Hogs(int n) {
+    if (n <= 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<std::thread> hogs;
+      for (int i = 0; i < n; ++i) {
+        hogs.emplace_back([] {
+          volatile std::uint64_t x = 0;
+          for (;;) x = x + 1;
+        });
+      }
+      for (auto& h : hogs) h.join();
+      _exit(0);
+    }
+  }
+  ~Hogs() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  Hogs(const Hogs&) = delete;
+  Hogs& operator=(const Hogs&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Parses --reps, --quick and --hogs; `extra(argv, i)` sees every argument after them (in the same
 // pass, so it may consume values with ++i) for a benchmark's own options.
 template <class Extra>
 Options parse_options(int argc, char** argv, Extra&& extra) {
@@ -59,6 +97,7 @@ Options parse_options(int argc, char** argv, Extra&& extra) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) o.reps = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--quick") == 0) o.quick = true;
+    if (std::strcmp(argv[i], "--hogs") == 0 && i + 1 < argc) o.hogs = std::atoi(argv[++i]);
     extra(argv, i);
   }
   return o;

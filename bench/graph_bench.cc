@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -143,23 +144,6 @@ double run(const Shape& shape) {
   return static_cast<double>(shape.buffers) / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-pid_t start_hogs(int n) {
-  if (n <= 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::vector<std::thread> hogs;
-    for (int i = 0; i < n; ++i) {
-      hogs.emplace_back([] {
-        volatile std::uint64_t x = 0;
-        for (;;) x = x + 1;
-      });
-    }
-    for (auto& h : hogs) h.join();
-    _exit(0);
-  }
-  return pid;
-}
-
 }  // namespace
 
 using bench::BenchSink;
@@ -170,16 +154,15 @@ SLUICE_FILTER(BenchForward)
 SLUICE_FILTER(KeyedSource)
 
 int main(int argc, char** argv) {
-  int hogs = 0;
   std::string only;
   const bench::Options options = bench::parse_options(argc, argv, [&](char** arg, int& i) {
-    if (std::strcmp(arg[i], "--hogs") == 0 && i + 1 < argc) hogs = std::atoi(arg[++i]);
     if (std::strcmp(arg[i], "--only") == 0 && i + 1 < argc) only = arg[++i];
   });
   const std::uint64_t count = options.quick ? 400000 : 4000000;
   const std::vector<Shape> shapes = {chain(2, count),  chain(3, count),  chain(5, count),        copies(2, count),
                                      copies(4, count), shuffle(count), busy_chain(count / 20)};
-  const pid_t hog_pid = start_hogs(hogs);
+  const int hogs = options.hogs;
+  std::optional<bench::Hogs> hog_process(std::in_place, hogs);
   std::vector<std::vector<double>> rates(shapes.size());
   try {
     for (int rep = 0; rep < options.reps; ++rep) {
@@ -189,13 +172,9 @@ int main(int argc, char** argv) {
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "graph_bench: %s\n", e.what());
-    if (hog_pid > 0) kill(hog_pid, SIGKILL);
     return 1;
   }
-  if (hog_pid > 0) {
-    kill(hog_pid, SIGKILL);
-    waitpid(hog_pid, nullptr, 0);
-  }
+  hog_process.reset();
   std::printf("## More copies than cores: pipeline shapes at 100 B, one process (%u cores%s)\n\n",
               std::thread::hardware_concurrency(),
               hogs > 0 ? (", " + std::to_string(hogs) + " CPU hogs running").c_str() : "");

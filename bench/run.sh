@@ -10,6 +10,7 @@ echo
 echo "Command: \`make bench\` (bench/run.sh $BUILD); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$BUILD/bench/local_stream_bench" --reps "$REPS"
+"$BUILD/bench/local_stream_bench" --reps "$REPS" --hogs 2
 echo
 # More copies than cores: pipeline shapes, on a quiet machine and with two CPU hogs.
 "$BUILD/bench/graph_bench" --reps "$REPS"
