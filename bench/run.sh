@@ -23,6 +23,9 @@ echo
 if [ -x "$BUILD/bench/java_bench" ]; then
   echo
   "$BUILD/bench/java_bench" --reps "$REPS"
+  echo
+  # A whole mixed C++/Java graph, embedded and across two app daemons on this machine.
+  /usr/bin/python3 "$HERE/whole_graph.py" --build "$BUILD" --reps 3
 fi
 echo
 # The seed's producer/consumer table (veth between namespaces as root, else loopback ports),
