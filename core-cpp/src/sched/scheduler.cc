@@ -44,6 +44,8 @@ constexpr std::uint64_t kBlockedSpinMaxNs = 200'000;
 constexpr std::uint64_t kIdleSpinNs = 2'000;
 // A ready task that has waited this long for its busy worker may be taken by another.
 constexpr std::uint64_t kStealAfterNs = 200'000;
+// A worker that has run one task this long is stuck, whatever its CPU clock says.
+constexpr std::uint64_t kSurelyStuckNs = 20'000'000;
 // A blocked task is taken from a stuck worker only once it has stayed there this long.
 constexpr std::uint64_t kSettleNs = 2'000'000;
 // The monitor looks this often...
@@ -504,6 +506,9 @@ bool asleep(const Worker& w) {
 
 bool Scheduler::working(Worker& thief, const Worker& victim, std::uint64_t since, std::uint64_t now) {
   if (!victim.introspect.load(std::memory_order_acquire)) return true;  // cannot tell: take it
+  // No time slice lasts this long: whatever the CPU clock says (on a loaded machine a copy
+  // computing gets a small share of a CPU), its other tasks have waited enough.
+  if (now - since >= kSurelyStuckNs) return true;
   const std::uint64_t cpu = cpu_ns(victim);
   Worker::Watch& seen = thief.watch;
   if (seen.victim != &victim || seen.since != since) {
@@ -613,6 +618,7 @@ bool Scheduler::stuck_for_long(Worker& w, std::uint64_t now) {
     w.monitor_cpu = cpu;
     return false;
   }
+  if (now - since >= 5 * kSurelyStuckNs) return true;  // as working(), at the monitor's pace
   if (now - w.monitor_at < kStuckNs / 2) return false;
   // As working(): in a copy's code or a system call, not waiting for a CPU.
   return (cpu - w.monitor_cpu) * 2 >= now - w.monitor_at || asleep(w);
