@@ -20,6 +20,10 @@ echo
 echo
 # The same comparisons across a veth pair between two network namespaces (root only).
 "$HERE/net_veth.sh" "$BUILD" --reps "$REPS"
+echo
+# A by_key all-to-all stream over 2, 3 and 4 network namespaces on a bridge, against
+# iperf3 pairs (root only; draws bench/four_hosts.png).
+/usr/bin/python3 "$HERE/four_hosts.py" --build "$BUILD" --reps 3
 if [ -x "$BUILD/bench/java_bench" ]; then
   echo
   "$BUILD/bench/java_bench" --reps "$REPS"
