@@ -191,6 +191,16 @@ thread_local Task* tl_task = nullptr;
 
 Task* poll_blocked(Worker& w);
 bool park_blocked(Worker& w);
+
+// Every task blocked on `w`, taken off it (to park, or to hand to another worker).
+std::vector<Task*> take_blocked(Worker& w) {
+  std::vector<Task*> blocked;
+  std::lock_guard<std::mutex> lock(w.mu);
+  blocked.swap(w.blocked);
+  w.poll_from = 0;
+  w.blocked_n.store(0, std::memory_order_relaxed);
+  return blocked;
+}
 }  // namespace
 
 Task* current_task() noexcept { return tl_task; }
@@ -393,13 +403,7 @@ Task* poll_blocked(Worker& w) {
 // The worker is about to sleep: hands every blocked task to its Waiter (one heavy barrier
 // for all), or finds one that can run after all. True when something became runnable.
 bool park_blocked(Worker& w) {
-  std::vector<Task*> blocked;
-  {
-    std::lock_guard<std::mutex> lock(w.mu);
-    blocked.swap(w.blocked);
-    w.poll_from = 0;
-    w.blocked_n.store(0, std::memory_order_relaxed);
-  }
+  std::vector<Task*> blocked = take_blocked(w);
   if (blocked.empty()) return false;
   std::vector<std::uint32_t> armed(blocked.size());
   for (std::size_t i = 0; i < blocked.size(); ++i) armed[i] = blocked[i]->wait->arm();
@@ -546,13 +550,7 @@ bool Scheduler::hand_over_blocked(Worker& w) {
     }
   }
   if (target == nullptr) return false;
-  std::vector<Task*> moved;
-  {
-    std::lock_guard<std::mutex> lock(w.mu);
-    moved.swap(w.blocked);
-    w.poll_from = 0;
-    w.blocked_n.store(0, std::memory_order_relaxed);
-  }
+  std::vector<Task*> moved = take_blocked(w);
   if (moved.empty()) return false;
   const int count = static_cast<int>(moved.size());
   w.tasks_n.fetch_sub(count, std::memory_order_relaxed);
