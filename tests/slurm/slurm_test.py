@@ -15,7 +15,9 @@ left (their environment carries SLURM_JOB_ID):
   - a filter that throws: named with its logical host and its Slurm node;
   - one node's sluiced killed mid-run: reported by Slurm node name, every step ended, the
     allocation released;
-  - SIGINT to the console mid-run: status 130, the same clean end.
+  - SIGINT to the console mid-run: status 130, the same clean end;
+  - an allocation Slurm refuses (no such partition): status 4 with Slurm's reason;
+  - SIGINT while the allocation is pending: status 130, the request withdrawn.
 
   slurm_test.py BUILD_DIR SOURCE_DIR
 Needs root and Debian's slurmctld, slurmd, slurm-client and munge (scripts/install-deps.sh).
@@ -303,6 +305,32 @@ streams:
           "(unit of work 0): args.size 2048" in err, "a filter that throws is named with its host and Slurm node", err)
     check(f"the host daemons' logs are in {run_dir}" in err, "after a failure, the console says where the logs are", err)
     c.nothing_left(job, "after a filter threw")
+
+    # Slurm refuses the request: said before anything starts, status 4.
+    status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--partition", "nosuch")
+    check(status == 4 and "salloc exited with status 1 without an allocation of 2 node(s)" in err
+          and "invalid partition" in err.lower(), "an allocation Slurm refuses: status 4 with Slurm's reason", err)
+    check(c.queue() == "", "after a refused allocation: squeue is empty", c.queue())
+
+    # Ctrl-C while the request waits (another job holds both nodes): withdrawn, status 130.
+    r = c.cmd("sbatch", "--parsable", "--nodes", "2", "--exclusive", "--output", "/dev/null", "--wrap", "sleep 300")
+    blocker = r.stdout.strip().split(";")[0]
+    check(r.returncode == 0 and blocker, "a job that holds both nodes is submitted", r.stderr)
+    h.cleanups.append(lambda: c.cmd("scancel", blocker))
+    h.wait_for(lambda: c.cmd("squeue", "-h", "-j", blocker, "-o", "%T").stdout.strip() == "RUNNING", 30,
+               "the blocking job to run")
+    p, err_path, run_dir = runs.start("run", chain, "--no-progress")
+    h.wait_for(lambda: "is waiting for 2 node(s)" in read(err_path), 30, "the console to say it waits")
+    pending = re.search(r"slurm: job (\d+) is waiting", read(err_path)).group(1)
+    p.send_signal(signal.SIGINT)
+    p.wait(30)
+    text = read(err_path)
+    check(p.returncode == 130 and "interrupted by SIGINT while waiting for a Slurm allocation" in text,
+          "Ctrl-C while the allocation is pending: status 130", text)
+    left = c.cmd("squeue", "-h", "-o", "%i").stdout.split()
+    check(pending not in left, f"the pending request (job {pending}) is withdrawn", c.queue())
+    c.cmd("scancel", blocker)
+    h.wait_for(lambda: c.queue() == "", 30, "the blocking job to end")
 
     # One node's sluiced killed mid-run.
     long = h.topology("long.yaml", """name: long
