@@ -74,6 +74,7 @@ CommandOutput run_and_capture(const std::vector<std::string>& argv, std::chrono:
   }
   const pid_t pid = fork();
   if (pid == 0) exec_child(argv, out[1], err[1]);
+  if (pid > 0) setpgid(pid, pid);  // also here, so that it holds before we ever signal the group
   close(out[1]);
   close(err[1]);
   if (pid < 0) {
@@ -103,7 +104,10 @@ CommandOutput run_and_capture(const std::vector<std::string>& argv, std::chrono:
     if (f.fd >= 0) close(f.fd);
   }
   int wstatus = 0;
-  if (open_fds > 0) kill(-pid, SIGKILL);  // past the deadline
+  if (open_fds > 0) {  // past the deadline
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+  }
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   describe(wstatus, &result.status);
