@@ -50,15 +50,7 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
     if (!hosts.empty()) apply_hosts_option(topology, hosts);
     check_loadable(topology);
     std::cout << describe_plan(topology);
-    if (auto launcher = make_launcher(launch)) {
-      // Where each logical host would run; nothing is started.
-      try {
-        std::cout << launcher->plan(topology);
-      } catch (const std::exception& e) {
-        std::cerr << "sluice: " << launch.launcher << ": " << e.what() << "\n";
-        return kExitHostUnavailable;
-      }
-    } else if (!topology.hosts.empty()) {
+    if (!topology.hosts.empty()) {
       std::cout << "hosts:\n";
       for (const auto& [host, placement] : place_copies(topology)) {
         std::cout << "  " << host << ":";
@@ -68,6 +60,16 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
         }
         std::cout << "\n";
       }
+    }
+    if (auto launcher = make_launcher(launch)) {
+      // Where each logical host would run; nothing is started.
+      try {
+        std::cout << launcher->plan(topology);
+      } catch (const std::exception& e) {
+        std::cerr << "sluice: " << launch.launcher << ": " << e.what() << "\n";
+        return kExitHostUnavailable;
+      }
+    } else if (!topology.hosts.empty()) {
       if (int status = check_hosts(topology, control); status != kExitOk) return status;
     }
     std::cout << "ok\n";
