@@ -26,7 +26,7 @@ fi
 echo
 # Launch overhead of --launcher slurm against hand-started daemons, on a throw-away local
 # Slurm (root only; says so and skips otherwise).
-if [ -f "$BUILD/examples/libexamples.so" ] && command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then
+if [ -f "$BUILD/examples/libexamples.so" ] && { command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; }; then
   /usr/bin/python3 "$HERE/slurm_launch.py" --build "$BUILD" --reps "$REPS"
 fi
 echo

@@ -19,6 +19,7 @@ console asks for the allocation and releases it).
 Root only (slurmd); prints a Markdown section, or says why it was skipped.
 """
 import argparse
+import contextlib
 import os
 import re
 import statistics
@@ -65,7 +66,8 @@ def main():
     source = os.path.join(HERE, "..")
     with harness.Harness(args.build, source, prefix="sluice-bench-slurm-") as h:
         c = Cluster(h)
-        c.up()
+        with contextlib.redirect_stdout(sys.stderr):  # its "ok:" line is not part of the table
+            c.up()
         a = h.start("a")
         b = h.start("b")
         body = """filters:
