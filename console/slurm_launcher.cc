@@ -116,7 +116,7 @@ std::string SlurmLauncher::plan(const topo::Topology& t) {
     const std::vector<Node> nodes = job_nodes(list);
     const std::vector<std::string> hosts = logical_hosts(t, &nodes);
     if (hosts.size() > nodes.size()) {
-      throw Error("Slurm job " + std::string(job) + " has " + std::to_string(nodes.size()) + " node(s), the topology " +
+      throw Error("Slurm job " + std::string(job) + " has " + std::to_string(nodes.size()) + " node(s), the topology has " +
                   std::to_string(hosts.size()) + " logical hosts; ask for more (sbatch --nodes " +
                   std::to_string(hosts.size()) + ")");
     }
@@ -194,6 +194,7 @@ bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupt
   if (!options_.account.empty()) argv.insert(argv.end(), {"--account", options_.account});
   const std::string log = run_dir_ + "/salloc-" + run_id_ + ".log";
   Child salloc(argv, log, log);
+  wrote_logs_ = true;
   static const std::regex job_re(R"((?:Granted|Pending) job allocation (\d+))");
   bool told = false;
   for (;;) {
@@ -254,7 +255,7 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
     const std::vector<Node> nodes = job_nodes(nodelist);
     const std::vector<std::string> hosts = logical_hosts(t, &nodes);
     if (hosts.size() > nodes.size()) {
-      throw Error("Slurm job " + job_id_ + " has " + std::to_string(nodes.size()) + " node(s), the topology " +
+      throw Error("Slurm job " + job_id_ + " has " + std::to_string(nodes.size()) + " node(s), the topology has " +
                   std::to_string(hosts.size()) + " logical hosts; ask for one node per logical host (sbatch --nodes " +
                   std::to_string(hosts.size()) + ")");
     }
@@ -278,6 +279,7 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
                                    "--unbuffered", sluiced, "--listen", listen, "--token-file", token_file_,
                                    "--ready-file", s.ready_file},
           s.log_file, s.log_file);
+      wrote_logs_ = true;
       steps_.push_back(std::move(s));
     }
     if (!wait_ready(&interrupted)) return interrupted ? kExitInterrupted : kExitHostUnavailable;
@@ -399,7 +401,7 @@ void SlurmLauncher::stop(bool failed) {
   if (run_dir_.empty()) return;
   if (own_run_dir_ && !failed) {
     fs::remove_all(run_dir_, ec);
-  } else if (failed) {
+  } else if (failed && wrote_logs_) {
     std::cerr << "sluice: slurm: the host daemons' logs are in " << run_dir_ << "\n";
   }
 }

@@ -70,6 +70,7 @@ class SlurmLauncher : public Launcher {
   bool own_run_dir_ = false;  // made here (no --run-dir): removed after a run that succeeded
   std::string token_file_;
   std::vector<Step> steps_;
+  bool wrote_logs_ = false;  // salloc or a step ran: the run directory has logs
   bool stopped_ = false;
 };
 
