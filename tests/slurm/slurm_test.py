@@ -14,7 +14,7 @@ left (their environment carries SLURM_JOB_ID):
   - inside an sbatch allocation: examples/slurm/mixed.sbatch;
   - a filter that throws: named with its logical host and its Slurm node;
   - one node's sluiced killed mid-run: reported by Slurm node name, every step ended, the
-    allocation released;
+    allocation released (and, while it ran, the run's token file had mode 0600);
   - SIGINT to the console mid-run: status 130, the same clean end;
   - an allocation Slurm refuses (no such partition): status 4 with Slurm's reason;
   - SIGINT while the allocation is pending: status 130, the request withdrawn.
@@ -349,6 +349,9 @@ streams:
         time.sleep(1.0)
         job = job_of(read(err_path))
         check(p.poll() is None and job, f"{how}: the long run is running in job {job}", read(err_path))
+        tokens = [f for f in os.listdir(run_dir) if f.startswith("token-")]
+        modes = [oct(os.stat(os.path.join(run_dir, f)).st_mode & 0o777) for f in tokens]
+        check(len(tokens) == 1 and modes == ["0o600"], f"{how}: the run's token file is private ({tokens} {modes})")
         if how == "kill":
             victims = [pid for pid, comm in c.job_processes(job)
                        if comm == "sluiced" and ready_file_of(pid).endswith("-b")]
