@@ -107,31 +107,50 @@ std::vector<SlurmLauncher::Node> SlurmLauncher::job_nodes(const std::string& nod
   return nodes;
 }
 
+bool SlurmLauncher::inside_allocation(std::string* job, std::string* nodelist) {
+  const char* id = std::getenv("SLURM_JOB_ID");
+  if (id == nullptr || *id == '\0') return false;
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (list == nullptr || *list == '\0') {
+    throw Error("SLURM_JOB_ID is set but SLURM_JOB_NODELIST is not; run inside sbatch or salloc, or unset SLURM_JOB_ID");
+  }
+  *job = id;
+  *nodelist = list;
+  return true;
+}
+
+int SlurmLauncher::nodes_to_ask_for(std::size_t hosts) const {
+  const int count = options_.nodes > 0 ? options_.nodes : std::max<int>(1, static_cast<int>(hosts));
+  if (count < static_cast<int>(hosts)) {
+    throw Error("--nodes " + std::to_string(count) + " is fewer than the topology's " + std::to_string(hosts) +
+                " logical hosts; leave --nodes out or give at least " + std::to_string(hosts));
+  }
+  return count;
+}
+
+void SlurmLauncher::check_enough(const std::string& job, std::size_t nodes, std::size_t hosts) {
+  if (hosts > nodes) {
+    throw Error("Slurm job " + job + " has " + std::to_string(nodes) + " node(s), the topology has " +
+                std::to_string(hosts) + " logical hosts; ask for one node per logical host (sbatch --nodes " +
+                std::to_string(hosts) + ")");
+  }
+}
+
 std::string SlurmLauncher::plan(const topo::Topology& t) {
   std::string out;
-  const char* job = std::getenv("SLURM_JOB_ID");
-  if (job != nullptr && *job != '\0') {
-    const char* list = std::getenv("SLURM_JOB_NODELIST");
-    if (list == nullptr) throw Error("SLURM_JOB_ID is set but SLURM_JOB_NODELIST is not; run inside sbatch or salloc");
+  std::string job, list;
+  if (inside_allocation(&job, &list)) {
     const std::vector<Node> nodes = job_nodes(list);
     const std::vector<std::string> hosts = logical_hosts(t, &nodes);
-    if (hosts.size() > nodes.size()) {
-      throw Error("Slurm job " + std::string(job) + " has " + std::to_string(nodes.size()) + " node(s), the topology has " +
-                  std::to_string(hosts.size()) + " logical hosts; ask for more (sbatch --nodes " +
-                  std::to_string(hosts.size()) + ")");
-    }
-    out += "slurm: in job " + std::string(job) + " (" + std::to_string(nodes.size()) + " nodes)\n";
+    check_enough(job, nodes.size(), hosts.size());
+    out += "slurm: in job " + job + " (" + std::to_string(nodes.size()) + " nodes)\n";
     for (std::size_t i = 0; i < hosts.size(); ++i) {
       out += "  " + hosts[i] + " -> " + nodes[i].name + " (" + nodes[i].address + ")\n";
     }
     return out;
   }
-  std::vector<std::string> hosts = logical_hosts(t, nullptr);
-  const int count = options_.nodes > 0 ? options_.nodes : std::max<int>(1, static_cast<int>(hosts.size()));
-  if (count < static_cast<int>(hosts.size())) {
-    throw Error("--nodes " + std::to_string(count) + " is fewer than the topology's " + std::to_string(hosts.size()) +
-                " logical hosts; leave --nodes out or give at least " + std::to_string(hosts.size()));
-  }
+  const std::vector<std::string> hosts = logical_hosts(t, nullptr);
+  const int count = nodes_to_ask_for(hosts.size());
   out += "slurm: not in an allocation; a run asks for one with salloc --nodes " + std::to_string(count);
   if (!options_.partition.empty()) out += " --partition " + options_.partition;
   if (!options_.time.empty()) out += " --time " + options_.time;
@@ -234,19 +253,8 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
     make_run_dir();
     const std::string sluiced = sluiced_path();
     std::string nodelist;
-    const char* job = std::getenv("SLURM_JOB_ID");
-    if (job != nullptr && *job != '\0') {
-      job_id_ = job;
-      const char* list = std::getenv("SLURM_JOB_NODELIST");
-      if (list == nullptr) throw Error("SLURM_JOB_ID is set but SLURM_JOB_NODELIST is not; run inside sbatch or salloc");
-      nodelist = list;
-    } else {
-      const std::size_t hosts = logical_hosts(t, nullptr).size();
-      const int count = options_.nodes > 0 ? options_.nodes : std::max<int>(1, static_cast<int>(hosts));
-      if (count < static_cast<int>(hosts)) {
-        throw Error("--nodes " + std::to_string(count) + " is fewer than the topology's " + std::to_string(hosts) +
-                    " logical hosts; leave --nodes out or give at least " + std::to_string(hosts));
-      }
+    if (!inside_allocation(&job_id_, &nodelist)) {
+      const int count = nodes_to_ask_for(logical_hosts(t, nullptr).size());
       if (!allocate(count, t.name, &interrupted)) return interrupted ? kExitInterrupted : kExitHostUnavailable;
       const CommandOutput r = run_and_capture({"squeue", "-h", "-j", job_id_, "-o", "%N"});
       if (!r.ok() || trim(r.out).empty()) throw Error(command_problem("squeue -j " + job_id_, r));
@@ -254,11 +262,7 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
     }
     const std::vector<Node> nodes = job_nodes(nodelist);
     const std::vector<std::string> hosts = logical_hosts(t, &nodes);
-    if (hosts.size() > nodes.size()) {
-      throw Error("Slurm job " + job_id_ + " has " + std::to_string(nodes.size()) + " node(s), the topology has " +
-                  std::to_string(hosts.size()) + " logical hosts; ask for one node per logical host (sbatch --nodes " +
-                  std::to_string(hosts.size()) + ")");
-    }
+    check_enough(job_id_, nodes.size(), hosts.size());
     if (t.hosts.empty()) {
       for (const std::string& h : hosts) t.hosts.push_back(topo::HostSpec{h, "", {}});
     }

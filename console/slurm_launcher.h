@@ -50,6 +50,14 @@ class SlurmLauncher : public Launcher {
 
   // Logical hosts: hosts: keys, or (none) one per node, named after it.
   std::vector<std::string> logical_hosts(const topo::Topology& topology, const std::vector<Node>* nodes) const;
+  // Inside an allocation (SLURM_JOB_ID set): its id and node list, and true. Throws
+  // sluice::Error when the environment is half there.
+  static bool inside_allocation(std::string* job, std::string* nodelist);
+  // How many nodes to ask for (--nodes, else one per logical host). Throws when --nodes is
+  // fewer than the logical hosts.
+  int nodes_to_ask_for(std::size_t hosts) const;
+  // Throws when the allocation has fewer nodes than there are logical hosts.
+  static void check_enough(const std::string& job, std::size_t nodes, std::size_t hosts);
   // Asks for an allocation of `count` nodes and waits for it. False (after printing why)
   // when it was refused or interrupted (*interrupted set).
   bool allocate(int count, const std::string& name, bool* interrupted);
