@@ -247,6 +247,10 @@ work: [one, two]
           f"C++ -> Java -> C++ across two Slurm nodes finishes (job {job})", err, logs(run_dir))
     check(got == want and verified == want,
           f"every buffer arrives in order with its checksum through Java across nodes ({verified}/{want})", logs(run_dir))
+    mapped = re.search(r"a -> n1 \((\S+)\)", err)
+    logged = re.search(r"listening on (\S+?);", read(os.path.join(run_dir, "sluiced-a.log")))
+    check(mapped and logged and mapped.group(1) == logged.group(1) and not logged.group(1).endswith(":0"),
+          f"sluiced --ready-file gave the address it listens on ({mapped and mapped.group(1)})", err, logs(run_dir))
     check(not [f for f in os.listdir(run_dir) if f.startswith(("token", "ready"))],
           "the run's token and ready files are removed", os.listdir(run_dir))
     c.nothing_left(job, "after a run outside an allocation")
