@@ -1,5 +1,8 @@
 // `sluice run` across hosts: the console side of the control plane.
 //
+// 0. With --launcher (launcher.h), first have it start a host daemon per logical host (Slurm
+//    job steps) and fill in their addresses and this run's token; stop it at the end, whatever
+//    happened. Without one, the host daemons are already running at the addresses in hosts:.
 // 1. Connect to every host daemon over TLS 1.3 (the token's PSK, or certificates) and say
 //    hello, all before anything starts; a host that does not answer or authenticate ends the run
 //    with kExitHostUnavailable, naming the host and its address (connect_hosts.h).
