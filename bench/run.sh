@@ -32,6 +32,12 @@ if [ -x "$BUILD/bench/java_bench" ]; then
   /usr/bin/python3 "$HERE/whole_graph.py" --build "$BUILD" --reps 3
 fi
 echo
+# Launch overhead of --launcher slurm against hand-started daemons, on a throw-away local
+# Slurm (root only; says so and skips otherwise).
+if [ -f "$BUILD/examples/libexamples.so" ] && { command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; }; then
+  /usr/bin/python3 "$HERE/slurm_launch.py" --build "$BUILD" --reps "$REPS"
+fi
+echo
 # The seed's producer/consumer table (veth between namespaces as root, else loopback ports),
 # with its plot bench/seed_table.png. Debian's python3 has python3-matplotlib; a python3
 # from elsewhere (pyenv) may not, and the script then falls back to gnuplot.

@@ -19,6 +19,17 @@ struct ControlOptions {
   std::string ca_file;     // --ca
 };
 
+// --launcher and its options (console/launcher.h, docs/slurm.md).
+struct LauncherOptions {
+  std::string launcher;   // "" = hand-started daemons (hosts:, --hosts); "slurm"
+  std::string partition;  // --partition: for an allocation the console asks for
+  std::string time;       // --time: its time limit, in Slurm's format (e.g. 30, 1:00:00)
+  std::string account;    // --account: the account it is charged to
+  int nodes = 0;          // --nodes: machines to ask for; 0 = one per logical host (1 without hosts:)
+  std::string run_dir;    // --run-dir: token, ready files, daemon logs; "" = ~/.cache/sluice/runs/ID
+  std::string sluiced;    // --sluiced: the host daemon on the nodes; "" = next to the console
+};
+
 struct RunOptions {
   std::string topology_path;
   std::vector<std::string> work;  // replaces the topology's work: when not empty
@@ -32,13 +43,15 @@ struct RunOptions {
   bool stall_fails = false;
   // --encrypt: across hosts, every stream's data over TLS (as if each had encrypt: true).
   bool encrypt = false;
+  LauncherOptions launch;  // --launcher ...
 };
 
 // Parses, checks every library and class, prints the plan. Exit 0 or kExitBadTopology.
 // With hosts: (or `hosts`), also checks that every host daemon answers and authenticates
 // (kExitHostUnavailable when one does not).
+// With a launcher, prints where each logical host would run instead (starting nothing).
 int validate_command(const std::string& topology_path, const std::string& hosts = "",
-                     const ControlOptions& control = {});
+                     const ControlOptions& control = {}, const LauncherOptions& launch = {});
 
 // Runs the topology (embedded when it has no hosts:) and prints the summary.
 int run_command(const RunOptions& options);

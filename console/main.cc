@@ -5,6 +5,7 @@
 
 #include "console/commands.h"
 #include "console/exit_codes.h"
+#include "console/launcher.h"
 #include "console/remote.h"
 
 namespace {
@@ -22,6 +23,28 @@ void add_control_options(CLI::App* command, sluice::console::ControlOptions& con
   ca->needs(cert);
 }
 
+// --launcher and its options (docs/slurm.md).
+void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& launch, CLI::Option* hosts) {
+  using sluice::console::launcher_name_problem;
+  auto* launcher = command->add_option("--launcher", launch.launcher,
+                                       "start the host daemons through a resource manager: slurm (docs/slurm.md)")
+                       ->check([](const std::string& name) { return launcher_name_problem(name); });
+  launcher->excludes(hosts);
+  command->add_option("--partition", launch.partition, "slurm: the partition of the allocation it asks for")
+      ->needs(launcher);
+  command->add_option("--time", launch.time, "slurm: the allocation's time limit (e.g. 30, 1:00:00)")->needs(launcher);
+  command->add_option("--account", launch.account, "slurm: the account the allocation is charged to")->needs(launcher);
+  command->add_option("--nodes", launch.nodes, "slurm: nodes to ask for (default: one per logical host)")
+      ->check(CLI::PositiveNumber)
+      ->needs(launcher);
+  command->add_option("--run-dir", launch.run_dir,
+                      "slurm: this run's token, ready files and daemon logs, on a filesystem every node sees "
+                      "(default ~/.cache/sluice/runs/ID)")
+      ->needs(launcher);
+  command->add_option("--sluiced", launch.sluiced, "slurm: the host daemon every node runs (default: next to sluice)")
+      ->needs(launcher);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -34,9 +57,12 @@ int main(int argc, char** argv) {
   validate->add_option("TOPOLOGY", validate_path, "the topology file (YAML)")->required();
   std::string validate_hosts;
   ControlOptions validate_control;
-  validate->add_option("--hosts", validate_hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
-      ->check(hosts_option_problem);
+  auto* validate_hosts_option =
+      validate->add_option("--hosts", validate_hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
+          ->check(hosts_option_problem);
   add_control_options(validate, validate_control);
+  LauncherOptions validate_launch;
+  add_launcher_options(validate, validate_launch, validate_hosts_option);
 
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a topology and print a summary");
@@ -44,9 +70,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--work", run.work,
                       "a unit of work's payload; repeat for several (replaces the topology's work:)");
   run_cmd->add_option("--metrics", run.metrics_path, "write the run's metrics as JSON to FILE");
-  run_cmd->add_option("--hosts", run.hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
-      ->check(hosts_option_problem);
+  auto* run_hosts_option =
+      run_cmd->add_option("--hosts", run.hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
+          ->check(hosts_option_problem);
   add_control_options(run_cmd, run.control);
+  add_launcher_options(run_cmd, run.launch, run_hosts_option);
   bool no_progress = false;
   run_cmd->add_flag("--no-progress", no_progress, "no live progress line, even on a terminal");
   run_cmd->add_flag("--encrypt", run.encrypt,
@@ -65,7 +93,7 @@ int main(int argc, char** argv) {
     int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;
   }
-  if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control);
+  if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control, validate_launch);
   run.progress = !no_progress;
   if (stall->count() > 0) {
     run.stall_after = std::chrono::milliseconds(static_cast<long long>(stall_timeout * 1000));

@@ -1,5 +1,8 @@
 // `sluice run` across hosts: the console side of the control plane.
 //
+// 0. With --launcher (launcher.h), first have it start a host daemon per logical host (Slurm
+//    job steps) and fill in their addresses and this run's token; stop it at the end, whatever
+//    happened. Without one, the host daemons are already running at the addresses in hosts:.
 // 1. Connect to every host daemon over TLS 1.3 (the token's PSK, or certificates) and say
 //    hello, all before anything starts; a host that does not answer or authenticate ends the run
 //    with kExitHostUnavailable, naming the host and its address (connect_hosts.h).
@@ -25,6 +28,7 @@
 #include "console/exit_codes.h"
 #include "console/host_group.h"
 #include "console/host_stats.h"
+#include "console/launcher.h"
 #include "console/remote.h"
 #include "console/report.h"
 #include "console/stall_watch.h"
@@ -64,9 +68,11 @@ std::string hex(const std::string& bytes) {
 // One run across hosts: launch, wiring, the units of work, the report.
 class RemoteRun {
  public:
+  // `launcher` (may be null; outlives the run) says where a failed host ran.
   RemoteRun(const RunOptions& options, const topo::Topology& topology, std::map<std::string, Placement> placements,
-            std::vector<std::unique_ptr<HostClient>> clients)
+            std::vector<std::unique_ptr<HostClient>> clients, const Launcher* launcher)
       : options_(options),
+        launcher_(launcher),
         t_(topology),
         placements_(std::move(placements)),
         stats_(topology, clients.size()),
@@ -86,6 +92,7 @@ class RemoteRun {
   void check_stall(std::uint64_t unit);
 
   const RunOptions& options_;
+  const Launcher* launcher_;
   const topo::Topology& t_;
   const std::map<std::string, Placement> placements_;
   HostStats stats_;
@@ -201,6 +208,17 @@ int RemoteRun::run() {
   report.wall_seconds = seconds_since(start);
   report.streams = stats_.merged();
   report.failure = hosts_.failure();
+  if (report.failure && launcher_ != nullptr && !report.failure->host.empty()) {
+    // Name the machine the launcher put that host on (a Slurm node), not just the logical host.
+    const std::string where = launcher_->where(report.failure->host);
+    if (!where.empty()) {
+      if (report.failure->filter.empty()) {
+        report.failure->message += " (host " + report.failure->host + " is " + where + ")";
+      } else {
+        report.failure->host += " (" + where + ")";
+      }
+    }
+  }
   report.stuck = hosts_.stuck();
   report.exit_code = !report.failure ? kExitOk : hosts_.interrupted() ? kExitInterrupted : kExitRunFailed;
   return print_report(report, options_.metrics_path, "stuck in user code; their app daemons were killed");
@@ -209,23 +227,45 @@ int RemoteRun::run() {
 }  // namespace
 
 int run_remote(const RunOptions& options, topo::Topology& topology) {
-  const std::optional<Credentials> credentials = load_credentials(options.control);
-  if (!credentials) return kExitHostUnavailable;
-  // SIGINT/SIGTERM are taken with sigtimedwait by the run loop (host_group.h).
+  // SIGINT/SIGTERM are taken with sigtimedwait by the launcher and the run loop
+  // (host_group.h), before any thread or child starts.
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  auto clients = connect_all(topology, *credentials, false);
-  if (clients.empty()) return kExitHostUnavailable;
-  RemoteRun run(options, topology, place_copies(topology), std::move(clients));
+  ControlOptions control = options.control;
+  std::unique_ptr<Launcher> launcher;
   try {
-    return run.run();
+    launcher = make_launcher(options.launch);
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
-    return kExitRunFailed;
+    return kExitUsage;
   }
+  if (launcher) {
+    // Starts a sluiced per logical host and fills in hosts:'s addresses and the token.
+    if (int status = launcher->start(topology, control); status != kExitOk) {
+      launcher->stop(true);
+      return status;
+    }
+  }
+  int status = kExitHostUnavailable;
+  {
+    const std::optional<Credentials> credentials = load_credentials(control);
+    std::vector<std::unique_ptr<HostClient>> clients;
+    if (credentials) clients = connect_all(topology, *credentials, false);
+    if (!clients.empty()) {
+      RemoteRun run(options, topology, place_copies(topology), std::move(clients), launcher.get());
+      try {
+        status = run.run();
+      } catch (const std::exception& e) {
+        std::cerr << "sluice: " << e.what() << "\n";
+        status = kExitRunFailed;
+      }
+    }
+  }
+  if (launcher) launcher->stop(status != kExitOk);
+  return status;
 }
 
 }  // namespace sluice::console

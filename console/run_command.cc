@@ -187,7 +187,7 @@ int run_command(const RunOptions& options) {
     std::cerr << e.what() << "\n";
     return kExitBadTopology;
   }
-  if (!topology.hosts.empty()) return run_remote(options, topology);
+  if (!topology.hosts.empty() || !options.launch.launcher.empty()) return run_remote(options, topology);
 
   RunReport report;
   report.topology_name = topology.name;

@@ -2,6 +2,7 @@
 
 #include "console/commands.h"
 #include "console/exit_codes.h"
+#include "console/launcher.h"
 #include "console/remote.h"
 #include "runtime/backends.h"
 #include "runtime/graph.h"
@@ -43,7 +44,7 @@ std::string describe_plan(const topo::Topology& t) {
 }
 
 int validate_command(const std::string& topology_path, const std::string& hosts,
-                     const ControlOptions& control) {
+                     const ControlOptions& control, const LauncherOptions& launch) {
   try {
     topo::Topology topology = topo::parse_topology_file(topology_path);
     if (!hosts.empty()) apply_hosts_option(topology, hosts);
@@ -59,6 +60,16 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
         }
         std::cout << "\n";
       }
+    }
+    if (auto launcher = make_launcher(launch)) {
+      // Where each logical host would run; nothing is started.
+      try {
+        std::cout << launcher->plan(topology);
+      } catch (const std::exception& e) {
+        std::cerr << "sluice: " << launch.launcher << ": " << e.what() << "\n";
+        return kExitHostUnavailable;
+      }
+    } else if (!topology.hosts.empty()) {
       if (int status = check_hosts(topology, control); status != kExitOk) return status;
     }
     std::cout << "ok\n";

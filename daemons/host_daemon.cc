@@ -76,6 +76,14 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
   do_accept();
 }
 
+std::string HostDaemon::bound_address() const {
+  boost::system::error_code ec;
+  const auto bound = acceptor_.local_endpoint(ec);
+  if (ec) return "";
+  const std::string ip = bound.address().to_string();
+  return (bound.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(bound.port());
+}
+
 void HostDaemon::run() {
   for (;;) {
     try {

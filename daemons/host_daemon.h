@@ -43,6 +43,9 @@ class HostDaemon {
   HostDaemon(const HostDaemon&) = delete;
   HostDaemon& operator=(const HostDaemon&) = delete;
 
+  // The address it listens on, "ADDR:PORT" (the port chosen when --listen said 0).
+  std::string bound_address() const;
+
   // Runs until SIGINT/SIGTERM, which kills every app daemon. A handler that throws (it
   // should not) is logged, and the daemon goes on serving.
   void run();

@@ -1,7 +1,11 @@
 // sluiced: the host daemon. One per host, long-lived.
 //
 //   sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)
-//           [--appd PATH] [--verbose]
+//           [--appd PATH] [--ready-file PATH] [--verbose]
+//
+// --ready-file: once listening, write "ADDR:PORT" (the port it chose when --listen said 0)
+// to PATH, atomically (a temporary file beside it, then rename), so that whoever started it
+// (the console's Slurm launcher) reads either nothing or the whole address.
 //
 // Serves consoles over TLS 1.3 (control/tls.h; the control protocol, core-cpp/proto/
 // control.proto, inside it). The TLS handshake authenticates both sides, with a key derived
@@ -21,7 +25,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -46,8 +52,23 @@ std::string default_appd_path() {
 int usage(const std::string& problem) {
   std::cerr << "sluiced: " << problem << "\n"
             << "usage: sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)\n"
-            << "               [--appd PATH] [--verbose]\n";
+            << "               [--appd PATH] [--ready-file PATH] [--verbose]\n";
   return 2;
+}
+
+// Writes `address` to `path` atomically: a temporary file in the same directory, renamed.
+void write_ready_file(const std::string& path, const std::string& address) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << address << "\n";
+    out.close();
+    if (!out) throw sluice::Error("--ready-file: cannot write '" + tmp + "'; is its directory there and writable?");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw sluice::Error("--ready-file: cannot rename '" + tmp + "' to '" + path + "'");
+  }
 }
 
 }  // namespace
@@ -58,6 +79,7 @@ int main(int argc, char** argv) {
   std::string token_file;
   sluice::control::TlsOptions tls;
   std::string appd = default_appd_path();
+  std::string ready_file;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::optional<std::string> {
@@ -80,6 +102,10 @@ int main(int argc, char** argv) {
       auto v = value();
       if (!v) return usage("--appd needs a path");
       appd = *v;
+    } else if (arg == "--ready-file") {
+      auto v = value();
+      if (!v) return usage("--ready-file needs a path");
+      ready_file = *v;
     } else if (arg == "--verbose" || arg == "-v") {
       dlog::min_level() = dlog::Level::kDebug;
     } else if (arg == "--help" || arg == "-h") {
@@ -109,6 +135,7 @@ int main(int argc, char** argv) {
       throw sluice::Error("app daemon '" + appd + "' is not executable; install sluice-appd next to sluiced or pass --appd PATH");
     }
     sluice::sluiced::HostDaemon daemon(listen, std::move(config));
+    if (!ready_file.empty()) write_ready_file(ready_file, daemon.bound_address());
     daemon.run();
   } catch (const std::exception& e) {
     dlog::error(e.what());

@@ -13,6 +13,7 @@ packages=(
   openssl                                                        # daemons' tests: certificates, s_client
   clang libclang-rt-14-dev                                       # libFuzzer runs of the decoders
   openjdk-17-jdk-headless maven                                  # Java filters
+  slurmctld slurmd slurm-client munge                            # tests/slurm: a local Slurm cluster
 )
 
 missing=()

@@ -1,0 +1,413 @@
+#include "console/slurm_launcher.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "console/exit_codes.h"
+#include "control/auth.h"
+#include "sluice/error.h"
+
+namespace sluice::console {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto kReadyTimeout = 120s;   // srun to a listening sluiced, every node
+constexpr auto kStepsEnd = 5s;         // SIGTERM to every step gone, before scancel
+constexpr auto kReleaseTimeout = 30s;  // scancel to the job gone from squeue
+
+std::string hex(const std::string& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") + 1 - b);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The last `n` lines of a log, indented, for an error message.
+std::string tail(const std::string& path, std::size_t n = 8) {
+  std::vector<std::string> all = lines(read_all(path));
+  std::string out;
+  for (std::size_t i = all.size() > n ? all.size() - n : 0; i < all.size(); ++i) out += "\n  | " + all[i];
+  return out;
+}
+
+// A failed Slurm command, as a sentence.
+std::string command_problem(const std::string& what, const CommandOutput& r) {
+  if (r.status == 127 || r.status == -1) {
+    return what + ": the Slurm client commands are not installed or not in PATH (Debian: apt-get install slurm-client)";
+  }
+  return what + " failed (status " + std::to_string(r.status) + "): " + trim(r.err.empty() ? r.out : r.err);
+}
+
+}  // namespace
+
+SlurmLauncher::SlurmLauncher(LauncherOptions options) : options_(std::move(options)) {}
+
+SlurmLauncher::~SlurmLauncher() { stop(true); }
+
+std::vector<std::string> SlurmLauncher::logical_hosts(const topo::Topology& t, const std::vector<Node>* nodes) const {
+  std::vector<std::string> hosts;
+  for (const topo::HostSpec& h : t.hosts) hosts.push_back(h.name);
+  if (hosts.empty() && nodes != nullptr) {
+    for (const Node& n : *nodes) hosts.push_back(n.name);
+  }
+  return hosts;
+}
+
+std::vector<SlurmLauncher::Node> SlurmLauncher::job_nodes(const std::string& nodelist) const {
+  const CommandOutput names = run_and_capture({"scontrol", "show", "hostnames", nodelist});
+  if (!names.ok()) throw Error(command_problem("scontrol show hostnames " + nodelist, names));
+  std::vector<Node> nodes;
+  static const std::regex addr_re(R"((?:^|\s)NodeAddr=(\S+))");
+  for (const std::string& name : lines(names.out)) {
+    const CommandOutput info = run_and_capture({"scontrol", "show", "node", "-o", name});
+    std::smatch m;
+    if (!info.ok() || !std::regex_search(info.out, m, addr_re)) {
+      throw Error(command_problem("scontrol show node " + name, info));
+    }
+    nodes.push_back(Node{name, m[1]});
+  }
+  return nodes;
+}
+
+bool SlurmLauncher::inside_allocation(std::string* job, std::string* nodelist) {
+  const char* id = std::getenv("SLURM_JOB_ID");
+  if (id == nullptr || *id == '\0') return false;
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (list == nullptr || *list == '\0') {
+    throw Error("SLURM_JOB_ID is set but SLURM_JOB_NODELIST is not; run inside sbatch or salloc, or unset SLURM_JOB_ID");
+  }
+  *job = id;
+  *nodelist = list;
+  return true;
+}
+
+int SlurmLauncher::nodes_to_ask_for(std::size_t hosts) const {
+  const int count = options_.nodes > 0 ? options_.nodes : std::max<int>(1, static_cast<int>(hosts));
+  if (count < static_cast<int>(hosts)) {
+    throw Error("--nodes " + std::to_string(count) + " is fewer than the topology's " + std::to_string(hosts) +
+                " logical hosts; leave --nodes out or give at least " + std::to_string(hosts));
+  }
+  return count;
+}
+
+void SlurmLauncher::check_enough(const std::string& job, std::size_t nodes, std::size_t hosts) {
+  if (hosts > nodes) {
+    throw Error("Slurm job " + job + " has " + std::to_string(nodes) + " node(s), the topology has " +
+                std::to_string(hosts) + " logical hosts; ask for one node per logical host (sbatch --nodes " +
+                std::to_string(hosts) + ")");
+  }
+}
+
+std::string SlurmLauncher::plan(const topo::Topology& t) {
+  std::string out;
+  std::string job, list;
+  if (inside_allocation(&job, &list)) {
+    const std::vector<Node> nodes = job_nodes(list);
+    const std::vector<std::string> hosts = logical_hosts(t, &nodes);
+    check_enough(job, nodes.size(), hosts.size());
+    out += "slurm: in job " + job + " (" + std::to_string(nodes.size()) + " nodes)\n";
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      out += "  " + hosts[i] + " -> " + nodes[i].name + " (" + nodes[i].address + ")\n";
+    }
+    return out;
+  }
+  const std::vector<std::string> hosts = logical_hosts(t, nullptr);
+  const int count = nodes_to_ask_for(hosts.size());
+  out += "slurm: not in an allocation; a run asks for one with salloc --nodes " + std::to_string(count);
+  if (!options_.partition.empty()) out += " --partition " + options_.partition;
+  if (!options_.time.empty()) out += " --time " + options_.time;
+  if (!options_.account.empty()) out += " --account " + options_.account;
+  out += " and releases it at the end\n";
+  if (hosts.empty()) {
+    out += "  every node gets a logical host named after it; copies are dealt round-robin over them\n";
+  }
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    out += "  " + hosts[i] + " -> node " + std::to_string(i + 1) + " of the allocation\n";
+  }
+  return out;
+}
+
+std::string SlurmLauncher::sluiced_path() const {
+  if (!options_.sluiced.empty()) return fs::absolute(options_.sluiced).string();
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const fs::path& p : {self.parent_path() / "sluiced", self.parent_path().parent_path() / "daemons" / "sluiced"}) {
+      if (::access(p.c_str(), X_OK) == 0) return p.string();
+    }
+  }
+  throw Error("cannot find sluiced next to the console; install it beside sluice or pass --sluiced PATH "
+              "(a path every node can run)");
+}
+
+void SlurmLauncher::make_run_dir() {
+  run_id_ = hex(control::random_bytes(4));
+  if (options_.run_dir.empty()) {
+    const char* home = std::getenv("HOME");
+    if (home == nullptr || *home == '\0') throw Error("HOME is not set; pass --run-dir DIR (on a filesystem every node sees)");
+    run_dir_ = std::string(home) + "/.cache/sluice/runs/" + run_id_;
+    own_run_dir_ = true;
+  } else {
+    run_dir_ = fs::absolute(options_.run_dir).string();
+  }
+  std::error_code ec;
+  fs::create_directories(run_dir_, ec);
+  if (ec) throw Error("--run-dir: cannot create '" + run_dir_ + "': " + ec.message());
+  if (own_run_dir_) ::chmod(run_dir_.c_str(), 0700);
+  // The token: only this run knows it; readable by the user alone.
+  token_file_ = run_dir_ + "/token-" + run_id_;
+  const mode_t old = ::umask(077);
+  {
+    std::ofstream out(token_file_, std::ios::trunc);
+    out << hex(control::random_bytes(32)) << "\n";
+    out.close();
+    ::umask(old);
+    if (!out) throw Error("cannot write the run's token to '" + token_file_ + "'");
+  }
+  ::chmod(token_file_.c_str(), 0600);
+}
+
+bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupted) {
+  std::vector<std::string> argv = {"salloc", "--no-shell", "--nodes", std::to_string(count), "--job-name",
+                                   "sluice-" + name};
+  if (!options_.partition.empty()) argv.insert(argv.end(), {"--partition", options_.partition});
+  if (!options_.time.empty()) argv.insert(argv.end(), {"--time", options_.time});
+  if (!options_.account.empty()) argv.insert(argv.end(), {"--account", options_.account});
+  const std::string log = run_dir_ + "/salloc-" + run_id_ + ".log";
+  Child salloc(argv, log, log);
+  wrote_logs_ = true;
+  static const std::regex job_re(R"((?:Granted|Pending) job allocation (\d+))");
+  bool told = false;
+  for (;;) {
+    const bool running = salloc.running();
+    const std::string text = read_all(log);
+    std::smatch m;
+    if (job_id_.empty() && std::regex_search(text, m, job_re)) {
+      job_id_ = m[1];
+      own_allocation_ = true;  // from here on, stop() releases it
+    }
+    if (!running) {
+      if (salloc.exit_status() == 0 && text.find("Granted job allocation") != std::string::npos && !job_id_.empty()) {
+        return true;
+      }
+      std::cerr << "sluice: slurm: salloc " << salloc.how_it_ended() << " without an allocation of " << count
+                << " node(s):" << tail(log) << "\n(check --partition, --time and --account, and sinfo)\n";
+      return false;
+    }
+    if (const int sig = take_interrupt()) {
+      std::cerr << "sluice: interrupted by " << signal_name(sig) << " while waiting for a Slurm allocation\n";
+      salloc.signal(SIGINT);  // salloc withdraws a pending request
+      salloc.wait_for(5s);
+      *interrupted = true;
+      return false;
+    }
+    if (!told && !job_id_.empty() && text.find("Pending") != std::string::npos) {
+      std::cerr << "sluice: slurm: job " << job_id_ << " is waiting for " << count << " node(s)\n";
+      told = true;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
+  bool interrupted = false;
+  try {
+    make_run_dir();
+    const std::string sluiced = sluiced_path();
+    std::string nodelist;
+    if (!inside_allocation(&job_id_, &nodelist)) {
+      const int count = nodes_to_ask_for(logical_hosts(t, nullptr).size());
+      if (!allocate(count, t.name, &interrupted)) return interrupted ? kExitInterrupted : kExitHostUnavailable;
+      const CommandOutput r = run_and_capture({"squeue", "-h", "-j", job_id_, "-o", "%N"});
+      if (!r.ok() || trim(r.out).empty()) throw Error(command_problem("squeue -j " + job_id_, r));
+      nodelist = trim(r.out);
+    }
+    const std::vector<Node> nodes = job_nodes(nodelist);
+    const std::vector<std::string> hosts = logical_hosts(t, &nodes);
+    check_enough(job_id_, nodes.size(), hosts.size());
+    if (t.hosts.empty()) {
+      for (const std::string& h : hosts) t.hosts.push_back(topo::HostSpec{h, "", {}});
+    }
+    std::string mapping;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      Step s;
+      s.host = hosts[i];
+      s.node = nodes[i];
+      s.ready_file = run_dir_ + "/ready-" + run_id_ + "-" + s.host;
+      s.log_file = run_dir_ + "/sluiced-" + s.host + ".log";
+      std::error_code ec;
+      fs::remove(s.ready_file, ec);
+      const std::string listen =
+          (s.node.address.find(':') != std::string::npos ? "[" + s.node.address + "]" : s.node.address) + ":0";
+      s.srun = std::make_unique<Child>(
+          std::vector<std::string>{"srun", "--jobid", job_id_, "--nodes", "1", "--ntasks", "1", "--nodelist",
+                                   s.node.name, "--overlap", "--job-name", "sluiced-" + run_id_ + "-" + s.host,
+                                   "--unbuffered", sluiced, "--listen", listen, "--token-file", token_file_,
+                                   "--ready-file", s.ready_file},
+          s.log_file, s.log_file);
+      wrote_logs_ = true;
+      steps_.push_back(std::move(s));
+    }
+    if (!wait_ready(&interrupted)) return interrupted ? kExitInterrupted : kExitHostUnavailable;
+    for (Step& s : steps_) {
+      for (topo::HostSpec& h : t.hosts) {
+        if (h.name == s.host) h.address = s.listening;
+      }
+      mapping += (mapping.empty() ? "" : ", ") + s.host + " -> " + s.node.name + " (" + s.listening + ")";
+    }
+    std::cerr << "sluice: slurm job " << job_id_ << ": " << mapping << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: slurm: " << e.what() << "\n";
+    return kExitHostUnavailable;
+  }
+  control = ControlOptions{};
+  control.token_file = token_file_;
+  return kExitOk;
+}
+
+bool SlurmLauncher::wait_ready(bool* interrupted) {
+  const auto deadline = Clock::now() + kReadyTimeout;
+  for (;;) {
+    bool all = true;
+    for (Step& s : steps_) {
+      if (!s.listening.empty()) continue;
+      const std::string address = trim(read_all(s.ready_file));
+      if (!address.empty()) {
+        s.listening = address;
+        continue;
+      }
+      all = false;
+      if (!s.srun->running()) {
+        std::cerr << "sluice: slurm: the step for host " << s.host << " on node " << s.node.name << " (srun) "
+                  << s.srun->how_it_ended() << " before sluiced was listening:" << tail(s.log_file)
+                  << "\n(sluiced, its libraries and the run directory " << run_dir_
+                  << " must be reachable at the same paths on every node; see docs/slurm.md)\n";
+        return false;
+      }
+    }
+    if (all) return true;
+    if (const int sig = take_interrupt()) {
+      std::cerr << "sluice: interrupted by " << signal_name(sig) << " while starting the host daemons\n";
+      *interrupted = true;
+      return false;
+    }
+    if (Clock::now() > deadline) {
+      std::string missing;
+      for (const Step& s : steps_) {
+        if (s.listening.empty()) missing += " " + s.host + " (" + s.node.name + ")";
+      }
+      std::cerr << "sluice: slurm: no sluiced ready within " << kReadyTimeout.count() << " s on:" << missing
+                << "; is the run directory " << run_dir_ << " shared with the nodes? (docs/slurm.md)\n";
+      return false;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+std::string SlurmLauncher::where(const std::string& host) const {
+  for (const Step& s : steps_) {
+    if (s.host == host) return "Slurm node " + s.node.name + ", job " + job_id_;
+  }
+  return "";
+}
+
+void SlurmLauncher::end_steps() {
+  for (Step& s : steps_) {
+    if (s.srun && s.srun->running()) s.srun->signal(SIGTERM);  // srun forwards it to sluiced
+  }
+  const auto deadline = Clock::now() + kStepsEnd;
+  auto any_running = [&] {
+    for (Step& s : steps_) {
+      if (s.srun && s.srun->running()) return true;
+    }
+    return false;
+  };
+  while (any_running() && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  if (!any_running()) return;
+  // Still there: cancel those steps by name, then drop their sruns.
+  const CommandOutput r = run_and_capture({"squeue", "-h", "--steps", "-j", job_id_, "-o", "%i %j"});
+  for (const std::string& line : lines(r.out)) {
+    std::stringstream ss(line);
+    std::string id, name;
+    ss >> id >> name;
+    if (name.rfind("sluiced-" + run_id_ + "-", 0) == 0) run_and_capture({"scancel", id});
+  }
+  for (Step& s : steps_) {
+    if (s.srun && !s.srun->wait_for(kStepsEnd)) s.srun.reset();  // the destructor kills it
+  }
+}
+
+void SlurmLauncher::release_allocation() {
+  const CommandOutput r = run_and_capture({"scancel", job_id_});
+  if (!r.ok()) std::cerr << "sluice: warning: " << command_problem("scancel " + job_id_, r) << "\n";
+  const auto deadline = Clock::now() + kReleaseTimeout;
+  while (Clock::now() < deadline) {
+    const CommandOutput q = run_and_capture({"squeue", "-h", "-j", job_id_, "-o", "%T"});
+    if (!q.ok() || trim(q.out).empty()) return;  // squeue no longer knows it, or shows nothing
+    std::this_thread::sleep_for(100ms);
+  }
+  std::cerr << "sluice: warning: Slurm job " << job_id_ << " is still in squeue " << kReleaseTimeout.count()
+            << " s after scancel; check with squeue -j " << job_id_ << "\n";
+}
+
+void SlurmLauncher::stop(bool failed) {
+  if (stopped_) return;
+  stopped_ = true;
+  for (Step& s : steps_) {
+    if (s.srun && !s.listening.empty() && !s.srun->running()) {
+      std::cerr << "sluice: slurm: the host daemon's step for host " << s.host << " on node " << s.node.name
+                << " ended during the run (srun " << s.srun->how_it_ended() << ")\n";
+    }
+  }
+  end_steps();
+  if (own_allocation_ && !job_id_.empty()) release_allocation();
+  std::error_code ec;
+  if (!token_file_.empty()) fs::remove(token_file_, ec);
+  for (const Step& s : steps_) fs::remove(s.ready_file, ec);
+  if (run_dir_.empty()) return;
+  if (own_run_dir_ && !failed) {
+    fs::remove_all(run_dir_, ec);
+  } else if (failed && wrote_logs_) {
+    std::cerr << "sluice: slurm: the host daemons' logs are in " << run_dir_ << "\n";
+  }
+}
+
+}  // namespace sluice::console

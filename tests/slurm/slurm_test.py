@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""`sluice run --launcher slurm` against a real Slurm: a throw-away local cluster
+(slurm-local.sh: its own munged, a slurmctld and two slurmd as virtual nodes n1 and n2, all
+under this test's temporary directory, on ports picked here), torn down by PID however the
+test ends (the harness's cleanups, also on SIGTERM/SIGINT from ctest).
+
+Cases, each followed by: squeue shows nothing, and no sluiced or sluice-appd of that job is
+left (their environment carries SLURM_JOB_ID):
+  - validate prints the node mapping;
+  - C++ -> Java -> C++ across the two nodes, outside an allocation (the console asks for one
+    and releases it): every buffer arrives, in order per producer, checksums verified;
+  - the mixed C++/Java example (examples/slurm/mixed.yaml) across the two nodes prints the
+    same word counts as the same graph embedded;
+  - inside an sbatch allocation: examples/slurm/mixed.sbatch;
+  - a filter that throws: named with its logical host and its Slurm node;
+  - one node's sluiced killed mid-run: reported by Slurm node name, every step ended, the
+    allocation released (and, while it ran, the run's token file had mode 0600);
+  - SIGINT to the console mid-run: status 130, the same clean end;
+  - an allocation Slurm refuses (no such partition): status 4 with Slurm's reason;
+  - SIGINT while the allocation is pending: status 130, the request withdrawn.
+
+  slurm_test.py BUILD_DIR SOURCE_DIR
+Needs root and Debian's slurmctld, slurmd, slurm-client and munge (scripts/install-deps.sh).
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "daemons"))
+from harness import Failed, alive, check, main  # noqa: E402
+
+
+def free_ports(n):
+    """n TCP ports that were free a moment ago (bound to port 0 together, then released)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def raise_on_signal(sig, frame):
+    raise Failed(f"stopped by signal {sig}")
+
+
+class Cluster:
+    def __init__(self, h):
+        self.h = h
+        self.dir = os.path.join(h.dir, "slurm")
+        self.script = os.path.join(HERE, "slurm-local.sh")
+        ports = free_ports(3)
+        self.local_env = dict(os.environ, SLURM_LOCAL_DIR=self.dir, SLURM_LOCAL_CTLD_PORT=str(ports[0]),
+                              SLURM_LOCAL_NODE_PORTS=f"{ports[1]} {ports[2]}", SLURM_LOCAL_CPUS="2")
+        # The console and the clients: this cluster only, and never "inside" an outer job.
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+        self.env["SLURM_CONF"] = os.path.join(self.dir, "slurm.conf")
+
+    def up(self):
+        h = self.h
+        h.cleanups.append(self.down)  # before up: a half-started cluster is stopped too
+        p = subprocess.run([self.script, "up", "2"], env=self.local_env, capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, "a local Slurm with two nodes is up", p.stdout, p.stderr, self.logs())
+
+    def down(self):
+        subprocess.run([self.script, "down"], env=self.local_env, capture_output=True, text=True, timeout=60)
+        pids = []
+        for f in ["run/slurmctld.pid", "run/slurmd-n1.pid", "run/slurmd-n2.pid", "munge/munged.pid"]:
+            try:
+                with open(os.path.join(self.dir, f)) as fh:
+                    pids.append(int(fh.read().strip()))
+            except (OSError, ValueError):
+                pass
+        left = [p for p in pids if alive(p)]
+        if left:
+            print("slurm daemons still alive after down:", left, file=sys.stderr)
+
+    def logs(self):
+        out = ""
+        logdir = os.path.join(self.dir, "log")
+        if os.path.isdir(logdir):
+            for name in sorted(os.listdir(logdir)):
+                with open(os.path.join(logdir, name), errors="replace") as f:
+                    out += f"--- {name} ---\n" + f.read()[-3000:]
+        return out
+
+    def cmd(self, *args, timeout=30):
+        return subprocess.run(list(args), env=self.env, capture_output=True, text=True, timeout=timeout)
+
+    def queue(self):
+        return self.cmd("squeue", "-h", "-o", "%i %j %T").stdout.strip()
+
+    def job_processes(self, job):
+        """Live sluiced / sluice-appd processes whose environment says SLURM_JOB_ID=job."""
+        found = []
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/comm") as f:
+                    comm = f.read().strip()
+                if comm not in ("sluiced", "sluice-appd"):
+                    continue
+                with open(f"/proc/{d}/environ", "rb") as f:
+                    env = f.read().split(b"\0")
+                if f"SLURM_JOB_ID={job}".encode() in env and alive(int(d)):
+                    found.append((int(d), comm))
+            except OSError:
+                pass
+        return found
+
+    def nothing_left(self, job, what, wait=5):
+        check(job, f"{what}: the job id is known")
+        deadline = time.time() + wait
+        while time.time() < deadline and (self.queue() or self.job_processes(job)):
+            time.sleep(0.1)
+        check(self.queue() == "", f"{what}: squeue is empty", self.queue())
+        check(not self.job_processes(job), f"{what}: no sluiced or sluice-appd of job {job} is left",
+              self.job_processes(job))
+
+
+class Runs:
+    """Console runs with --launcher slurm, each with a run directory of its own."""
+
+    def __init__(self, h, cluster):
+        self.h = h
+        self.c = cluster
+        self.n = 0
+
+    def args(self, *args):
+        self.n += 1
+        run_dir = os.path.join(self.h.dir, f"run{self.n}")
+        return [self.h.console] + list(args) + ["--launcher", "slurm", "--run-dir", run_dir], run_dir
+
+    def run(self, *args, timeout=300):
+        cmd, run_dir = self.args(*args)
+        p = subprocess.run(cmd, env=self.c.env, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, run_dir
+
+    def start(self, *args):
+        cmd, run_dir = self.args(*args)
+        err_path = os.path.join(self.h.dir, f"console{self.n}.err")
+        err = open(err_path, "w+")
+        p = subprocess.Popen(cmd, env=self.c.env, stdout=subprocess.DEVNULL, stderr=err)
+        self.h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait(), err.close()))
+        return p, err_path, run_dir
+
+
+def job_of(text):
+    m = re.search(r"sluice: slurm job (\d+): ", text)
+    return m.group(1) if m else None
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def logs(run_dir):
+    out = ""
+    if os.path.isdir(run_dir):
+        for name in sorted(os.listdir(run_dir)):
+            if name.endswith(".log"):
+                out += f"--- {name} ---\n" + read(os.path.join(run_dir, name))[-3000:]
+    return out
+
+
+def absolute_mixed(h, embedded):
+    """examples/slurm/mixed.yaml with absolute paths (this build), or its embedded twin."""
+    text = read(os.path.join(h.source, "examples", "slurm", "mixed.yaml"))
+    text = text.replace("../../build/", h.build + "/").replace("../data/", os.path.join(h.source, "examples", "data") + "/")
+    if embedded:
+        text = re.sub(r"(?m)^hosts:\n(  \S+: \S+\n)+", "", text)
+        text = re.sub(r",\s*place: \{[^}]*\}", "", text)
+    name = "mixed-embedded.yaml" if embedded else "mixed-slurm.yaml"
+    path = os.path.join(h.dir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def ready_file_of(pid):
+    """The --ready-file argument of process pid ("" if none)."""
+    args = read(f"/proc/{pid}/cmdline").split("\0")
+    return args[args.index("--ready-file") + 1] if "--ready-file" in args else ""
+
+
+def top_words(text):
+    """TopWords' report: the unit lines and the counts under them."""
+    return [l for l in text.splitlines() if re.match(r"(unit \d+ \[.*\]: \d+ words|  \d+\t\S+$)", l)]
+
+
+def received(text):
+    total = verified = 0
+    for m in re.finditer(r"received (\d+) buffers, \d+ bytes; (\d+) verified in order", text):
+        total += int(m.group(1))
+        verified += int(m.group(2))
+    return total, verified
+
+
+def test(h):
+    signal.signal(signal.SIGTERM, raise_on_signal)
+    signal.signal(signal.SIGINT, raise_on_signal)
+    c = Cluster(h)
+    c.up()
+    runs = Runs(h, c)
+    jar = os.path.join(h.build, "examples", "sluice-examples.jar")
+    check(os.path.exists(jar), "the Java examples are built (build/examples/sluice-examples.jar)")
+
+    # validate: the mapping, nothing started.
+    mixed = absolute_mixed(h, embedded=False)
+    status, out, err, _ = runs.run("validate", mixed)
+    check(status == 0 and "a -> node 1 of the allocation" in out and "b -> node 2 of the allocation" in out
+          and "salloc --nodes 2" in out, "validate --launcher slurm prints the node mapping", out, err)
+    check(c.queue() == "", "validate started no job")
+
+    # C++ -> Java -> C++ across the nodes: counts, order per producer, checksums.
+    per_producer = 100000
+    chain = h.topology("chain.yaml", f"""name: chain
+hosts: {{a: first:7700, b: second:7700}}
+filters:
+  p: {{class: Produce, library: LIB, args: {{size: 256B, count: {per_producer}}}, place: {{a: 1, b: 1}}}}
+  j: {{lang: java, class: org.sluice.examples.Forward, classpath: [{jar}], place: {{b: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{a: 1}}}}
+streams:
+  - {{from: p.out, to: j.in, buffer_size: 256B, depth: 64}}
+  - {{from: j.out, to: c.in, buffer_size: 256B, depth: 64}}
+work: [one, two]
+""")
+    status, out, err, run_dir = runs.run("run", chain, "--no-progress")
+    job = job_of(err)
+    want = 2 * per_producer * 2
+    got, verified = received(read(os.path.join(run_dir, "sluiced-a.log")))
+    check(status == 0 and "units of work: 2/2 finished" in err and re.search(r"a -> n1 \(127\.0\.0\.1:\d+\), b -> n2", err),
+          f"C++ -> Java -> C++ across two Slurm nodes finishes (job {job})", err, logs(run_dir))
+    check(got == want and verified == want,
+          f"every buffer arrives in order with its checksum through Java across nodes ({verified}/{want})", logs(run_dir))
+    mapped = re.search(r"a -> n1 \((\S+)\)", err)
+    logged = re.search(r"listening on (\S+?);", read(os.path.join(run_dir, "sluiced-a.log")))
+    check(mapped and logged and mapped.group(1) == logged.group(1) and not logged.group(1).endswith(":0"),
+          f"sluiced --ready-file gave the address it listens on ({mapped and mapped.group(1)})", err, logs(run_dir))
+    check(not [f for f in os.listdir(run_dir) if f.startswith(("token", "ready"))],
+          "the run's token and ready files are removed", os.listdir(run_dir))
+    c.nothing_left(job, "after a run outside an allocation")
+
+    # The mixed example across the nodes counts what it counts embedded.
+    status, out, err, run_dir = runs.run("run", mixed, "--no-progress")
+    job = job_of(err)
+    across = top_words(read(os.path.join(run_dir, "sluiced-a.log")))
+    p = subprocess.run([h.console, "run", absolute_mixed(h, embedded=True), "--no-progress"],
+                       capture_output=True, text=True, timeout=120)
+    embedded = top_words(p.stdout)
+    check(status == 0 and p.returncode == 0 and len(embedded) == 18 and across == embedded,
+          f"the mixed C++/Java example on two Slurm nodes counts what it counts embedded ({embedded[:1]})",
+          err, "\n".join(across), "\n".join(embedded), p.stderr)
+    c.nothing_left(job, "after the mixed example")
+
+    # Inside an sbatch allocation: the example's script.
+    out_file = os.path.join(h.dir, "sbatch.out")
+    run_dir = os.path.join(h.dir, "run-sbatch")
+    env_list = f"ALL,SLUICE={h.console},TOPOLOGY={mixed}"
+    r = c.cmd("sbatch", "--parsable", f"--output={out_file}", f"--chdir={h.source}", f"--export={env_list}",
+              os.path.join(h.source, "examples", "slurm", "mixed.sbatch"), "--run-dir", run_dir)
+    check(r.returncode == 0, "sbatch accepts examples/slurm/mixed.sbatch", r.stderr)
+    job = r.stdout.strip().split(";")[0]
+    state = ""
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        info = c.cmd("scontrol", "show", "job", "-o", job).stdout
+        m = re.search(r"JobState=(\S+)", info)
+        state = m.group(1) if m else ""
+        if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"):
+            break
+        time.sleep(0.2)
+    text = read(out_file)
+    check(state == "COMPLETED" and f"sluice: slurm job {job}: a -> n1" in text and "units of work: 2/2 finished" in text,
+          f"inside an sbatch allocation: the steps run in job {job}, which completes", state, text, logs(run_dir))
+    check(top_words(read(os.path.join(run_dir, "sluiced-a.log"))) == embedded,
+          "inside sbatch: the same word counts", logs(run_dir))
+    c.nothing_left(job, "after the sbatch job", wait=15)
+
+    # A filter that throws: named with its logical host and its Slurm node.
+    throw = h.topology("throw.yaml", """name: throw
+hosts: {a: first:7700, b: second:7700}
+filters:
+  p: {class: Produce, library: LIB, args: {size: 1KiB, count: 1000}, place: {a: 1}}
+  c: {class: Consume, library: LIB, place: {b: 1}}
+  q: {class: Produce, library: LIB, args: {size: 2KiB}, place: {b: 1}}
+  d: {class: Consume, library: LIB, place: {a: 1}}
+streams:
+  - {from: p.out, to: c.in, buffer_size: 1KiB}
+  - {from: q.out, to: d.in, buffer_size: 1KiB}
+""")
+    status, out, err, run_dir = runs.run("run", throw, "--no-progress")
+    job = job_of(err)
+    check(status == 1 and f"run failed: filter 'q' copy 0 on host b (Slurm node n2, job {job}) failed in process "
+          "(unit of work 0): args.size 2048" in err, "a filter that throws is named with its host and Slurm node", err)
+    check(f"the host daemons' logs are in {run_dir}" in err, "after a failure, the console says where the logs are", err)
+    c.nothing_left(job, "after a filter threw")
+
+    # Slurm refuses the request: said before anything starts, status 4.
+    status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--partition", "nosuch")
+    check(status == 4 and "salloc exited with status 1 without an allocation of 2 node(s)" in err
+          and "invalid partition" in err.lower(), "an allocation Slurm refuses: status 4 with Slurm's reason", err)
+    check(c.queue() == "", "after a refused allocation: squeue is empty", c.queue())
+
+    # Ctrl-C while the request waits (another job holds both nodes): withdrawn, status 130.
+    r = c.cmd("sbatch", "--parsable", "--nodes", "2", "--exclusive", "--output", "/dev/null", "--wrap", "sleep 300")
+    blocker = r.stdout.strip().split(";")[0]
+    check(r.returncode == 0 and blocker, "a job that holds both nodes is submitted", r.stderr)
+    h.cleanups.append(lambda: c.cmd("scancel", blocker))
+    h.wait_for(lambda: c.cmd("squeue", "-h", "-j", blocker, "-o", "%T").stdout.strip() == "RUNNING", 30,
+               "the blocking job to run")
+    p, err_path, run_dir = runs.start("run", chain, "--no-progress")
+    h.wait_for(lambda: "is waiting for 2 node(s)" in read(err_path), 30, "the console to say it waits")
+    pending = re.search(r"slurm: job (\d+) is waiting", read(err_path)).group(1)
+    p.send_signal(signal.SIGINT)
+    p.wait(30)
+    text = read(err_path)
+    check(p.returncode == 130 and "interrupted by SIGINT while waiting for a Slurm allocation" in text,
+          "Ctrl-C while the allocation is pending: status 130", text)
+    left = c.cmd("squeue", "-h", "-o", "%i").stdout.split()
+    check(pending not in left, f"the pending request (job {pending}) is withdrawn", c.queue())
+    c.cmd("scancel", blocker)
+    h.wait_for(lambda: c.queue() == "", 30, "the blocking job to end")
+
+    # One node's sluiced killed mid-run.
+    long = h.topology("long.yaml", """name: long
+hosts: {a: first:7700, b: second:7700}
+filters:
+  p: {class: Produce, library: LIB, args: {size: 1KiB, count: 1000000000}, place: {a: 1, b: 1}}
+  c: {class: Consume, library: LIB, place: {a: 1, b: 1}}
+streams:
+  - {from: p.out, to: c.in, buffer_size: 1KiB}
+""")
+    for how in ("kill", "sigint"):
+        p, err_path, run_dir = runs.start("run", long, "--no-progress")
+        h.wait_for(lambda: "launched application" in read(os.path.join(run_dir, "sluiced-b.log"))
+                   and "launched application" in read(os.path.join(run_dir, "sluiced-a.log")), 30,
+                   f"the long run to launch on both nodes ({how})")
+        time.sleep(1.0)
+        job = job_of(read(err_path))
+        check(p.poll() is None and job, f"{how}: the long run is running in job {job}", read(err_path))
+        tokens = [f for f in os.listdir(run_dir) if f.startswith("token-")]
+        modes = [oct(os.stat(os.path.join(run_dir, f)).st_mode & 0o777) for f in tokens]
+        check(len(tokens) == 1 and modes == ["0o600"], f"{how}: the run's token file is private ({tokens} {modes})")
+        if how == "kill":
+            victims = [pid for pid, comm in c.job_processes(job)
+                       if comm == "sluiced" and ready_file_of(pid).endswith("-b")]
+            check(len(victims) == 1, "the sluiced of host b is found", c.job_processes(job))
+            os.kill(victims[0], signal.SIGKILL)
+        else:
+            p.send_signal(signal.SIGINT)
+        p.wait(60)
+        text = read(err_path)
+        if how == "kill":
+            check(p.returncode == 1 and f"(host b is Slurm node n2, job {job})" in text
+                  and "lost the connection to the host daemon" in text,
+                  "a node's sluiced killed mid-run is reported by its Slurm node name", text)
+        else:
+            check(p.returncode == 130 and "interrupted by SIGINT" in text, "SIGINT mid-run: status 130", text)
+        c.nothing_left(job, f"after {how}")
+
+
+if __name__ == "__main__":
+    main(test)
