@@ -30,6 +30,11 @@ void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& l
                                        "start the host daemons through a resource manager: slurm (docs/slurm.md)")
                        ->check([](const std::string& name) { return launcher_name_problem(name); });
   launcher->excludes(hosts);
+  // The launcher makes the run's own token and starts the daemons with it: a token file or
+  // certificates given beside it would be silently unused.
+  for (const char* name : {"--token-file", "--cert", "--key", "--ca"}) {
+    if (CLI::Option* control = command->get_option_no_throw(name)) launcher->excludes(control);
+  }
   command->add_option("--partition", launch.partition, "slurm: the partition of the allocation it asks for")
       ->needs(launcher);
   command->add_option("--time", launch.time, "slurm: the allocation's time limit (e.g. 30, 1:00:00)")->needs(launcher);
