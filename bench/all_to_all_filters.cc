@@ -20,7 +20,7 @@
 // (examples/cpp/producer_consumer.cc checksums every byte; the daemons' tests use that).
 //
 // The sink knows which sequence numbers of each producer the policy sends it (by_key is
-// splitmix64(key) % copies on every host, stream/output_port.cc): it fails the run, naming
+// splitmix64(key) scaled onto the copies on every host, stream/output_port.cc): it fails the run, naming
 // what it saw, when one is missing, duplicated, out of order or meant for another copy, or
 // when fewer than all of them arrived by the end of work.
 #include <fcntl.h>
@@ -54,13 +54,15 @@ std::uint64_t key_of(std::uint32_t producer, std::uint64_t seq) { return (std::u
 
 // The by_key policy's choice (OutputPort::key_to_copy): a change there fails this check
 // loudly ("meant for copy ...") rather than measuring something else.
+__extension__ using Wide = unsigned __int128;
+
 std::size_t copy_for(std::uint64_t key, std::size_t copies) {
   key ^= key >> 30;
   key *= 0xbf58476d1ce4e5b9ULL;
   key ^= key >> 27;
   key *= 0x94d049bb133111ebULL;
   key ^= key >> 31;
-  return static_cast<std::size_t>(key % copies);
+  return static_cast<std::size_t>((static_cast<Wide>(key) * copies) >> 64);
 }
 
 // The unit's payload when it is a number, else args.count.
