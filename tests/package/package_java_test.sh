@@ -15,6 +15,9 @@ maven="$work/prefix/share/sluice/maven/org/sluice/jfilter/0.1.0"
 for f in jfilter-0.1.0.jar jfilter-0.1.0.pom jfilter-0.1.0-sources.jar jfilter-0.1.0-javadoc.jar; do
   [[ -s "$maven/$f" ]] || { echo "package java test: $maven/$f was not installed" >&2; exit 1; }
 done
+for page in share/doc/sluice/cpp/index.html share/doc/sluice/javadoc/index.html; do
+  [[ -s "$work/prefix/$page" ]] || { echo "package java test: the API reference $page was not installed" >&2; exit 1; }
+done
 if grep -q '<parent>' "$maven/jfilter-0.1.0.pom"; then
   echo "package java test: the installed pom names a parent the local repository lacks" >&2; exit 1
 fi
