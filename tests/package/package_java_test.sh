@@ -22,12 +22,13 @@ if grep -q '<parent>' "$maven/jfilter-0.1.0.pom"; then
   echo "package java test: the installed pom names a parent the local repository lacks" >&2; exit 1
 fi
 
-# The local repository: the plugins and JUnit the user's Maven already has (hard links,
-# ~/.m2 is never written), then sluice's artifacts copied in as docs/java.md says.
+# The local repository: a copy of the plugins and JUnit the user's Maven already has (a copy,
+# not hard links: Maven rewrites some files in place, and ~/.m2 must not change), then
+# sluice's artifacts copied in as docs/java.md says.
 repo="$work/m2"
 mkdir -p "$repo"
 if [[ -d "$HOME/.m2/repository" ]]; then
-  cp -al "$HOME/.m2/repository/." "$repo/" 2>/dev/null || cp -a "$HOME/.m2/repository/." "$repo/"
+  cp -a "$HOME/.m2/repository/." "$repo/"
 fi
 rm -rf "$repo/org/sluice"
 cp -r "$work/prefix/share/sluice/maven/." "$repo/"
