@@ -9,7 +9,7 @@ BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 MVN ?= mvn -B -Dsluice.build.dir=$(abspath $(BUILD))
 
-.PHONY: all deps build java run test bench clean
+.PHONY: all deps build java docs run test bench clean
 
 all: java
 
@@ -24,6 +24,11 @@ build: deps $(BUILD)/build.ninja
 
 java: build
 	@$(MVN) -q -DskipTests package > $(BUILD)/mvn-package.log 2>&1 || { cat $(BUILD)/mvn-package.log; exit 1; }
+
+# The API references (also part of `make build`): build/docs/api/html (C++, Doxygen) and
+# build/jfilter/native/javadoc (Java); installed into share/doc/sluice/{cpp,javadoc}.
+docs: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) --target sluice_cpp_reference sluice_jfilter_maven
 
 run: java
 	$(BUILD)/console/sluice run examples/mixed.yaml --work first-pass --work second-pass

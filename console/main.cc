@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   using namespace sluice::console;
   CLI::App app{"sluice: run filter-stream applications written in C++ and Java"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "sluice " SLUICE_VERSION);
 
   std::string validate_path;
   CLI::App* validate = app.add_subcommand("validate", "check a topology, load its code, print the plan");

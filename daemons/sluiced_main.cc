@@ -52,7 +52,7 @@ std::string default_appd_path() {
 int usage(const std::string& problem) {
   std::cerr << "sluiced: " << problem << "\n"
             << "usage: sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)\n"
-            << "               [--appd PATH] [--ready-file PATH] [--verbose]\n";
+            << "               [--appd PATH] [--ready-file PATH] [--verbose] [--version]\n";
   return 2;
 }
 
@@ -108,6 +108,9 @@ int main(int argc, char** argv) {
       ready_file = *v;
     } else if (arg == "--verbose" || arg == "-v") {
       dlog::min_level() = dlog::Level::kDebug;
+    } else if (arg == "--version") {
+      std::cout << "sluiced " SLUICE_VERSION "\n";
+      return 0;
     } else if (arg == "--help" || arg == "-h") {
       usage("the sluice host daemon");
       return 0;

@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev                                       # libFuzzer runs of the decoders
   openjdk-17-jdk-headless maven                                  # Java filters
   slurmctld slurmd slurm-client munge                            # tests/slurm: a local Slurm cluster
+  doxygen                                                        # the C++ API reference (docs/api)
 )
 
 missing=()

@@ -14,7 +14,12 @@ namespace sluice::control {
 std::string read_token_file(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
-    throw Error("token file '" + path + "' does not exist; create one with: " +
+    // The console and every daemon must hold the same token: a fresh one never matches
+    // daemons already running, so copying theirs comes first.
+    throw Error("token file '" + path + "' does not exist; the console and every sluiced " +
+                "must share one token: copy the file the running daemons were started with " +
+                "(e.g. scp HOST:" + path + " " + path + " && chmod 600 " + path +
+                "), or, only before starting the first daemon, create one with: " +
                 "head -c 32 /dev/urandom | base64 > " + path + " && chmod 600 " + path);
   }
   if (!S_ISREG(st.st_mode)) throw Error("token file '" + path + "' is not a regular file");
