@@ -13,6 +13,7 @@ packages=(
   openssl                                                        # daemons' tests: certificates, s_client
   clang libclang-rt-14-dev                                       # libFuzzer runs of the decoders
   openjdk-17-jdk-headless maven                                  # Java filters
+  chromium prometheus                                            # --ui tests: headless page, promtool
 )
 
 missing=()
