@@ -19,6 +19,8 @@ void HostStats::store(int host, const google::protobuf::RepeatedPtrField<control
     s.producer_blocked_ns = m.producer_blocked_ns();
     s.consumer_blocked_ns = m.consumer_blocked_ns();
     s.consumed = m.consumed();
+    s.queued = m.queued();
+    s.capacity = m.capacity();
   }
 }
 
@@ -27,7 +29,8 @@ void HostStats::store_activity(int host, const std::string& name,
   auto& mine = activity_[static_cast<std::size_t>(host)];
   mine.clear();
   for (const auto& c : copies) {
-    mine.push_back(CopyActivity{c.filter(), c.copy(), name, c.stage(), c.waiting_for(), c.stream(), c.waiting_seconds()});
+    mine.push_back(
+        CopyActivity{c.filter(), c.copy(), name, c.stage(), c.waiting_for(), c.stream(), c.waiting_seconds(), c.unit()});
   }
 }
 
@@ -52,6 +55,8 @@ std::vector<StreamStats> HostStats::merged() const {
       s.producer_blocked_ns += it->second.producer_blocked_ns;
       s.consumer_blocked_ns += it->second.consumer_blocked_ns;
       s.consumed += it->second.consumed;
+      s.queued += it->second.queued;
+      s.capacity += it->second.capacity;
     }
     out.push_back(s);
   }
