@@ -3,12 +3,13 @@
 namespace sluice::console {
 
 HostStats::HostStats(const topo::Topology& topology, std::size_t hosts)
-    : topology_(topology), per_host_(hosts), activity_(hosts) {
+    : topology_(topology), per_host_(hosts), activity_(hosts), reported_(hosts) {
   for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.from.str() + " -> " + s.to.str());
 }
 
 void HostStats::store(int host, const google::protobuf::RepeatedPtrField<control::StreamMetrics>& streams) {
   auto& mine = per_host_[static_cast<std::size_t>(host)];
+  reported_[static_cast<std::size_t>(host)] = std::chrono::steady_clock::now();
   for (const auto& m : streams) {
     StreamStats& s = mine[m.label()];
     s.label = m.label();
@@ -38,6 +39,18 @@ std::vector<CopyActivity> HostStats::activity() const {
   std::vector<CopyActivity> out;
   for (const auto& host : activity_) out.insert(out.end(), host.begin(), host.end());
   return out;
+}
+
+std::vector<StreamStats> HostStats::of_host(int host) const {
+  std::vector<StreamStats> out;
+  for (const auto& [label, s] : per_host_[static_cast<std::size_t>(host)]) out.push_back(s);
+  return out;
+}
+
+double HostStats::report_age_seconds(int host) const {
+  const auto& at = reported_[static_cast<std::size_t>(host)];
+  if (!at) return -1;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - *at).count();
 }
 
 std::vector<StreamStats> HostStats::merged() const {
