@@ -65,7 +65,7 @@ function draw(s){
     f.textContent="failed: filter "+(x.filter||"-")+" copy "+x.copy+" on host "+(x.host||"-")+" in "+x.stage+" (unit "+x.unit+"): "+x.message;}
   else f.style.display="none";
   // Layout: columns by depth, boxes sized by their copies.
-  const W=200,GAP=210,LINE=15;const cols={};const pos={};
+  const W=240,GAP=190,LINE=15;const cols={};const pos={};
   const copies={};for(const c of s.copies){(copies[c.filter]=copies[c.filter]||[]).push(c);}
   for(const fl of s.filters){(cols[fl.column]=cols[fl.column]||[]).push(fl);}
   let height=0;

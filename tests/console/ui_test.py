@@ -242,7 +242,7 @@ def main():
         shot = os.path.join(artifacts, "ui_page.png")
         if os.path.exists(shot):
             os.remove(shot)
-        p = chromium(url, "--screenshot=" + shot, "--window-size=1400,1000", "--hide-scrollbars")
+        p = chromium(url, "--screenshot=" + shot, "--window-size=1900,1000", "--hide-scrollbars")
         check(p.returncode == 0 and os.path.exists(shot), "chromium --screenshot: %s" % p.stderr[-2000:])
         if os.path.exists(shot):
             with open(shot, "rb") as f:
