@@ -1,7 +1,7 @@
 // sluiced: the host daemon. One per host, long-lived.
 //
 //   sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)
-//           [--appd PATH] [--verbose]
+//           [--appd PATH] [--metrics ADDR:PORT [--metrics-public]] [--verbose]
 //
 // Serves consoles over TLS 1.3 (control/tls.h; the control protocol, core-cpp/proto/
 // control.proto, inside it). The TLS handshake authenticates both sides, with a key derived
@@ -46,7 +46,7 @@ std::string default_appd_path() {
 int usage(const std::string& problem) {
   std::cerr << "sluiced: " << problem << "\n"
             << "usage: sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)\n"
-            << "               [--appd PATH] [--verbose]\n";
+            << "               [--appd PATH] [--metrics ADDR:PORT [--metrics-public]] [--verbose]\n";
   return 2;
 }
 
@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
   std::string token_file;
   sluice::control::TlsOptions tls;
   std::string appd = default_appd_path();
+  std::string metrics;
+  bool metrics_public = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::optional<std::string> {
@@ -80,6 +82,12 @@ int main(int argc, char** argv) {
       auto v = value();
       if (!v) return usage("--appd needs a path");
       appd = *v;
+    } else if (arg == "--metrics") {
+      auto v = value();
+      if (!v) return usage("--metrics needs ADDR:PORT (loopback unless --metrics-public)");
+      metrics = *v;
+    } else if (arg == "--metrics-public") {
+      metrics_public = true;
     } else if (arg == "--verbose" || arg == "-v") {
       dlog::min_level() = dlog::Level::kDebug;
     } else if (arg == "--help" || arg == "-h") {
@@ -105,6 +113,8 @@ int main(int argc, char** argv) {
     config.tls = tls;
     if (!certificates) config.tls.token = sluice::control::read_token_file(token_file);
     config.appd_path = appd;
+    config.metrics_listen = metrics;
+    config.metrics_public = metrics_public;
     if (::access(appd.c_str(), X_OK) != 0) {
       throw sluice::Error("app daemon '" + appd + "' is not executable; install sluice-appd next to sluiced or pass --appd PATH");
     }
