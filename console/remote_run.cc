@@ -87,8 +87,8 @@ class RemoteRun {
   void redraw_progress(bool clear = false);
   // While unit `unit` runs: reports a stall, or fails the run with it (StallWatch).
   void check_stall(std::uint64_t unit);
-  // Feeds the --ui's RunStatus (at most four times a second), when there is one.
-  void sample_status();
+  // Feeds the --ui's RunStatus (at most four times a second unless `now`), when there is one.
+  void sample_status(bool now = false);
 
   const RunOptions& options_;
   RunStatus* const status_;  // nullptr without --ui
@@ -122,8 +122,8 @@ void RemoteRun::redraw_progress(bool clear) {
   previous_ = std::move(now);
 }
 
-void RemoteRun::sample_status() {
-  if (status_ == nullptr || Clock::now() - last_sample_ < 250ms) return;
+void RemoteRun::sample_status(bool now) {
+  if (status_ == nullptr || (!now && Clock::now() - last_sample_ < 250ms)) return;
   last_sample_ = Clock::now();
   std::vector<HostTraffic> traffic;
   for (int i : hosts_.active()) {
@@ -237,7 +237,10 @@ int RemoteRun::run() {
   report.failure = hosts_.failure();
   report.stuck = hosts_.stuck();
   report.exit_code = !report.failure ? kExitOk : hosts_.interrupted() ? kExitInterrupted : kExitRunFailed;
-  if (status_) status_->finish(report);
+  if (status_) {
+    sample_status(true);  // the hosts' last word (unit_done, exit reports)
+    status_->finish(report);
+  }
   return print_report(report, options_.metrics_path, "stuck in user code; their app daemons were killed");
 }
 

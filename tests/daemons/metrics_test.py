@@ -4,7 +4,10 @@ format (checked by promtool), counted as they happen; loopback unless --metrics-
 
   metrics_test.py BUILD_DIR SOURCE_DIR
 """
+import json
+import os
 import re
+import signal
 import socket
 import subprocess
 import urllib.error
@@ -75,6 +78,37 @@ def test(h):
         check(m["sluiced_app_daemons_started_total"] == 1 and m["sluiced_app_daemons"] == 0, d.name + ": app daemons", m)
         check(m['sluiced_sessions{state="authenticated"}'] == 0, d.name + ": no session left open", m)
     check(scrape(a)["sluiced_sessions_total"] == 3, "a admitted the stranger, the wrong token and the console")
+
+    # The console's --ui across hosts: per host traffic, and the streams' counters equal the
+    # summary (--metrics file) once the run ended.
+    summary_file = os.path.join(h.dir, "summary.json")
+    console = subprocess.Popen([h.console, "run", topo, "--no-progress", "--token-file", h.token, "--ui", "127.0.0.1:0",
+                                "--ui-linger", "120", "--metrics", summary_file],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    h.cleanups.append(lambda: (console.poll() is None and console.kill(), console.wait()))
+    err = ""
+    for line in console.stderr:
+        err += line
+        if "final state stays at" in line:
+            break
+    m = re.search(r"stays at (http://\S+/) ", err)
+    check(m, "the console lingers with its --ui", err)
+    with urllib.request.urlopen(m.group(1) + "metrics", timeout=30) as r:
+        text = r.read().decode()
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    check(p.returncode == 0, "promtool check metrics on the console's /metrics", p.stdout + p.stderr)
+    with open(summary_file) as f:
+        summary = json.load(f)
+    for st in summary["streams"]:
+        want = 'sluice_stream_buffers_total{stream="%s",' % st["stream"]
+        got = [float(l.rsplit(" ", 1)[1]) for l in text.splitlines() if l.startswith(want)]
+        check(got == [st["buffers"]], "the console's %s... = the summary's %s" % (want, st["buffers"]), got)
+    written = {re.search(r'host="(\w+)"', l).group(1): float(l.rsplit(" ", 1)[1])
+               for l in text.splitlines() if l.startswith("sluice_host_buffers_written_total{")}
+    check(set(written) == {"a", "b"} and all(v > 0 for v in written.values()), "traffic per host", written)
+    check(sum(written.values()) == sum(st["buffers"] for st in summary["streams"]), "hosts' traffic adds up", written)
+    console.send_signal(signal.SIGINT)
+    check(console.wait(timeout=30) == 0, "the console exits with the run's status after the linger")
 
     # While a console is connected and authenticating nothing, it shows as a session.
     with socket.create_connection(("127.0.0.1", a.port)):
