@@ -117,6 +117,12 @@ TEST(UiResponse, ServesThreePathsAndNothingElse) {
   EXPECT_NE(page.content_type.find("text/html"), std::string::npos);
   EXPECT_NE(page.body.find("/api/status"), std::string::npos);
   EXPECT_EQ(page.body.find("http"), page.body.find("http://www.w3.org/2000/svg"));  // nothing fetched from elsewhere
+  std::string csp;
+  for (const auto& [name, value] : page.headers) {
+    if (name == "Content-Security-Policy") csp = value;
+  }
+  EXPECT_NE(csp.find("script-src 'sha256-"), std::string::npos) << csp;  // its own script only, by hash
+  EXPECT_EQ(csp.find("unsafe"), std::string::npos) << csp;
   EXPECT_EQ(ui_response(status, {"GET", "/api/status", "/api/status"}).content_type, "application/json");
   EXPECT_NE(ui_response(status, {"GET", "/metrics", "/metrics"}).content_type.find("version=0.0.4"), std::string::npos);
   EXPECT_EQ(ui_response(status, {"GET", "/etc/passwd", "/etc/passwd"}).status, 404);

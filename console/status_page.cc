@@ -10,14 +10,19 @@
 // so tests can read the DOM without parsing text.
 #include "console/status_views.h"
 
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
 namespace sluice::console {
 
-const std::string& status_page() {
-  static const std::string page = R"PAGE(<!DOCTYPE html>
+namespace {
+
+// The page's parts: its style and its script are hashed for the Content-Security-Policy.
+const char* const kHead = R"PAGE(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>sluice run</title>
-<style>
-body{font:13px system-ui,sans-serif;margin:12px;background:#fafafa;color:#222}
+)PAGE";
+const char* const kStyle = R"PAGE(body{font:13px system-ui,sans-serif;margin:12px;background:#fafafa;color:#222}
 h1{font-size:17px;margin:0 0 6px}
 #head span{margin-right:14px}
 .st-running{color:#06c}.st-ok{color:#080}.st-failed{color:#c00}.st-starting{color:#888}
@@ -30,22 +35,26 @@ table{border-collapse:collapse;margin:6px 0}
 td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
 #failure{display:none;border:2px solid #c00;background:#fee;padding:6px;white-space:pre-wrap}
 .legend span{display:inline-block;width:24px;height:4px;vertical-align:middle;margin:0 4px 0 10px}
-</style></head>
+.legend .red{background:#d33}.legend .blue{background:#36c}.legend .grey{background:#999}
+h2{font-size:14px}
+)PAGE";
+const char* const kBody = R"PAGE(</head>
 <body>
 <h1 id="title">sluice</h1>
 <div id="head"><span id="status" data-status="">connecting…</span><span id="wall"></span><span id="unit"></span></div>
-<div class="legend">edges:<span style="background:#d33"></span>producers blocked (consumer slow)
-<span style="background:#36c"></span>consumers starved<span style="background:#999"></span>neither</div>
+<div class="legend">edges:<span class="red"></span>producers blocked (consumer slow)
+<span class="blue"></span>consumers starved<span class="grey"></span>neither</div>
 <div id="failure"></div>
 <svg id="graph" width="900" height="200"></svg>
-<h2 style="font-size:14px">Streams</h2>
+<h2>Streams</h2>
 <table id="streams"><thead><tr><th>stream</th><th>policy</th><th>buffers</th><th>buf/s</th><th>MB/s</th>
 <th>prod blk</th><th>cons blk</th><th>queued</th></tr></thead><tbody></tbody></table>
-<h2 style="font-size:14px">Units of work</h2><div id="unitcount"></div>
+<h2>Units of work</h2><div id="unitcount"></div>
 <table id="units"><thead><tr><th>#</th><th>work</th><th>state</th><th>seconds</th></tr></thead><tbody></tbody></table>
-<h2 style="font-size:14px">Hosts</h2>
+<h2>Hosts</h2>
 <table id="hosts"><thead><tr><th>host</th><th>address</th><th>copies</th><th>buffers written</th><th>MB written</th><th>last report</th></tr></thead><tbody></tbody></table>
-<script>
+)PAGE";
+const char* const kScript = R"PAGE(
 "use strict";
 const NS="http://www.w3.org/2000/svg";
 function el(tag,attrs,parent,text){const e=document.createElementNS(NS,tag);for(const k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;if(parent)parent.appendChild(e);return e;}
@@ -65,7 +74,7 @@ function draw(s){
     f.textContent="failed: filter "+(x.filter||"-")+" copy "+x.copy+" on host "+(x.host||"-")+" in "+x.stage+" (unit "+x.unit+"): "+x.message;}
   else f.style.display="none";
   // Layout: columns by depth, boxes sized by their copies.
-  const W=240,GAP=190,LINE=15;const cols={};const pos={};
+  const W=220,GAP=150,LINE=15;const cols={};const pos={};
   const copies={};for(const c of s.copies){(copies[c.filter]=copies[c.filter]||[]).push(c);}
   for(const fl of s.filters){(cols[fl.column]=cols[fl.column]||[]).push(fl);}
   let height=0;
@@ -116,10 +125,32 @@ function poll(){
     .finally(()=>setTimeout(poll,500));
 }
 poll();
-</script>
+)PAGE";
+const char* const kTail = R"PAGE(
 </body></html>
 )PAGE";
+
+// "'sha256-<base64>'": a CSP source that allows exactly this inline text.
+std::string csp_hash(const std::string& text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  unsigned char b64[4 * ((SHA256_DIGEST_LENGTH + 2) / 3) + 1];
+  const int n = EVP_EncodeBlock(b64, digest, SHA256_DIGEST_LENGTH);
+  return "'sha256-" + std::string(reinterpret_cast<const char*>(b64), static_cast<std::size_t>(n)) + "'";
+}
+
+}  // namespace
+
+const std::string& status_page() {
+  static const std::string page = std::string(kHead) + "<style>" + kStyle + "</style>" + kBody + "<script>" +
+                                  kScript + "</script>" + kTail;
   return page;
+}
+
+const std::string& status_page_csp() {
+  static const std::string csp = "default-src 'none'; script-src " + csp_hash(kScript) + "; style-src " +
+                                 csp_hash(kStyle) + "; connect-src 'self'; img-src 'none'; frame-ancestors 'none'";
+  return csp;
 }
 
 }  // namespace sluice::console

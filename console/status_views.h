@@ -23,6 +23,9 @@ std::string status_metrics(const StatusSnapshot& s);
 // The page at "/": one self-contained HTML document (inline CSS and JS, nothing fetched
 // from elsewhere) that polls /api/status twice a second and draws the run.
 const std::string& status_page();
+// The Content-Security-Policy the page is served with: its own inline style and script
+// (by their SHA-256) and fetches from the console, nothing else.
+const std::string& status_page_csp();
 
 }  // namespace sluice::console
 

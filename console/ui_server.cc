@@ -19,11 +19,9 @@ http::Response ui_response(const RunStatus& status, const http::Request& request
   if (request.path == "/" || request.path == "/index.html") {
     r.content_type = "text/html; charset=utf-8";
     r.body = status_page();
-    // The page is self-contained: its own inline script and style, and fetches from here
-    // alone. (It writes the run's names with textContent, never as markup.)
-    r.headers.push_back({"Content-Security-Policy",
-                         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                         "connect-src 'self'; frame-ancestors 'none'"});
+    // The page is self-contained: its own inline script and style (allowed by hash), and
+    // fetches from here alone.
+    r.headers.push_back({"Content-Security-Policy", status_page_csp()});
   } else if (request.path == "/api/status") {
     r.content_type = "application/json";
     r.body = status_json(status.snapshot());
