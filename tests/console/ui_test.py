@@ -113,7 +113,7 @@ class Dom(html.parser.HTMLParser):
 
 
 def chromium(url, *extra):
-    cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
            "--user-data-dir=" + os.path.join(work, "chromium"), "--virtual-time-budget=3000"] + list(extra) + [url]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
