@@ -43,6 +43,7 @@ test: build
 bench: build
 	@mkdir -p bench/out
 	bench/run.sh $(BUILD) | tee bench/out/local.md
+	/usr/bin/python3 bench/plots.py bench/out/local.md bench/out | tee -a bench/out/local.md
 
 clean:
 	rm -rf $(BUILD) jfilter/target examples/java/target

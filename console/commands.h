@@ -44,6 +44,12 @@ struct RunOptions {
   // --encrypt: across hosts, every stream's data over TLS (as if each had encrypt: true).
   bool encrypt = false;
   LauncherOptions launch;  // --launcher ...
+  // --ui ADDR:PORT: serve the run's page, /api/status and /metrics there ("" = no);
+  // --ui-public: allow an address that is not loopback; --ui-linger: seconds to keep
+  // serving the final state after the run.
+  std::string ui;
+  bool ui_public = false;
+  double ui_linger = 0;
 };
 
 // Parses, checks every library and class, prints the plan. Exit 0 or kExitBadTopology.

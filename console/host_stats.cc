@@ -3,12 +3,13 @@
 namespace sluice::console {
 
 HostStats::HostStats(const topo::Topology& topology, std::size_t hosts)
-    : topology_(topology), per_host_(hosts), activity_(hosts) {
+    : topology_(topology), per_host_(hosts), activity_(hosts), reported_(hosts) {
   for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.from.str() + " -> " + s.to.str());
 }
 
 void HostStats::store(int host, const google::protobuf::RepeatedPtrField<control::StreamMetrics>& streams) {
   auto& mine = per_host_[static_cast<std::size_t>(host)];
+  reported_[static_cast<std::size_t>(host)] = std::chrono::steady_clock::now();
   for (const auto& m : streams) {
     StreamStats& s = mine[m.label()];
     s.label = m.label();
@@ -19,6 +20,8 @@ void HostStats::store(int host, const google::protobuf::RepeatedPtrField<control
     s.producer_blocked_ns = m.producer_blocked_ns();
     s.consumer_blocked_ns = m.consumer_blocked_ns();
     s.consumed = m.consumed();
+    s.queued = m.queued();
+    s.capacity = m.capacity();
   }
 }
 
@@ -27,7 +30,8 @@ void HostStats::store_activity(int host, const std::string& name,
   auto& mine = activity_[static_cast<std::size_t>(host)];
   mine.clear();
   for (const auto& c : copies) {
-    mine.push_back(CopyActivity{c.filter(), c.copy(), name, c.stage(), c.waiting_for(), c.stream(), c.waiting_seconds()});
+    mine.push_back(
+        CopyActivity{c.filter(), c.copy(), name, c.stage(), c.waiting_for(), c.stream(), c.waiting_seconds(), c.unit()});
   }
 }
 
@@ -35,6 +39,18 @@ std::vector<CopyActivity> HostStats::activity() const {
   std::vector<CopyActivity> out;
   for (const auto& host : activity_) out.insert(out.end(), host.begin(), host.end());
   return out;
+}
+
+std::vector<StreamStats> HostStats::of_host(int host) const {
+  std::vector<StreamStats> out;
+  for (const auto& [label, s] : per_host_[static_cast<std::size_t>(host)]) out.push_back(s);
+  return out;
+}
+
+double HostStats::report_age_seconds(int host) const {
+  const auto& at = reported_[static_cast<std::size_t>(host)];
+  if (!at) return -1;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - *at).count();
 }
 
 std::vector<StreamStats> HostStats::merged() const {
@@ -52,6 +68,8 @@ std::vector<StreamStats> HostStats::merged() const {
       s.producer_blocked_ns += it->second.producer_blocked_ns;
       s.consumer_blocked_ns += it->second.consumer_blocked_ns;
       s.consumed += it->second.consumed;
+      s.queued += it->second.queued;
+      s.capacity += it->second.capacity;
     }
     out.push_back(s);
   }

@@ -6,7 +6,9 @@
 #ifndef SLUICE_CONSOLE_HOST_STATS_H_
 #define SLUICE_CONSOLE_HOST_STATS_H_
 
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,12 +36,17 @@ class HostStats {
   std::vector<StreamStats> merged() const;
   // Every host's copies, as last reported.
   std::vector<CopyActivity> activity() const;
+  // What host `host`'s copies alone said (its share of each stream), and how long ago it
+  // last reported (-1 when it has not yet).
+  std::vector<StreamStats> of_host(int host) const;
+  double report_age_seconds(int host) const;
 
  private:
   const topo::Topology& topology_;
   std::vector<std::string> labels_;                       // [stream]
   std::vector<std::map<std::string, StreamStats>> per_host_;  // [host]: label -> stats
   std::vector<std::vector<CopyActivity>> activity_;           // [host]
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> reported_;  // [host]
 };
 
 }  // namespace sluice::console

@@ -92,6 +92,14 @@ int main(int argc, char** argv) {
       "fail the run when no buffer has moved for SECONDS, saying what each copy waits on (without it, that "
       "report is printed after 10 s and the run goes on waiting)");
   stall->check(CLI::PositiveNumber);
+  run_cmd->add_option("--ui", run.ui,
+                      "serve a live view of the run at ADDR:PORT (or PORT, on 127.0.0.1; 0 picks a free port): the "
+                      "page at /, its JSON at /api/status, Prometheus metrics at /metrics");
+  run_cmd->add_flag("--ui-public", run.ui_public,
+                    "let --ui listen on an address that is not loopback (anyone who reaches it sees the run)");
+  run_cmd->add_option("--ui-linger", run.ui_linger,
+                      "after the run, keep serving its final state for SECONDS (Ctrl-C ends it sooner)")
+      ->check(CLI::NonNegativeNumber);
 
   try {
     app.parse(argc, argv);

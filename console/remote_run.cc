@@ -31,7 +31,9 @@
 #include "console/launcher.h"
 #include "console/remote.h"
 #include "console/report.h"
+#include "console/run_status.h"
 #include "console/stall_watch.h"
+#include "console/ui_server.h"
 #include "control/auth.h"
 #include "sluice/error.h"
 
@@ -70,9 +72,10 @@ class RemoteRun {
  public:
   // `launcher` (may be null; outlives the run) says where a failed host ran.
   RemoteRun(const RunOptions& options, const topo::Topology& topology, std::map<std::string, Placement> placements,
-            std::vector<std::unique_ptr<HostClient>> clients, const Launcher* launcher)
+            std::vector<std::unique_ptr<HostClient>> clients, const Launcher* launcher, RunStatus* status)
       : options_(options),
         launcher_(launcher),
+        status_(status),
         t_(topology),
         placements_(std::move(placements)),
         stats_(topology, clients.size()),
@@ -90,9 +93,13 @@ class RemoteRun {
   void redraw_progress(bool clear = false);
   // While unit `unit` runs: reports a stall, or fails the run with it (StallWatch).
   void check_stall(std::uint64_t unit);
+  // Feeds the --ui's RunStatus (at most four times a second unless `now`), when there is one.
+  void sample_status(bool now = false);
 
   const RunOptions& options_;
   const Launcher* launcher_;
+  RunStatus* const status_;  // nullptr without --ui
+  Clock::time_point last_sample_;
   const topo::Topology& t_;
   const std::map<std::string, Placement> placements_;
   HostStats stats_;
@@ -120,6 +127,26 @@ void RemoteRun::redraw_progress(bool clear) {
   if (previous_.size() != now.size()) previous_ = now;
   std::cerr << "\r\033[K" << progress_line(unit_label_, now, previous_, dt, terminal_width() - 1) << std::flush;
   previous_ = std::move(now);
+}
+
+void RemoteRun::sample_status(bool now) {
+  if (status_ == nullptr || (!now && Clock::now() - last_sample_ < 250ms)) return;
+  last_sample_ = Clock::now();
+  std::vector<HostTraffic> traffic;
+  for (int i : hosts_.active()) {
+    HostTraffic h;
+    h.host = hosts_.client(i).name();
+    for (const StreamStats& s : stats_.of_host(i)) {
+      h.buffers_written += s.buffers;
+      h.bytes_written += s.bytes;
+      h.buffers_read += s.consumed;
+      h.producer_blocked_ns += s.producer_blocked_ns;
+      h.consumer_blocked_ns += s.consumer_blocked_ns;
+    }
+    h.report_age_seconds = stats_.report_age_seconds(i);
+    traffic.push_back(h);
+  }
+  status_->sample(stats_.merged(), stats_.activity(), traffic);
 }
 
 void RemoteRun::check_stall(std::uint64_t unit) {
@@ -161,7 +188,10 @@ Envelope RemoteRun::launch_message(const std::string& app_id, const std::string&
 }
 
 bool RemoteRun::launch_and_wire() {
-  const auto tick = [this] { redraw_progress(); };
+  const auto tick = [this] {
+    redraw_progress();
+    sample_status();
+  };
   const std::string text = read_file(t_.file);
   const std::string app_id = t_.name + "-" + hex(control::random_bytes(4));
   for (int i : hosts_.active()) hosts_.client(i).send(launch_message(app_id, text, hosts_.client(i)));
@@ -182,8 +212,9 @@ int RemoteRun::run() {
   progress_ = options_.progress && isatty(STDERR_FILENO);
   hosts_.start_readers();
   bool ok = launch_and_wire();
+  if (ok && status_) status_->started();
   for (std::size_t i = 0; ok && i < t_.work.size(); ++i) {
-    UnitRecord unit{i, t_.work[i], 0, false};
+    UnitRecord unit{i, t_.work[i], 0, false, ""};
     hosts_.set_unit(i);
     unit_label_ = "unit " + std::to_string(i + 1) + "/" + std::to_string(t_.work.size()) + " [" + unit.work + "]";
     const auto unit_start = Clock::now();
@@ -192,16 +223,19 @@ int RemoteRun::run() {
     m.mutable_start_unit()->set_payload(t_.work[i]);
     hosts_.broadcast(m);
     stalls_.start_unit(buffers_moved(stats_.merged()));
+    if (status_) status_->unit_started(i);
     ok = hosts_.wait_all(Envelope::kUnitDone, i, std::chrono::hours(24 * 365), [this, i] {
       redraw_progress();
+      sample_status();
       check_stall(i);
     });
     unit.seconds = seconds_since(unit_start);
     unit.finished = ok;
+    if (status_) status_->unit_ended(unit);
     report.units.push_back(unit);
   }
   for (std::size_t i = report.units.size(); i < t_.work.size(); ++i) {
-    report.units.push_back(UnitRecord{i, t_.work[i], 0, false});
+    report.units.push_back(UnitRecord{i, t_.work[i], 0, false, ""});
   }
   redraw_progress(true);
   hosts_.teardown(!ok);
@@ -221,6 +255,10 @@ int RemoteRun::run() {
   }
   report.stuck = hosts_.stuck();
   report.exit_code = !report.failure ? kExitOk : hosts_.interrupted() ? kExitInterrupted : kExitRunFailed;
+  if (status_) {
+    sample_status(true);  // the hosts' last word (unit_done, exit reports)
+    status_->finish(report);
+  }
   return print_report(report, options_.metrics_path, "stuck in user code; their app daemons were killed");
 }
 
@@ -249,23 +287,42 @@ int run_remote(const RunOptions& options, topo::Topology& topology) {
       return status;
     }
   }
-  int status = kExitHostUnavailable;
+  // Placed once the hosts are known (a launcher may have made them).
+  std::map<std::string, Placement> placements = place_copies(topology);
+  RunStatus status(topology, placements);
+  std::unique_ptr<UiServer> ui;
+  try {
+    ui = start_ui(options.ui, options.ui_public, status);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    if (launcher) launcher->stop(true);
+    return kExitUsage;
+  }
+  int exit_status = kExitHostUnavailable;
   {
     const std::optional<Credentials> credentials = load_credentials(control);
     std::vector<std::unique_ptr<HostClient>> clients;
     if (credentials) clients = connect_all(topology, *credentials, false);
     if (!clients.empty()) {
-      RemoteRun run(options, topology, place_copies(topology), std::move(clients), launcher.get());
+      RemoteRun run(options, topology, std::move(placements), std::move(clients), launcher.get(),
+                    ui ? &status : nullptr);
       try {
-        status = run.run();
+        exit_status = run.run();
       } catch (const std::exception& e) {
         std::cerr << "sluice: " << e.what() << "\n";
-        status = kExitRunFailed;
+        exit_status = kExitRunFailed;
+        if (ui) {
+          RunReport report;
+          report.failure = Failure{"", -1, "", 0, "console", e.what()};
+          report.exit_code = kExitRunFailed;
+          status.finish(report);
+        }
       }
     }
   }
-  if (launcher) launcher->stop(status != kExitOk);
-  return status;
+  if (launcher) launcher->stop(exit_status != kExitOk);
+  if (ui) linger(ui->url(), options.ui_linger);
+  return exit_status;
 }
 
 }  // namespace sluice::console

@@ -19,6 +19,7 @@ struct UnitRecord {
   std::string work;
   double seconds = 0;
   bool finished = false;
+  std::string state;  // in RunStatus snapshots: "pending", "running", "finished", "failed"
 };
 
 struct RunReport {

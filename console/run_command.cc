@@ -13,7 +13,9 @@
 #include "console/exit_codes.h"
 #include "console/remote.h"
 #include "console/report.h"
+#include "console/run_status.h"
 #include "console/stall_watch.h"
+#include "console/ui_server.h"
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
 #include "runtime/engine.h"
@@ -169,6 +171,40 @@ class StallMonitor {
   std::thread thread_;
 };
 
+// Feeds the --ui's RunStatus from the Engine four times a second (from a thread of its
+// own), so the page's twice-a-second polls always find fresh rates.
+class StatusSampler {
+ public:
+  StatusSampler(const Engine& engine, RunStatus* status) : engine_(engine), status_(status) {
+    if (status_ == nullptr) return;
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~StatusSampler() {
+    if (status_ == nullptr) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    do {
+      status_->sample(engine_.stream_stats(), engine_.activity());
+    } while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; }));
+  }
+
+  const Engine& engine_;
+  RunStatus* const status_;
+  std::mutex mu_;  // guards stop_
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -189,37 +225,57 @@ int run_command(const RunOptions& options) {
   }
   if (!topology.hosts.empty() || !options.launch.launcher.empty()) return run_remote(options, topology);
 
+  block_watched_signals();  // before the --ui thread starts
+  RunStatus status(topology);
+  std::unique_ptr<UiServer> ui;
+  try {
+    ui = start_ui(options.ui, options.ui_public, status);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  RunStatus* const watched = ui ? &status : nullptr;
+
   RunReport report;
   report.topology_name = topology.name;
   report.topology_file = topology.file;
   const auto start = Clock::now();
-  block_watched_signals();
   std::unique_ptr<Engine> engine;
   try {
     engine = std::make_unique<Engine>(topology);
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
+    if (ui) {
+      report.failure = Failure{"", -1, "local", 0, "create", e.what()};
+      report.exit_code = kExitRunFailed;
+      status.finish(report);
+      linger(ui->url(), options.ui_linger);
+    }
     return kExitRunFailed;
   }
   {
     SignalWatcher signals(*engine);
     ProgressLine progress(*engine, show_progress);
     StallMonitor stalls(*engine, options);
+    StatusSampler sampler(*engine, watched);
     report.failure = engine->start();
+    if (!report.failure) status.started();
     for (std::size_t i = 0; i < topology.work.size() && !report.failure; ++i) {
-      UnitRecord unit{i, topology.work[i], 0, false};
+      UnitRecord unit{i, topology.work[i], 0, false, ""};
       progress.set_unit("unit " + std::to_string(i + 1) + "/" + std::to_string(topology.work.size()) +
                         " [" + unit.work + "]");
       const auto unit_start = Clock::now();
       stalls.set_active(true);
+      status.unit_started(i);
       report.failure = engine->run_unit(i, unit.work);
       stalls.set_active(false);
       unit.seconds = seconds_since(unit_start);
       unit.finished = !report.failure;
+      status.unit_ended(unit);
       report.units.push_back(unit);
     }
     for (std::size_t i = report.units.size(); i < topology.work.size(); ++i) {
-      report.units.push_back(UnitRecord{i, topology.work[i], 0, false});
+      report.units.push_back(UnitRecord{i, topology.work[i], 0, false, ""});
     }
     report.wall_seconds = seconds_since(start);
     report.streams = engine->stream_stats();
@@ -228,15 +284,18 @@ int run_command(const RunOptions& options) {
                        : signals.interrupted() ? kExitInterrupted
                                                : kExitRunFailed;
   }
-  int status = print_report(report, options.metrics_path, "stuck in user code");
+  status.finish(report);
+  const int exit_status = print_report(report, options.metrics_path, "stuck in user code");
+  if (ui) linger(ui->url(), options.ui_linger);
   if (!report.stuck.empty()) {
     // Threads are stuck in user code; they cannot be joined, so do not try.
     std::cerr.flush();
     std::cout.flush();
-    _exit(status);
+    _exit(exit_status);
   }
+  ui.reset();
   engine.reset();
-  return status;
+  return exit_status;
 }
 
 }  // namespace sluice::console

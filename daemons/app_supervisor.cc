@@ -298,6 +298,7 @@ void AppTable::reap() {
       dlog::info("sluice-appd pid " + std::to_string(pid) + " ended after its console left");
     }
     children_.erase(it);
+    ++ended_;
   }
 }
 

@@ -101,7 +101,14 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
 // The app daemons sluiced started, by pid.
 class AppTable {
  public:
-  void add(pid_t pid, std::weak_ptr<AppSupervisor> app) { children_[pid] = std::move(app); }
+  void add(pid_t pid, std::weak_ptr<AppSupervisor> app) {
+    children_[pid] = std::move(app);
+    ++started_;
+  }
+  // App daemons started and not yet reaped; started and ended since sluiced started.
+  std::size_t running() const { return children_.size(); }
+  std::uint64_t started() const { return started_; }
+  std::uint64_t ended() const { return ended_; }
   // SIGCHLD: reaps every child that ended and tells its supervisor.
   void reap();
   // Shutdown: SIGKILL to every app daemon's process group.
@@ -111,6 +118,8 @@ class AppTable {
 
  private:
   std::map<pid_t, std::weak_ptr<AppSupervisor>> children_;
+  std::uint64_t started_ = 0;
+  std::uint64_t ended_ = 0;
 };
 
 }  // namespace sluice::sluiced

@@ -62,6 +62,7 @@ void ConsoleSession::arm_deadline(std::chrono::steady_clock::duration after, std
   deadline_.expires_after(after);
   deadline_.async_wait([self = shared_from_this(), what](boost::system::error_code ec) {
     if (ec == asio::error::operation_aborted || self->phase_ == Phase::kClosed) return;
+    if (!self->opened_) self->daemon_.count_refusal("auth_timeout");
     self->stop(what);
   });
 }
@@ -101,6 +102,7 @@ void ConsoleSession::on_first_byte() {
   if (ec == asio::error::would_block || ec == asio::error::try_again) return await_first_byte();
   if (ec || n == 0) return stop("connection closed before the TLS handshake");
   if (first == kTlsHandshakeRecord) return handshake();
+  daemon_.count_refusal("not_tls");
   if (first == 0x00) return answer_plain_console();
   stop("not a TLS client (first byte " + hex_byte(first) + "); consoles speak TLS 1.3 since sluice control protocol 2");
 }
@@ -148,7 +150,10 @@ std::string ConsoleSession::tls_failure(const boost::system::error_code& ec, boo
 
 void ConsoleSession::on_handshake(const boost::system::error_code& ec) {
   if (phase_ == Phase::kClosed) return;
-  if (ec) return stop(tls_failure(ec, false));
+  if (ec) {
+    daemon_.count_refusal("tls_handshake");
+    return stop(tls_failure(ec, false));
+  }
   phase_ = Phase::kTls;
   read_next();
 }
@@ -227,6 +232,7 @@ void ConsoleSession::abort(const std::string& reason) { app_->abort(reason); }
 void ConsoleSession::shutdown(const Envelope& message) { app_->shutdown(message); }
 
 void ConsoleSession::close(const std::string& why, bool after_reply) {
+  daemon_.count_refusal(!opened_ ? "hello_refused" : after_reply ? "request_refused" : "protocol_error");
   if (!after_reply) return fail(why, "protocol error");
   // Let the reply go out, then close (the deadline closes it if the peer stalls).
   closing_reason_ = "refused: " + why;

@@ -48,6 +48,8 @@ class ConsoleSession : public std::enable_shared_from_this<ConsoleSession>, priv
 
   // Starts: the console has 5 s to finish the TLS handshake and say hello.
   void start();
+  // The console has authenticated (TLS and hello).
+  bool authenticated() const { return opened_; }
   // Closes the connection and kills the app daemon, if one runs; logs `why`. Idempotent.
   void stop(const std::string& why);
 

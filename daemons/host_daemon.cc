@@ -1,5 +1,8 @@
 #include "daemons/host_daemon.h"
 
+#include "http/listen_address.h"
+#include "http/metrics_text.h"
+
 #include <signal.h>
 
 #include "daemons/log.h"
@@ -71,6 +74,26 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
   dlog::info("listening on " + bound.address().to_string() + ":" + std::to_string(bound.port()) +
              "; TLS 1.3 with " + config_.tls.mode_name() + "; app daemon: " + config_.appd_path);
   if (const std::string problem = tls_->certificate_problem(); !problem.empty()) dlog::warn(problem);
+  for (const char* reason : kRefusalReasons) refusals_[reason] = 0;
+  if (!config_.metrics_listen.empty()) {
+    metrics_ = std::make_unique<http::HttpServer>(
+        io_,
+        http::parse_listen_address(config_.metrics_listen, "--metrics", config_.metrics_public, "--metrics-public"),
+        [this](const http::Request& request) {
+          http::Response r;
+          if (request.path != "/metrics") {
+            r.status = 404;
+            r.body = "sluiced serves /metrics only\n";
+            return r;
+          }
+          r.content_type = http::MetricsText::kContentType;
+          r.body = metrics_text();
+          return r;
+        },
+        "--metrics");
+    metrics_->start();
+    dlog::info("metrics at http://" + http::endpoint_text(metrics_->local_endpoint()) + "/metrics");
+  }
   do_await_stop();
   do_await_child();
   do_accept();
@@ -82,6 +105,26 @@ std::string HostDaemon::bound_address() const {
   if (ec) return "";
   const std::string ip = bound.address().to_string();
   return (bound.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(bound.port());
+}
+
+std::string HostDaemon::metrics_text() const {
+  http::MetricsText m;
+  std::uint64_t authenticated = 0;
+  for (const auto& s : sessions_) authenticated += s->authenticated() ? 1 : 0;
+  m.family("sluiced_sessions", "gauge", "Console connections open now, by whether they have authenticated.");
+  m.sample("sluiced_sessions", {{"state", "authenticating"}}, static_cast<std::uint64_t>(sessions_.size() - authenticated));
+  m.sample("sluiced_sessions", {{"state", "authenticated"}}, authenticated);
+  m.family("sluiced_sessions_total", "counter", "Console connections admitted since sluiced started.");
+  m.sample("sluiced_sessions_total", {}, next_id_ - 1);
+  m.family("sluiced_app_daemons", "gauge", "App daemons (sluice-appd) running now.");
+  m.sample("sluiced_app_daemons", {}, static_cast<std::uint64_t>(apps_.running()));
+  m.family("sluiced_app_daemons_started_total", "counter", "App daemons started since sluiced started.");
+  m.sample("sluiced_app_daemons_started_total", {}, apps_.started());
+  m.family("sluiced_app_daemons_ended_total", "counter", "App daemons that ended (and were reaped).");
+  m.sample("sluiced_app_daemons_ended_total", {}, apps_.ended());
+  m.family("sluiced_refusals_total", "counter", "Connections and requests turned away, by reason.");
+  for (const auto& [reason, count] : refusals_) m.sample("sluiced_refusals_total", {{"reason", reason}}, count);
+  return m.str();
 }
 
 void HostDaemon::run() {
@@ -130,6 +173,7 @@ void HostDaemon::admit(tcp::socket socket) {
   std::string why;
   std::optional<Admission::Ticket> ticket = admission_.admit(address, &why);
   if (!ticket) {
+    count_refusal(admission_.pending() >= Admission::kTotal ? "too_many_pending" : "too_many_from_address");
     capped_log_.log(dlog::Level::kWarn, "refused a connection from " + address + ":" + std::to_string(peer.port()) +
                                             ": " + why + "; " + std::to_string(admission_.refused()) + " refused so far");
     socket.close(ec);

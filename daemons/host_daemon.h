@@ -14,6 +14,7 @@
 #define SLUICE_DAEMONS_HOST_DAEMON_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -27,12 +28,29 @@
 #include "daemons/app_supervisor.h"
 #include "daemons/console_session.h"
 #include "daemons/log.h"
+#include "http/http_server.h"
 
 namespace sluice::sluiced {
 
 struct Config {
   control::TlsOptions tls;  // the token (TLS-PSK), or --cert/--key/--ca
   std::string appd_path;    // the sluice-appd executable
+  // --metrics ADDR:PORT: serve /metrics (Prometheus text) there; "" = no. Loopback
+  // unless metrics_public (--metrics-public).
+  std::string metrics_listen;
+  bool metrics_public = false;
+};
+
+// Why sluiced turned a connection away, as /metrics labels them (sluiced_refusals_total).
+inline constexpr const char* kRefusalReasons[] = {
+    "too_many_pending",       // Admission: the cap on connections authenticating at once
+    "too_many_from_address",  // Admission: the cap per source address
+    "not_tls",                // the first byte was not a TLS handshake (an old console, a stranger)
+    "tls_handshake",          // the handshake failed: wrong token, untrusted certificate...
+    "auth_timeout",           // no hello within 5 s
+    "hello_refused",          // the hello was refused (another protocol version...)
+    "request_refused",        // a request after the hello was refused (a second launch...)
+    "protocol_error",         // the console broke the protocol after authenticating
 };
 
 class HostDaemon {
@@ -58,6 +76,10 @@ class HostDaemon {
   boost::asio::ssl::context& ssl() { return ssl_; }
   // Where the sessions log what happens before a console is authenticated.
   daemon::RateLimited& strangers_log() { return strangers_log_; }
+  // Counts a refusal; `reason` is one of kRefusalReasons.
+  void count_refusal(const std::string& reason) { ++refusals_[reason]; }
+  // What /metrics says: sessions, app daemons, refusals by reason.
+  std::string metrics_text() const;
 
  private:
   void do_accept();
@@ -82,6 +104,8 @@ class HostDaemon {
   std::set<std::shared_ptr<ConsoleSession>> sessions_;
   AppTable apps_;
   std::uint64_t next_id_ = 1;
+  std::map<std::string, std::uint64_t> refusals_;  // reason -> count
+  std::unique_ptr<http::HttpServer> metrics_;      // --metrics; last: stops first
 };
 
 }  // namespace sluice::sluiced

@@ -121,6 +121,8 @@ void AppDaemon::fill_metrics(google::protobuf::RepeatedPtrField<sluice::control:
     m->set_producer_blocked_ns(s.producer_blocked_ns);
     m->set_consumer_blocked_ns(s.consumer_blocked_ns);
     m->set_consumed(s.consumed);
+    m->set_queued(s.queued);
+    m->set_capacity(s.capacity);
   }
 }
 
@@ -134,6 +136,7 @@ void AppDaemon::fill_activity(google::protobuf::RepeatedPtrField<sluice::control
     m->set_waiting_for(a.waiting_for);
     m->set_stream(a.stream);
     m->set_waiting_seconds(a.waiting_seconds);
+    m->set_unit(a.unit);
   }
 }
 

@@ -1,7 +1,8 @@
 // sluiced: the host daemon. One per host, long-lived.
 //
 //   sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)
-//           [--appd PATH] [--ready-file PATH] [--verbose]
+//           [--appd PATH] [--ready-file PATH] [--metrics ADDR:PORT [--metrics-public]]
+//           [--verbose] [--version]
 //
 // --ready-file: once listening, write "ADDR:PORT" (the port it chose when --listen said 0)
 // to PATH, atomically (a temporary file beside it, then rename), so that whoever started it
@@ -52,7 +53,8 @@ std::string default_appd_path() {
 int usage(const std::string& problem) {
   std::cerr << "sluiced: " << problem << "\n"
             << "usage: sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)\n"
-            << "               [--appd PATH] [--ready-file PATH] [--verbose] [--version]\n";
+            << "               [--appd PATH] [--ready-file PATH] [--metrics ADDR:PORT [--metrics-public]]\n"
+            << "               [--verbose] [--version]\n";
   return 2;
 }
 
@@ -80,6 +82,8 @@ int main(int argc, char** argv) {
   sluice::control::TlsOptions tls;
   std::string appd = default_appd_path();
   std::string ready_file;
+  std::string metrics;
+  bool metrics_public = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::optional<std::string> {
@@ -106,6 +110,12 @@ int main(int argc, char** argv) {
       auto v = value();
       if (!v) return usage("--ready-file needs a path");
       ready_file = *v;
+    } else if (arg == "--metrics") {
+      auto v = value();
+      if (!v) return usage("--metrics needs ADDR:PORT (loopback unless --metrics-public)");
+      metrics = *v;
+    } else if (arg == "--metrics-public") {
+      metrics_public = true;
     } else if (arg == "--verbose" || arg == "-v") {
       dlog::min_level() = dlog::Level::kDebug;
     } else if (arg == "--version") {
@@ -134,6 +144,8 @@ int main(int argc, char** argv) {
     config.tls = tls;
     if (!certificates) config.tls.token = sluice::control::read_token_file(token_file);
     config.appd_path = appd;
+    config.metrics_listen = metrics;
+    config.metrics_public = metrics_public;
     if (::access(appd.c_str(), X_OK) != 0) {
       throw sluice::Error("app daemon '" + appd + "' is not executable; install sluice-appd next to sluiced or pass --appd PATH");
     }

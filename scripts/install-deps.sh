@@ -15,6 +15,7 @@ packages=(
   openjdk-17-jdk-headless maven                                  # Java filters
   slurmctld slurmd slurm-client munge                            # tests/slurm: a local Slurm cluster
   doxygen                                                        # the C++ API reference (docs/api)
+  chromium prometheus                                            # --ui tests: headless page, promtool
 )
 
 missing=()

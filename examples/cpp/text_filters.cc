@@ -38,14 +38,18 @@ void append(sluice::OutputStream& out, sluice::Buffer& buffer, std::string_view 
 
 void LineReader::process(sluice::Context& ctx) {
   const std::filesystem::path path = ctx.arg<std::filesystem::path>("path");
-  std::ifstream file(path);
-  if (!file) throw sluice::Error("cannot open '" + path.string() + "'; check args.path (relative to the topology file)");
+  const long repeat = ctx.arg<long>("repeat", 1);
+  if (repeat < 1) throw sluice::Error("args.repeat is " + std::to_string(repeat) + "; give 1 or more");
   auto& out = ctx.output("out");
   sluice::Buffer buffer = out.allocate();
-  std::string line;
-  while (std::getline(file, line)) {
-    line.push_back('\n');
-    append(out, buffer, line);
+  for (long pass = 0; pass < repeat; ++pass) {
+    std::ifstream file(path);
+    if (!file) throw sluice::Error("cannot open '" + path.string() + "'; check args.path (relative to the topology file)");
+    std::string line;
+    while (std::getline(file, line)) {
+      line.push_back('\n');
+      append(out, buffer, line);
+    }
   }
   if (buffer.size() > 0) out.write(std::move(buffer));
 }

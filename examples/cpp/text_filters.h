@@ -13,8 +13,8 @@
 // 64-bit FNV-1a: the key that makes equal words meet the same WordCount copy.
 std::uint64_t word_key(std::string_view word);
 
-// Source. Reads the text file `path` (args) and writes it as whole lines packed into
-// buffers of the output stream's size.
+// Source. Reads the text file `path` (args) `repeat` times (args, default 1) and writes it
+// as whole lines packed into buffers of the output stream's size.
 class LineReader : public sluice::Filter {
  public:
   void process(sluice::Context& ctx) override;

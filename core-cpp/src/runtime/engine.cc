@@ -374,6 +374,16 @@ std::vector<StreamStats> Engine::stream_stats() const {
     out[stream].consumed += port->counters().buffers.get();
     out[stream].consumer_blocked_ns += port->counters().blocked_ns.get();
   }
+  // Queue depths: what each local consumer copy has waiting (two loads per queue).
+  const auto& streams = state_->graph.streams();
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    for (const auto& channel : streams[i]->channels) {
+      if (!channel) continue;
+      const std::size_t room = channel->free_room();
+      out[i].capacity += channel->depth();
+      out[i].queued += channel->depth() > room ? channel->depth() - room : 0;
+    }
+  }
   return out;
 }
 
@@ -386,6 +396,7 @@ std::vector<CopyActivity> Engine::activity() const {
     a.copy = copy->index;
     a.host = state_->options.host;
     a.stage = copy->record.stage.load();
+    a.unit = copy->record.unit.load(std::memory_order_relaxed);
     if (const char* op = copy->waiting.op.load(std::memory_order_acquire)) {
       a.waiting_for = op;
       const std::string* stream = copy->waiting.stream.load(std::memory_order_relaxed);

@@ -55,6 +55,8 @@ struct StreamStats {
   std::uint64_t consumed = 0;  // read by consumer copies
   std::uint64_t producer_blocked_ns = 0;  // summed over producer copies
   std::uint64_t consumer_blocked_ns = 0;  // summed over consumer copies
+  std::uint64_t queued = 0;    // buffers waiting in consumer copies' queues now (a snapshot)
+  std::uint64_t capacity = 0;  // what those queues hold at most (depth per consumer copy here)
 };
 
 // What one copy is doing right now (Engine::activity), for the console's stall report.
@@ -66,6 +68,7 @@ struct CopyActivity {
   std::string waiting_for;  // "read", "write", "allocate"; "" when not waiting on a stream
   std::string stream;       // the stream it waits on: "a.out -> b.in"
   double waiting_seconds = 0;
+  std::uint64_t unit = 0;  // the unit of work it runs, or ran last
 };
 
 class Engine {

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Draws `make bench`'s tables as plots, next to them.
+
+    plots.py RESULTS_MD OUT_DIR
+
+Reads the Markdown that bench/run.sh printed (bench/out/local.md) and writes, when the
+tables are there:
+  OUT_DIR/local.png   local C++ -> C++ msg/s and MB/s vs ZeroMQ inproc, by buffer size
+                      (quiet, and under two CPU hogs when that table is there);
+  OUT_DIR/remote.png  remote C++ -> C++ over loopback (and veth) as ratios to iperf3,
+                      ZeroMQ tcp and sockperf, with each bar's line;
+  OUT_DIR/java.png    ns per buffer of a C++ and a Java forwarding filter, by size.
+Prints a Markdown line per plot written (run.sh appends it to the results). Needs
+matplotlib (Debian's python3-matplotlib, as bench/seed_table.py).
+"""
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+SI = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+SIZES = {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}
+
+
+def number(text):
+    """'16.16M' -> 16160000.0, '**2.71x**' -> 2.71, '+121' -> 121.0; None when not a number."""
+    m = re.match(r"^\**([+-]?[0-9.]+)\s*([kMGT]?)x?\**", text.strip())
+    return float(m.group(1)) * SI[m.group(2)] if m else None
+
+
+def size(text):
+    m = re.match(r"^([0-9.]+)\s*([KM]?i?B)$", text.strip())
+    return float(m.group(1)) * SIZES[m.group(2)] if m else None
+
+
+def sections(text):
+    """[(heading, [rows of cells])] for every table, under the nearest heading."""
+    out, heading, rows = [], "", None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+            continue
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if rows is None:
+                rows = [cells]
+                out.append((heading, rows))
+            elif not set("".join(cells)) <= set("-: "):
+                rows.append(cells)
+        else:
+            rows = None
+    return out
+
+
+def local_plot(tables, out_dir):
+    local = [(h, rows) for h, rows in tables if h.startswith("Local C++ -> C++ stream vs ZeroMQ")]
+    if not local:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for heading, rows in local:
+        tag = " (2 hogs)" if "hogs" in heading else ""
+        style = "--" if tag else "-"
+        data = [r for r in rows[1:] if size(r[0])]
+        x = [size(r[0]) for r in data]
+        axes[0].plot(x, [number(r[1]) for r in data], "o" + style, color="C0", label="sluice" + tag)
+        axes[0].plot(x, [number(r[2]) for r in data], "s" + style, color="C1", label="ZeroMQ inproc_thr" + tag)
+        axes[0].plot(x, [number(r[3]) for r in data], "^" + style, color="C2", label="ZeroMQ zmq_send" + tag)
+        axes[1].plot(x, [number(r[5]) for r in data], "o" + style, color="C0", label="sluice" + tag)
+        axes[1].plot(x, [number(r[6]) for r in data], "s" + style, color="C1", label="best ZeroMQ" + tag)
+    for ax, what in zip(axes, ["messages/s", "MB/s"]):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("buffer size, bytes")
+        ax.set_ylabel(what)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Local C++ -> C++ stream vs ZeroMQ inproc PUSH/PULL")
+    fig.tight_layout()
+    path = os.path.join(out_dir, "local.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def remote_plot(tables, out_dir):
+    # The comparison tables (their last column is the bar), not the encryption one below them.
+    remote = [(h, rows) for h, rows in tables if h.startswith("Remote C++ -> C++ stream") and rows[0][-1] == "bar"]
+    if not remote:
+        return None
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    labels, width = [], 0.8 / len(remote)
+    for i, (heading, rows) in enumerate(remote):
+        where = "veth" if "veth" in heading else "loopback"
+        data = [r for r in rows[1:] if len(r) >= 5 and number(r[3]) is not None]
+        labels = [r[0] for r in data]
+        ratios = [number(r[3]) for r in data]
+        bars = [number(r[4].replace(">=", "").replace("<=", "")) for r in data]
+        xs = [j + i * width for j in range(len(data))]
+        ax.bar(xs, ratios, width, label=where)
+        for x, bar in zip(xs, bars):
+            if bar is not None:
+                ax.hlines(bar, x - width / 2, x + width / 2, colors="k", linestyles="dotted")
+    ax.set_xticks([j + width * (len(remote) - 1) / 2 for j in range(len(labels))])
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_ylabel("sluice / peer (iperf3, ZeroMQ tcp, sockperf)")
+    ax.set_title("Remote C++ -> C++ stream: ratio to the peer (dotted: the bar)")
+    ax.legend()
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "remote.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def java_plot(tables, out_dir):
+    java = [rows for h, rows in tables if h.startswith("A forwarding filter between a C++ source and a C++ sink")]
+    if not java:
+        return None
+    data = [r for r in java[0][1:] if size(r[0])]
+    x = [size(r[0]) for r in data]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    ax.plot(x, [number(r[1]) for r in data], "o-", label="C++ forward")
+    ax.plot(x, [number(r[2]) for r in data], "s-", label="Java forward")
+    ax.plot(x, [number(r[3]) for r in data], "^:", label="Java adds (bar: <= 200 ns)")
+    ax.axhline(200, color="k", linestyle="dotted", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("buffer size, bytes")
+    ax.set_ylabel("ns per buffer")
+    ax.set_title("Java overhead: a forwarding filter between C++ copies")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path = os.path.join(out_dir, "java.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: plots.py RESULTS_MD OUT_DIR")
+    with open(sys.argv[1]) as f:
+        tables = sections(f.read())
+    os.makedirs(sys.argv[2], exist_ok=True)
+    drawn = [p for p in (local_plot(tables, sys.argv[2]), remote_plot(tables, sys.argv[2]),
+                         java_plot(tables, sys.argv[2])) if p]
+    if not drawn:
+        sys.exit("plots.py: no local, remote or Java table in " + sys.argv[1])
+    print("## Plots\n")
+    for p in drawn:
+        print("![%s](%s)\n" % (os.path.basename(p)[:-4], os.path.basename(p)))
+
+
+if __name__ == "__main__":
+    main()

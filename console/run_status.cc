@@ -1,0 +1,225 @@
+#include "console/run_status.h"
+
+#include <algorithm>
+
+namespace sluice::console {
+
+namespace {
+
+// Live rates cover at least this much time once the run is that old.
+constexpr double kRateWindowSeconds = 1.0;
+
+double share(std::uint64_t blocked_ns, int copies, double seconds) {
+  if (copies <= 0 || seconds <= 0) return 0;
+  return std::min(1.0, static_cast<double>(blocked_ns) / 1e9 / (seconds * copies));
+}
+
+std::uint64_t delta(std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; }
+
+std::vector<StreamStats> zero_streams(const topo::Topology& t) {
+  std::vector<StreamStats> out;
+  for (const topo::StreamSpec& s : t.streams) {
+    StreamStats z;
+    z.label = s.from.str() + " -> " + s.to.str();
+    z.producer_copies = t.find_filter(s.from.filter)->copies;
+    z.consumer_copies = t.find_filter(s.to.filter)->copies;
+    out.push_back(z);
+  }
+  return out;
+}
+
+// Longest path from a source, in streams; a cycle (which the runtime does not forbid)
+// stops growing after as many rounds as there are filters.
+std::map<std::string, int> columns(const topo::Topology& t) {
+  std::map<std::string, int> column;
+  for (const topo::FilterSpec& f : t.filters) column[f.name] = 0;
+  for (std::size_t round = 0; round < t.filters.size(); ++round) {
+    bool changed = false;
+    for (const topo::StreamSpec& s : t.streams) {
+      const int want = column[s.from.filter] + 1;
+      if (column[s.to.filter] < want && want < static_cast<int>(t.filters.size())) {
+        column[s.to.filter] = want;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  return column;
+}
+
+}  // namespace
+
+StreamRate rate_between(const StreamStats& before, const StreamStats& after, double seconds) {
+  StreamRate r;
+  if (seconds <= 0) return r;
+  r.buffers_per_second = static_cast<double>(delta(before.buffers, after.buffers)) / seconds;
+  r.bytes_per_second = static_cast<double>(delta(before.bytes, after.bytes)) / seconds;
+  r.producer_blocked = share(delta(before.producer_blocked_ns, after.producer_blocked_ns), after.producer_copies, seconds);
+  r.consumer_blocked = share(delta(before.consumer_blocked_ns, after.consumer_blocked_ns), after.consumer_copies, seconds);
+  return r;
+}
+
+RunStatus::RunStatus(const topo::Topology& topology, const std::map<std::string, Placement>& placements)
+    : topology_(topology), embedded_(placements.empty()) {
+  base_.topology_name = topology.name;
+  base_.topology_file = topology.file;
+  const std::map<std::string, int> column = columns(topology);
+  for (const topo::FilterSpec& f : topology.filters) {
+    base_.filters.push_back({f.name, topo::to_string(f.lang), f.class_name, f.copies, column.at(f.name)});
+  }
+  const std::vector<StreamStats> zero = zero_streams(topology);
+  for (std::size_t i = 0; i < topology.streams.size(); ++i) {
+    const topo::StreamSpec& s = topology.streams[i];
+    StatusSnapshot::Stream out;
+    out.totals = zero[i];
+    out.from = s.from.str();
+    out.to = s.to.str();
+    out.policy = topo::to_string(s.policy);
+    out.buffer_size = s.buffer_size;
+    out.depth = s.depth;
+    base_.streams.push_back(out);
+  }
+  // Where each copy runs, and the hosts in hosts: order.
+  std::map<std::string, int> copies_on;
+  for (const topo::FilterSpec& f : topology.filters) {
+    for (int c = 0; c < f.copies; ++c) {
+      std::string host = "local";
+      if (!embedded_) {
+        host = "";
+        for (const auto& [name, placement] : placements) {
+          if (placement.runs_here(f.name, c)) host = name;
+        }
+      }
+      ++copies_on[host];
+      CopyActivity a;
+      a.filter = f.name;
+      a.copy = c;
+      a.host = host;
+      a.stage = "create";
+      copies_.push_back(a);
+    }
+  }
+  if (embedded_) {
+    base_.hosts.push_back({"local", "", copies_on["local"], HostTraffic{"local"}});
+  } else {
+    for (const topo::HostSpec& h : topology.hosts) {
+      if (!placements.count(h.name)) continue;
+      base_.hosts.push_back({h.name, h.address, copies_on[h.name], HostTraffic{h.name}});
+    }
+  }
+  for (std::size_t i = 0; i < topology.work.size(); ++i) units_.push_back(UnitRecord{i, topology.work[i], 0, false, ""});
+  unit_ended_.assign(units_.size(), false);
+  history_.push_back(Sample{start_, zero});
+}
+
+void RunStatus::started() {
+  std::lock_guard<std::mutex> lock(mu_);
+  started_ = true;
+}
+
+void RunStatus::unit_started(std::uint64_t index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  started_ = true;
+  current_unit_ = index;
+  unit_start_ = Clock::now();
+}
+
+void RunStatus::unit_ended(const UnitRecord& unit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unit.index < units_.size()) {
+    units_[unit.index] = unit;
+    unit_ended_[unit.index] = true;
+  }
+  current_unit_.reset();
+}
+
+void RunStatus::sample(std::vector<StreamStats> streams, const std::vector<CopyActivity>& copies,
+                       const std::vector<HostTraffic>& hosts) {
+  const Clock::time_point now = Clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ended_ || streams.size() != base_.streams.size()) return;
+  history_.push_back(Sample{now, std::move(streams)});
+  // Keep one sample at least the window old, and nothing older than that one.
+  const auto window = std::chrono::duration<double>(kRateWindowSeconds);
+  while (history_.size() > 2 && now - history_[1].at >= window) history_.pop_front();
+  for (const CopyActivity& a : copies) {
+    for (CopyActivity& mine : copies_) {
+      if (mine.filter == a.filter && mine.copy == a.copy) {
+        mine = a;
+        break;
+      }
+    }
+  }
+  for (const HostTraffic& h : hosts) traffic_[h.host] = h;
+}
+
+void RunStatus::finish(const RunReport& report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (report.streams.size() == base_.streams.size()) history_.push_back(Sample{Clock::now(), report.streams});
+  for (const UnitRecord& u : report.units) {
+    if (u.index < units_.size()) {
+      units_[u.index] = u;
+      unit_ended_[u.index] = true;
+    }
+  }
+  failure_ = report.failure;
+  stuck_ = report.stuck;
+  exit_code_ = report.exit_code;
+  final_wall_ = report.wall_seconds;
+  current_unit_.reset();
+  ended_ = true;
+}
+
+StatusSnapshot RunStatus::snapshot() const {
+  StatusSnapshot s = base_;
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::time_point now = Clock::now();
+  s.ended = ended_;
+  s.exit_code = exit_code_;
+  s.status = ended_ ? (failure_ ? "failed" : "ok") : started_ ? "running" : "starting";
+  s.wall_seconds = ended_ ? final_wall_ : std::chrono::duration<double>(now - start_).count();
+  const Sample& newest = history_.back();
+  const Sample& oldest = history_.front();
+  const double since_start = ended_ ? final_wall_ : std::chrono::duration<double>(newest.at - start_).count();
+  s.rate_seconds = ended_ ? final_wall_ : std::chrono::duration<double>(newest.at - oldest.at).count();
+  const std::vector<StreamStats> zero = zero_streams(topology_);
+  for (std::size_t i = 0; i < s.streams.size(); ++i) {
+    StatusSnapshot::Stream& out = s.streams[i];
+    out.totals = newest.streams[i];
+    out.average = rate_between(zero[i], out.totals, since_start);
+    out.rate = ended_ ? out.average : rate_between(oldest.streams[i], out.totals, s.rate_seconds);
+  }
+  s.copies = copies_;
+  for (StatusSnapshot::Host& h : s.hosts) {
+    if (embedded_) {
+      h.traffic.report_age_seconds = 0;
+      for (const StreamStats& st : newest.streams) {
+        h.traffic.buffers_written += st.buffers;
+        h.traffic.bytes_written += st.bytes;
+        h.traffic.buffers_read += st.consumed;
+        h.traffic.producer_blocked_ns += st.producer_blocked_ns;
+        h.traffic.consumer_blocked_ns += st.consumer_blocked_ns;
+      }
+    } else if (auto it = traffic_.find(h.name); it != traffic_.end()) {
+      h.traffic = it->second;
+    }
+  }
+  s.units = units_;
+  for (std::size_t i = 0; i < s.units.size(); ++i) {
+    UnitRecord& u = s.units[i];
+    if (current_unit_ && *current_unit_ == i) {
+      u.state = "running";
+      u.seconds = std::chrono::duration<double>(now - unit_start_).count();
+    } else if (unit_ended_[i]) {
+      u.state = u.finished ? "finished" : "failed";
+    } else {
+      u.state = "pending";
+    }
+  }
+  s.current_unit = current_unit_;
+  s.failure = failure_;
+  s.stuck = stuck_;
+  return s;
+}
+
+}  // namespace sluice::console

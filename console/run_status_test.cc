@@ -1,0 +1,132 @@
+#include "console/run_status.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "console/status_views.h"
+#include "console/ui_server.h"
+
+namespace sluice::console {
+namespace {
+
+const char* kTopology = R"(name: t
+filters:
+  a: {class: A, library: /x.so}
+  b: {class: B, library: /x.so, copies: 2}
+  c: {class: C, library: /x.so}
+streams:
+  - {from: a.out, to: b.in}
+  - {from: b.out, to: c.in}
+work: [one, two]
+)";
+
+StreamStats counters(const std::string& label, std::uint64_t buffers, std::uint64_t bytes, std::uint64_t pblk_ns,
+                     std::uint64_t cblk_ns, int producers, int consumers) {
+  StreamStats s;
+  s.label = label;
+  s.buffers = buffers;
+  s.bytes = bytes;
+  s.producer_blocked_ns = pblk_ns;
+  s.consumer_blocked_ns = cblk_ns;
+  s.producer_copies = producers;
+  s.consumer_copies = consumers;
+  return s;
+}
+
+TEST(RateBetween, RatesAndSharesOverTheStretch) {
+  // 2 s: 1000 buffers, 4000 bytes; producer (1 copy) blocked 1 s, consumers (2) 1 s of 4.
+  const StreamRate r = rate_between(counters("x", 100, 400, 0, 0, 1, 2),
+                                    counters("x", 1100, 4400, 1'000'000'000, 1'000'000'000, 1, 2), 2.0);
+  EXPECT_DOUBLE_EQ(r.buffers_per_second, 500);
+  EXPECT_DOUBLE_EQ(r.bytes_per_second, 2000);
+  EXPECT_DOUBLE_EQ(r.producer_blocked, 0.5);
+  EXPECT_DOUBLE_EQ(r.consumer_blocked, 0.25);
+  // Shares are capped at 1; no time, no rate.
+  EXPECT_DOUBLE_EQ(rate_between(counters("x", 0, 0, 0, 0, 1, 1), counters("x", 0, 0, 9'000'000'000, 0, 1, 1), 1.0)
+                       .producer_blocked, 1.0);
+  EXPECT_DOUBLE_EQ(rate_between(counters("x", 0, 0, 0, 0, 1, 1), counters("x", 5, 5, 0, 0, 1, 1), 0).buffers_per_second, 0);
+}
+
+TEST(RunStatus, SnapshotFollowsTheRunAndKeepsTheFinalCounters) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t);
+  StatusSnapshot s = status.snapshot();
+  EXPECT_EQ(s.status, "starting");
+  ASSERT_EQ(s.filters.size(), 3u);
+  EXPECT_EQ(s.filters[0].column, 0);
+  EXPECT_EQ(s.filters[1].column, 1);
+  EXPECT_EQ(s.filters[2].column, 2);
+  ASSERT_EQ(s.copies.size(), 4u);  // a#0, b#0, b#1, c#0, all on "local"
+  EXPECT_EQ(s.copies[2].filter, "b");
+  EXPECT_EQ(s.copies[2].copy, 1);
+  ASSERT_EQ(s.hosts.size(), 1u);
+  EXPECT_EQ(s.hosts[0].copies, 4);
+
+  status.started();
+  status.unit_started(0);
+  status.sample({counters("a.out -> b.in", 10, 100, 0, 0, 1, 2), counters("b.out -> c.in", 5, 50, 0, 0, 2, 1)},
+                {CopyActivity{"b", 1, "local", "process", "read", "a.out -> b.in", 0.5, 0}});
+  s = status.snapshot();
+  EXPECT_EQ(s.status, "running");
+  EXPECT_EQ(s.units[0].state, "running");
+  EXPECT_EQ(s.units[1].state, "pending");
+  EXPECT_EQ(s.streams[0].totals.buffers, 10u);
+  EXPECT_GT(s.streams[0].rate.buffers_per_second, 0);
+  EXPECT_EQ(s.copies[2].waiting_for, "read");
+  EXPECT_EQ(s.hosts[0].traffic.buffers_written, 15u);
+
+  status.unit_ended(UnitRecord{0, "one", 0.25, true, ""});
+  RunReport report;
+  report.units = {UnitRecord{0, "one", 0.25, true, ""}, UnitRecord{1, "two", 0, false, ""}};
+  report.streams = {counters("a.out -> b.in", 20, 200, 0, 0, 1, 2), counters("b.out -> c.in", 7, 70, 0, 0, 2, 1)};
+  report.wall_seconds = 2;
+  report.failure = Failure{"c", 0, "local", 1, "process", "boom"};
+  report.exit_code = 1;
+  status.finish(report);
+  // Samples after the end change nothing.
+  status.sample({counters("a.out -> b.in", 99, 990, 0, 0, 1, 2), counters("b.out -> c.in", 99, 990, 0, 0, 2, 1)}, {});
+  s = status.snapshot();
+  EXPECT_TRUE(s.ended);
+  EXPECT_EQ(s.status, "failed");
+  EXPECT_EQ(s.exit_code, 1);
+  EXPECT_EQ(s.streams[0].totals.buffers, 20u);
+  EXPECT_DOUBLE_EQ(s.streams[0].rate.buffers_per_second, 10);  // the whole run's, once ended
+  EXPECT_EQ(s.units[0].state, "finished");
+  EXPECT_EQ(s.units[1].state, "failed");
+  ASSERT_TRUE(s.failure);
+  EXPECT_EQ(s.failure->filter, "c");
+
+  const nlohmann::json doc = nlohmann::json::parse(status_json(s));
+  EXPECT_EQ(doc["streams"][0]["buffers"], 20);
+  EXPECT_EQ(doc["failure"]["message"], "boom");
+  EXPECT_EQ(doc["status"], "failed");
+
+  const std::string metrics = status_metrics(s);
+  EXPECT_NE(metrics.find("sluice_stream_buffers_total{stream=\"a.out -> b.in\",from=\"a.out\",to=\"b.in\"} 20\n"),
+            std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("# TYPE sluice_stream_buffers_total counter\n"), std::string::npos);
+  EXPECT_NE(metrics.find("sluice_run_ended{topology=\"t\"} 1\n"), std::string::npos) << metrics;
+}
+
+TEST(UiResponse, ServesThreePathsAndNothingElse) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t);
+  http::Response page = ui_response(status, {"GET", "/", "/"});
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.content_type.find("text/html"), std::string::npos);
+  EXPECT_NE(page.body.find("/api/status"), std::string::npos);
+  EXPECT_EQ(page.body.find("http"), page.body.find("http://www.w3.org/2000/svg"));  // nothing fetched from elsewhere
+  std::string csp;
+  for (const auto& [name, value] : page.headers) {
+    if (name == "Content-Security-Policy") csp = value;
+  }
+  EXPECT_NE(csp.find("script-src 'sha256-"), std::string::npos) << csp;  // its own script only, by hash
+  EXPECT_EQ(csp.find("unsafe"), std::string::npos) << csp;
+  EXPECT_EQ(ui_response(status, {"GET", "/api/status", "/api/status"}).content_type, "application/json");
+  EXPECT_NE(ui_response(status, {"GET", "/metrics", "/metrics"}).content_type.find("version=0.0.4"), std::string::npos);
+  EXPECT_EQ(ui_response(status, {"GET", "/etc/passwd", "/etc/passwd"}).status, 404);
+}
+
+}  // namespace
+}  // namespace sluice::console

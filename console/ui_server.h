@@ -1,0 +1,58 @@
+// UiServer: the console's --ui. Serves a run's RunStatus over HTTP from a thread of its
+// own (http/http_server.h: GET/HEAD only, loopback unless --ui-public):
+//   /             the page (status_views.h), self-contained
+//   /api/status   the JSON the page draws
+//   /metrics      the Prometheus text
+// Anything else is 404; other methods 405 (HttpServer).
+//
+// Thread-safe as far as it goes: the server thread only reads snapshots of `status`.
+#ifndef SLUICE_CONSOLE_UI_SERVER_H_
+#define SLUICE_CONSOLE_UI_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "console/run_status.h"
+#include "http/http_server.h"
+
+namespace sluice::console {
+
+// The answer to one request, from `status`: what UiServer serves (exposed for tests).
+http::Response ui_response(const RunStatus& status, const http::Request& request);
+
+class UiServer {
+ public:
+  // Listens on `at` and starts serving. `status` must outlive the server. Throws
+  // sluice::Error (naming --ui and the address) when it cannot listen.
+  UiServer(const RunStatus& status, const boost::asio::ip::tcp::endpoint& at);
+  // Stops serving and joins the thread.
+  ~UiServer();
+  UiServer(const UiServer&) = delete;
+  UiServer& operator=(const UiServer&) = delete;
+
+  // "http://127.0.0.1:8080/"
+  std::string url() const;
+
+ private:
+  boost::asio::io_context io_;
+  std::unique_ptr<http::HttpServer> server_;
+  std::thread thread_;
+};
+
+// --ui: nullptr when `address` is "", else a server on it, its URL printed to stderr
+// ("sluice: watching the run at http://127.0.0.1:8080/"). Throws sluice::Error when the
+// address is malformed, not loopback without `allow_public`, or cannot be listened on.
+std::unique_ptr<UiServer> start_ui(const std::string& address, bool allow_public, const RunStatus& status);
+
+// After the run: keeps the process (and so the server) up for `seconds`, or until SIGINT
+// or SIGTERM, saying so on stderr. REQUIRES: SIGINT and SIGTERM blocked in every thread.
+void linger(const std::string& url, double seconds);
+
+}  // namespace sluice::console
+
+#endif  // SLUICE_CONSOLE_UI_SERVER_H_

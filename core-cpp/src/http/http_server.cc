@@ -1,0 +1,225 @@
+#include "http/http_server.h"
+
+#include <array>
+#include <optional>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "http/listen_address.h"
+#include "sluice/error.h"
+
+namespace sluice::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using asio::ip::tcp;
+
+struct HttpServer::State {
+  State(asio::io_context& io, Handler h, Limits l) : acceptor(io), handler(std::move(h)), limits(l) {}
+  tcp::acceptor acceptor;
+  Handler handler;
+  Limits limits;
+  bool loopback = true;   // bound to a loopback address: check Host headers
+  std::size_t open = 0;   // sessions alive
+  bool stopped = false;
+  asio::steady_timer pause{acceptor.get_executor()};  // after an accept error
+};
+
+namespace {
+
+const std::string kAllow = "GET, HEAD";
+
+bool is_parse_error(const boost::system::error_code& ec) {
+  return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category();
+}
+
+// A Host header (or its absence, which HTTP/1.0 clients may do) that a page served from a
+// loopback address can legitimately carry: "localhost", a loopback IP, with or without port.
+bool loopback_host(std::string_view host) {
+  if (host.empty()) return true;
+  std::string name(host);
+  if (name.front() == '[') {
+    const auto close = name.find(']');
+    if (close == std::string::npos) return false;
+    name = name.substr(1, close - 1);
+  } else if (const auto colon = name.rfind(':'); colon != std::string::npos) {
+    name = name.substr(0, colon);
+  }
+  if (name == "localhost" || name.ends_with(".localhost")) return true;
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(name, ec);
+  return !ec && address.is_loopback();
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<HttpServer::State> state)
+      : stream_(std::move(socket)), buffer_(state->limits.header_bytes + 512), state_(std::move(state)) {
+    ++state_->open;
+  }
+  ~Session() { --state_->open; }
+
+  void start() { read_head(); }
+
+ private:
+  void read_head() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(state_->limits.header_bytes));
+    parser_->body_limit(0);
+    stream_.expires_after(state_->limits.timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
+  }
+
+  void on_head(beast::error_code ec) {
+    if (ec == asio::error::operation_aborted) return;
+    if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message || ec == asio::error::eof ||
+        ec == beast::error::timeout) {
+      return close();  // gone, or silent: nobody to answer
+    }
+    if (ec == bhttp::error::body_limit) return refuse(413, "a GET or HEAD request carries no body here\n");
+    if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
+      return refuse(431, "the request's head is over " + std::to_string(state_->limits.header_bytes) + " bytes\n");
+    }
+    if (ec && is_parse_error(ec)) return refuse(400, "not an HTTP/1.x request: " + ec.message() + "\n");
+    if (ec) return close();  // a network error: the connection is gone
+    const auto& head = parser_->get();
+    if (head.method() != bhttp::verb::get && head.method() != bhttp::verb::head) {
+      Response r{405, "text/plain; charset=utf-8",
+                 std::string(head.method_string()) + " is not served here: this server only answers GET and HEAD\n",
+                 {{"Allow", kAllow}}};
+      return answer(std::move(r), false, false);
+    }
+    if (!parser_->is_done()) return refuse(413, "a GET or HEAD request carries no body here\n");
+    const std::string target(head.target());
+    if (target.empty() || target.front() != '/') {
+      return refuse(400, "the request target must be a path such as /metrics\n");
+    }
+    if (state_->loopback && !loopback_host(std::string(head[bhttp::field::host]))) {
+      return refuse(403, "this server answers requests for localhost only (Host: " +
+                             std::string(head[bhttp::field::host]) + "); open it as http://127.0.0.1:" +
+                             std::to_string(stream_.socket().local_endpoint(ec).port()) + "/\n");
+    }
+    Request request{std::string(head.method_string()), target.substr(0, target.find('?')), target};
+    Response response;
+    try {
+      response = state_->handler(request);
+    } catch (const std::exception& e) {
+      response = Response{500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n", {}};
+    }
+    answer(std::move(response), head.method() == bhttp::verb::head, head.keep_alive());
+  }
+
+  // Answers a request that cannot be served, and closes the connection.
+  void refuse(int status, std::string why) { answer(Response{status, "text/plain; charset=utf-8", std::move(why), {}}, false, false); }
+
+  void answer(Response r, bool head_only, bool keep_alive) {
+    response_ = {};
+    response_.result(static_cast<unsigned>(r.status));
+    response_.version(parser_ && parser_->is_header_done() && parser_->get().version() == 10 ? 10 : 11);
+    response_.set(bhttp::field::server, "sluice");
+    response_.set(bhttp::field::content_type, r.content_type);
+    response_.set(bhttp::field::cache_control, "no-store");
+    response_.set("X-Content-Type-Options", "nosniff");
+    response_.set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'");
+    for (const auto& [name, value] : r.headers) response_.set(name, value);
+    response_.keep_alive(keep_alive && r.status < 400);
+    response_.content_length(r.body.size());
+    if (!head_only) response_.body() = std::move(r.body);
+    stream_.expires_after(state_->limits.timeout);
+    bhttp::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->on_written(ec);
+    });
+  }
+
+  void on_written(beast::error_code ec) {
+    if (ec) return close();
+    if (!response_.keep_alive() || state_->stopped) return close();
+    read_head();
+  }
+
+  // Says we are done, then reads (and drops) what the client still sends for a moment
+  // before closing: closing with unread bytes would reset the connection, and the client
+  // could lose the answer it has not read yet.
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(2));
+    drain();
+  }
+
+  void drain() {
+    stream_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ > kMaxDrain) return self->stream_.close();
+      self->drain();
+    });
+  }
+
+  static constexpr std::size_t kMaxDrain = 1 << 20;
+  std::array<char, 4096> scratch_{};
+  std::size_t drained_ = 0;
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::shared_ptr<HttpServer::State> state_;
+  std::optional<bhttp::request_parser<bhttp::empty_body>> parser_;
+  bhttp::response<bhttp::string_body> response_;
+};
+
+void accept_next(const std::shared_ptr<HttpServer::State>& state) {
+  state->acceptor.async_accept([state](boost::system::error_code ec, tcp::socket socket) {
+    if (state->stopped || ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // Out of descriptors or memory, most likely: accepting again at once would spin.
+      state->pause.expires_after(std::chrono::milliseconds(100));
+      state->pause.async_wait([state](boost::system::error_code wait_ec) {
+        if (!wait_ec && !state->stopped) accept_next(state);
+      });
+      return;
+    }
+    if (state->open >= state->limits.connections) {
+      boost::system::error_code ignored;
+      socket.close(ignored);  // over the cap: no room for a session
+    } else {
+      std::make_shared<Session>(std::move(socket), state)->start();
+    }
+    accept_next(state);
+  });
+}
+
+}  // namespace
+
+HttpServer::HttpServer(asio::io_context& io, const tcp::endpoint& at, Handler handler, const std::string& what,
+                       Limits limits)
+    : state_(std::make_shared<State>(io, std::move(handler), limits)) {
+  boost::system::error_code ec;
+  tcp::acceptor& a = state_->acceptor;
+  a.open(at.protocol(), ec);
+  if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) a.bind(at, ec);
+  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    throw Error(what + ": cannot listen on " + endpoint_text(at) + ": " + ec.message() +
+                (ec == asio::error::address_in_use ? "; pick another port (0: any free one)" : ""));
+  }
+  bound_ = a.local_endpoint();
+  state_->loopback = bound_.address().is_loopback();
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::start() { accept_next(state_); }
+
+void HttpServer::stop() {
+  state_->stopped = true;
+  boost::system::error_code ignored;
+  state_->acceptor.close(ignored);
+  state_->pause.cancel();
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,241 @@
+#include "http/http_server.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include <boost/asio.hpp>
+
+namespace sluice::http {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+// A server on a loopback port of its own, its io_context on a thread of its own.
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { start(HttpServer::Limits{}); }
+  void TearDown() override { stop(); }
+
+  void start(HttpServer::Limits limits) {
+    server_ = std::make_unique<HttpServer>(
+        io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0),
+        [this](const Request& r) -> Response {
+          ++handled_;
+          if (r.path == "/hello") return {200, "text/plain", "hello " + r.target + "\n", {{"X-Test", "1"}}};
+          if (r.path == "/throw") throw std::runtime_error("boom");
+          return {404, "text/plain", "no " + r.path + "\n", {}};
+        },
+        "test", limits);
+    server_->start();
+    io_.restart();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void stop() {
+    if (!thread_.joinable()) return;
+    io_.stop();
+    thread_.join();
+    server_.reset();  // stops it (the io_context does not run)
+  }
+
+  // A connected client socket that gives up reading after 10 s (a guard, not a timing).
+  tcp::socket connect() {
+    tcp::socket s(client_io_);
+    s.connect(server_->local_endpoint());
+    timeval tv{10, 0};
+    setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return s;
+  }
+  // Reads one response: the head, then Content-Length bytes (none after HEAD). What
+  // follows it stays in `pending` for the next call.
+  static std::string read_response(tcp::socket& s, bool head_request = false) {
+    static std::string pending;
+    std::string data = std::move(pending);
+    pending.clear();
+    char chunk[4096];
+    boost::system::error_code ec;
+    std::size_t end = std::string::npos;
+    while ((end = data.find("\r\n\r\n")) == std::string::npos) {
+      const std::size_t n = s.read_some(asio::buffer(chunk), ec);
+      if (ec) return data;
+      data.append(chunk, n);
+    }
+    std::size_t length = 0;
+    if (auto at = data.find("Content-Length: "); at != std::string::npos) length = std::stoul(data.substr(at + 16));
+    if (head_request) length = 0;
+    while (data.size() < end + 4 + length) {
+      const std::size_t n = s.read_some(asio::buffer(chunk), ec);
+      if (ec) break;
+      data.append(chunk, n);
+    }
+    if (data.size() > end + 4 + length) {
+      pending = data.substr(end + 4 + length);
+      data.resize(end + 4 + length);
+    }
+    return data;
+  }
+  std::string exchange(const std::string& request, bool head_request = false) {
+    tcp::socket s = connect();
+    asio::write(s, asio::buffer(request));
+    return read_response(s, head_request);
+  }
+  // True when the server closes the connection (EOF, not a timeout).
+  static bool closed_by_server(tcp::socket& s) {
+    char c;
+    boost::system::error_code ec;
+    for (;;) {
+      s.read_some(asio::buffer(&c, 1), ec);
+      if (ec) return ec == asio::error::eof || ec == asio::error::connection_reset;
+    }
+  }
+  static int status_of(const std::string& response) {
+    if (response.size() < 12 || response.compare(0, 5, "HTTP/") != 0) return -1;
+    return std::stoi(response.substr(9, 3));
+  }
+  void expect_still_serving() { EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")), 200); }
+
+  asio::io_context io_;
+  asio::io_context client_io_;
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+  std::atomic<int> handled_{0};
+};
+
+TEST_F(HttpServerTest, GetAnswersWithTheHandlersBodyAndHeaders) {
+  const std::string r = exchange("GET /hello?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(status_of(r), 200) << r;
+  EXPECT_NE(r.find("X-Test: 1\r\n"), std::string::npos) << r;
+  EXPECT_NE(r.find("Cache-Control: no-store\r\n"), std::string::npos) << r;
+  EXPECT_NE(r.find("\r\n\r\nhello /hello?x=1\n"), std::string::npos) << r;
+}
+
+TEST_F(HttpServerTest, HeadHasTheLengthButNoBody) {
+  tcp::socket s = connect();
+  asio::write(s, asio::buffer(std::string("HEAD /hello HTTP/1.1\r\nHost: localhost\r\n\r\nGET /hello HTTP/1.1\r\n\r\n")));
+  const std::string head = read_response(s, true);
+  EXPECT_EQ(status_of(head), 200) << head;
+  EXPECT_NE(head.find("Content-Length: 13\r\n"), std::string::npos) << head;
+  EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "");
+  // The next response on the same connection starts right after the head: no body came.
+  const std::string get = read_response(s);
+  EXPECT_EQ(status_of(get), 200) << get;
+}
+
+TEST_F(HttpServerTest, KeepsTheConnectionForSeveralRequests) {
+  tcp::socket s = connect();
+  for (int i = 0; i < 3; ++i) {
+    asio::write(s, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+    EXPECT_EQ(status_of(read_response(s)), 200);
+  }
+  EXPECT_EQ(handled_, 3);
+}
+
+TEST_F(HttpServerTest, OtherMethodsGet405WithAllow) {
+  for (const std::string& method : {std::string("POST"), std::string("PUT"), std::string("DELETE"),
+                                    std::string("OPTIONS"), std::string("FOO")}) {
+    const std::string r = exchange(method + " /hello HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_EQ(status_of(r), 405) << method << ": " << r;
+    EXPECT_NE(r.find("Allow: GET, HEAD\r\n"), std::string::npos) << r;
+  }
+  EXPECT_EQ(handled_, 0);
+}
+
+TEST_F(HttpServerTest, ABodyGets413) {
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello")), 413);
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")), 413);
+  // A huge announced body is refused without reading it.
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n")), 413);
+  EXPECT_EQ(handled_, 0);
+  expect_still_serving();
+}
+
+TEST_F(HttpServerTest, AnOversizedHeadGets431AndTheConnectionCloses) {
+  tcp::socket s = connect();
+  asio::write(s, asio::buffer("GET /hello HTTP/1.1\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n"));
+  const std::string r = read_response(s);
+  EXPECT_EQ(status_of(r), 431) << r.substr(0, 100);
+  EXPECT_TRUE(closed_by_server(s));
+  EXPECT_EQ(status_of(exchange("GET /" + std::string(9000, 'x') + " HTTP/1.1\r\n\r\n")), 431);
+  expect_still_serving();
+}
+
+TEST_F(HttpServerTest, WhatDoesNotParseGets400) {
+  for (const std::string& bad : {std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 16),
+                                std::string("GET\r\n\r\n"), std::string("GET / HTTP/9.9\r\n\r\n"),
+                                std::string("GET / HTTP/1.1\r\nNo colon here\r\n\r\n"),
+                                std::string("GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
+                                std::string("G\x01T / HTTP/1.1\r\n\r\n", 18), std::string("GET http://evil/ HTTP/1.1\r\n\r\n"),
+                                std::string("GET * HTTP/1.1\r\n\r\n")}) {
+    tcp::socket s = connect();
+    asio::write(s, asio::buffer(bad));
+    const std::string r = read_response(s);
+    EXPECT_EQ(status_of(r), 400) << "request: " << bad << "\nresponse: " << r;
+    EXPECT_TRUE(closed_by_server(s));
+  }
+  EXPECT_EQ(handled_, 0);
+  expect_still_serving();
+}
+
+TEST_F(HttpServerTest, AForeignHostHeaderGets403OnLoopback) {
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: evil.example\r\n\r\n")), 403);
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: evil.example:80\r\n\r\n")), 403);
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost:8080\r\n\r\n")), 200);
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n")), 200);
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.0\r\n\r\n")), 200);  // HTTP/1.0: no Host
+}
+
+TEST_F(HttpServerTest, AThrowingHandlerGets500AndTheServerGoesOn) {
+  const std::string r = exchange("GET /throw HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  EXPECT_EQ(status_of(r), 500);
+  EXPECT_NE(r.find("internal error: boom"), std::string::npos) << r;
+  expect_still_serving();
+}
+
+TEST_F(HttpServerTest, UnknownPathsAreTheHandlers404) {
+  const std::string r = exchange("GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  EXPECT_EQ(status_of(r), 404);
+  EXPECT_NE(r.find("no /nope"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, ConnectionsOverTheCapAreClosedAtOnce) {
+  stop();
+  start(HttpServer::Limits{8 * 1024, 2, std::chrono::seconds(10)});
+  tcp::socket a = connect();
+  tcp::socket b = connect();
+  // Both are sessions once they have been served once.
+  asio::write(a, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  EXPECT_EQ(status_of(read_response(a)), 200);
+  asio::write(b, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  EXPECT_EQ(status_of(read_response(b)), 200);
+  tcp::socket c = connect();
+  EXPECT_TRUE(closed_by_server(c));
+  a.close();
+  // Once a's session is gone, there is room again (the server notices the close first).
+  int status = -1;
+  for (int attempt = 0; attempt < 200 && status != 200; ++attempt) {
+    status = status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(status, 200);
+}
+
+TEST(HttpServer, AnAddressInUseIsAClearError) {
+  asio::io_context io;
+  HttpServer first(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0), [](const Request&) { return Response{}; },
+                   "--ui");
+  try {
+    HttpServer second(io, first.local_endpoint(), [](const Request&) { return Response{}; }, "--ui");
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("--ui: cannot listen on 127.0.0.1:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pick another port"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::http
