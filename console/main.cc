@@ -6,6 +6,7 @@
 #include "console/commands.h"
 #include "console/exit_codes.h"
 #include "console/remote.h"
+#include "sluice/version.h"
 
 namespace {
 
@@ -27,6 +28,7 @@ void add_control_options(CLI::App* command, sluice::console::ControlOptions& con
 int main(int argc, char** argv) {
   using namespace sluice::console;
   CLI::App app{"sluice: run filter-stream applications written in C++ and Java"};
+  app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   app.require_subcommand(1);
 
   std::string validate_path;

@@ -31,6 +31,7 @@
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
 #include "sluice/error.h"
+#include "sluice/version.h"
 
 namespace dlog = sluice::daemon;
 
@@ -46,7 +47,8 @@ std::string default_appd_path() {
 int usage(const std::string& problem) {
   std::cerr << "sluiced: " << problem << "\n"
             << "usage: sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)\n"
-            << "               [--appd PATH] [--verbose]\n";
+            << "               [--appd PATH] [--verbose]\n"
+            << "       sluiced --version\n";
   return 2;
 }
 
@@ -82,6 +84,9 @@ int main(int argc, char** argv) {
       appd = *v;
     } else if (arg == "--verbose" || arg == "-v") {
       dlog::min_level() = dlog::Level::kDebug;
+    } else if (arg == "--version") {
+      std::cout << "sluiced " << SLUICE_VERSION << "\n";
+      return 0;
     } else if (arg == "--help" || arg == "-h") {
       usage("the sluice host daemon");
       return 0;
