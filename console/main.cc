@@ -61,12 +61,20 @@ int main(int argc, char** argv) {
       "report is printed after 10 s and the run goes on waiting)");
   stall->check(CLI::PositiveNumber);
 
+  std::string new_kind;
+  std::string new_name;
+  CLI::App* new_cmd = app.add_subcommand("new", "write a new project: C++ filters (cmake) or Java filters (maven), "
+                                                "with a test and a topology");
+  new_cmd->add_option("KIND", new_kind, "cpp or java")->required()->check(CLI::IsMember({"cpp", "java"}));
+  new_cmd->add_option("NAME", new_name, "the project's name, and its new directory")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;
   }
+  if (new_cmd->parsed()) return new_command(new_kind, new_name);
   if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control);
   run.progress = !no_progress;
   if (stall->count() > 0) {
