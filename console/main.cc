@@ -63,9 +63,11 @@ int main(int argc, char** argv) {
 
   std::string new_kind;
   std::string new_name;
-  CLI::App* new_cmd = app.add_subcommand("new", "write a new project: C++ filters (cmake) or Java filters (maven), "
-                                                "with a test and a topology");
-  new_cmd->add_option("KIND", new_kind, "cpp or java")->required()->check(CLI::IsMember({"cpp", "java"}));
+  CLI::App* new_cmd = app.add_subcommand("new", "write a new project: C++ filters (cmake), Java filters (maven), "
+                                                "or a topology mixing both, each with a test and a topology");
+  new_cmd->add_option("KIND", new_kind, "cpp, java or topology (cpp/ and java/ and a topology that mixes them)")
+      ->required()
+      ->check(CLI::IsMember({"cpp", "java", "topology"}));
   new_cmd->add_option("NAME", new_name, "the project's name, and its new directory")->required();
 
   try {

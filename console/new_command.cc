@@ -1,9 +1,11 @@
-// `sluice new cpp|java NAME`: writes a project in the directory NAME from the templates.
+// `sluice new cpp|java|topology NAME`: writes a project in the directory NAME from the templates.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <regex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "console/commands.h"
 #include "console/exit_codes.h"
@@ -44,19 +46,29 @@ int new_command(const std::string& kind, const std::string& name) {
     text = replace_all(std::move(text), "@PACKAGE@", package);
     return replace_all(std::move(text), "@SLUICE_VERSION@", SLUICE_VERSION);
   };
+  // A topology project holds a C++ project in cpp/ and a Java one in java/, and a topology
+  // at its top that mixes them.
+  std::vector<std::pair<std::string, std::filesystem::path>> parts;  // template kind, where
+  if (kind == "topology") {
+    parts = {{"cpp", dir / "cpp"}, {"java", dir / "java"}, {"topology", dir}};
+  } else {
+    parts = {{kind, dir}};
+  }
   std::size_t written = 0;
   try {
-    for (const TemplateFile& t : template_files()) {
-      if (t.path.rfind(kind + "/", 0) != 0) continue;
-      std::string relative = t.path.substr(kind.size() + 1);
-      relative = replace_all(relative, "NAME.yaml", name + ".yaml");
-      relative = replace_all(relative, "/PKG/", "/" + package + "/");
-      const std::filesystem::path path = dir / relative;
-      std::filesystem::create_directories(path.parent_path());
-      std::ofstream out(path, std::ios::binary);
-      out << fill(t.contents);
-      if (!out.flush()) throw std::runtime_error("cannot write '" + path.string() + "'");
-      ++written;
+    for (const auto& [part, where] : parts) {
+      for (const TemplateFile& t : template_files()) {
+        if (t.path.rfind(part + "/", 0) != 0) continue;
+        std::string relative = t.path.substr(part.size() + 1);
+        relative = replace_all(relative, "NAME.yaml", name + ".yaml");
+        relative = replace_all(relative, "/PKG/", "/" + package + "/");
+        const std::filesystem::path path = where / relative;
+        std::filesystem::create_directories(path.parent_path());
+        std::ofstream out(path, std::ios::binary);
+        out << fill(t.contents);
+        if (!out.flush()) throw std::runtime_error("cannot write '" + path.string() + "'");
+        ++written;
+      }
     }
   } catch (const std::exception& e) {
     std::cerr << "sluice: new: " << e.what() << "; check that the current directory is writable\n";
@@ -66,8 +78,11 @@ int new_command(const std::string& kind, const std::string& name) {
   if (kind == "cpp") {
     std::cout << "  cd " << name << " && cmake -S . -B build && cmake --build build && ctest --test-dir build\n"
               << "  sluice run " << name << ".yaml\n";
-  } else {
+  } else if (kind == "java") {
     std::cout << "  cd " << name << " && mvn package\n"
+              << "  sluice run " << name << ".yaml\n";
+  } else {
+    std::cout << "  cd " << name << " && (cd cpp && cmake -S . -B build && cmake --build build) && (cd java && mvn package)\n"
               << "  sluice run " << name << ".yaml\n";
   }
   return kExitOk;

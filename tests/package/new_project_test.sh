@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `sluice new cpp|java NAME` as a new user meets it: install sluice into a scratch prefix,
-# scaffold both projects with the installed console, build each against the installed package
+# `sluice new cpp|java|topology NAME` as a new user meets it: install sluice into a scratch prefix,
+# scaffold the projects with the installed console, build each against the installed package
 # (CMake: find_package(Sluice) from the prefix; Maven: the installed jfilter.jar put into a
 # scratch local repository, offline), run their tests, run their topologies with
 # `sluice run`, and check that `sluice new` refuses to overwrite. Cleans up, pass or fail.
@@ -55,5 +55,13 @@ done
 grep -q "Tests run: 1, Failures: 0, Errors: 0" hello-java/mvn.log || fail "the Java project's JUnit test did not run: $(tail -40 hello-java/mvn.log)"
 (cd hello-java && "$sluice" run hello-java.yaml > out.txt 2> err.txt) || fail "sluice run hello-java.yaml: $(cat hello-java/err.txt)"
 [ "$(cat hello-java/out.txt)" = "HELLO FROM HELLO-JAVA" ] || fail "hello-java printed '$(cat hello-java/out.txt)'"
+
+# --- a topology over both: C++ emit -> Java upper -> C++ print ------------------------
+"$sluice" new topology mixed > new-topology.log || fail "sluice new topology: $(cat new-topology.log)"
+(cd mixed/cpp && cmake -S . -B build -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" > configure.log && cmake --build build > build.log) \
+  || fail "mixed/cpp does not build: $(cat mixed/cpp/*.log)"
+(cd mixed/java && "${mvn[@]}" package > mvn.log) || fail "mixed/java does not build offline: $(tail -40 mixed/java/mvn.log)"
+(cd mixed && "$sluice" run mixed.yaml --work "C++ and Java" > out.txt 2> err.txt) || fail "sluice run mixed.yaml: $(cat mixed/err.txt)"
+[ "$(cat mixed/out.txt)" = "C++ AND JAVA" ] || fail "mixed printed '$(cat mixed/out.txt)'"
 
 echo "new project test: sluice new cpp and java scaffolded, built against the installed package (offline), tested, ran"
