@@ -9,7 +9,7 @@ BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 MVN ?= mvn -B -Dsluice.build.dir=$(abspath $(BUILD))
 
-.PHONY: all deps build java run test bench clean
+.PHONY: all deps build java docs run test bench clean
 
 all: java
 
@@ -24,6 +24,11 @@ build: deps $(BUILD)/build.ninja
 
 java: build
 	@$(MVN) -q -DskipTests package > $(BUILD)/mvn-package.log 2>&1 || { cat $(BUILD)/mvn-package.log; exit 1; }
+
+# The C++ API reference (Doxygen): $(BUILD)/api/html/index.html; cmake --install copies it
+# to share/doc/sluice/api.
+docs: build
+	cmake --build $(BUILD) --target docs
 
 run: java
 	$(BUILD)/console/sluice run examples/mixed.yaml --work first-pass --work second-pass

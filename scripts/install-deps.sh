@@ -13,6 +13,7 @@ packages=(
   openssl                                                        # daemons' tests: certificates, s_client
   clang libclang-rt-14-dev                                       # libFuzzer runs of the decoders
   openjdk-17-jdk-headless maven                                  # Java filters
+  doxygen                                                        # the C++ API reference (make docs)
 )
 
 missing=()
