@@ -62,6 +62,11 @@ int validate_command(const std::string& topology_path, const std::string& hosts 
 // Runs the topology (embedded when it has no hosts:) and prints the summary.
 int run_command(const RunOptions& options);
 
+// `sluice new KIND NAME` (KIND: cpp, java, or topology: both in cpp/ and java/ and a topology
+// that mixes them): writes a project that builds against the installed package into the new
+// directory NAME; refuses when NAME exists.
+int new_command(const std::string& kind, const std::string& name);
+
 // The plan: filters with their copies and code, streams with policy and memory, units.
 std::string describe_plan(const topo::Topology& topology);
 

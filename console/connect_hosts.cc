@@ -32,7 +32,7 @@ std::optional<Credentials> load_credentials(const ControlOptions& options) {
   try {
     if (!tls.certificates()) {
       credentials.token_file = token_path(options.token_file);
-      tls.token = control::read_token_file(credentials.token_file);
+      tls.token = control::read_token_file(credentials.token_file, control::TokenReader::kConsole);
     }
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << " (--token-file)\n";

@@ -7,6 +7,7 @@
 #include "console/exit_codes.h"
 #include "console/launcher.h"
 #include "console/remote.h"
+#include "sluice/version.h"
 
 namespace {
 
@@ -55,8 +56,8 @@ void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& l
 int main(int argc, char** argv) {
   using namespace sluice::console;
   CLI::App app{"sluice: run filter-stream applications written in C++ and Java"};
+  app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   app.require_subcommand(1);
-  app.set_version_flag("--version", "sluice " SLUICE_VERSION);
 
   std::string validate_path;
   CLI::App* validate = app.add_subcommand("validate", "check a topology, load its code, print the plan");
@@ -101,12 +102,22 @@ int main(int argc, char** argv) {
                       "after the run, keep serving its final state for SECONDS (Ctrl-C ends it sooner)")
       ->check(CLI::NonNegativeNumber);
 
+  std::string new_kind;
+  std::string new_name;
+  CLI::App* new_cmd = app.add_subcommand("new", "write a new project: C++ filters (cmake), Java filters (maven), "
+                                                "or a topology mixing both, each with a test and a topology");
+  new_cmd->add_option("KIND", new_kind, "cpp, java or topology (cpp/ and java/ and a topology that mixes them)")
+      ->required()
+      ->check(CLI::IsMember({"cpp", "java", "topology"}));
+  new_cmd->add_option("NAME", new_name, "the project's name, and its new directory")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;
   }
+  if (new_cmd->parsed()) return new_command(new_kind, new_name);
   if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control, validate_launch);
   run.progress = !no_progress;
   if (stall->count() > 0) {

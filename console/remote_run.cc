@@ -110,7 +110,8 @@ class RemoteRun {
   // Progress line.
   bool progress_ = false;
   std::string unit_label_;
-  std::vector<StreamStats> previous_;
+  RecentSamples samples_;
+  const Clock::time_point started_ = Clock::now();
   Clock::time_point last_draw_ = Clock::now();
 };
 
@@ -121,12 +122,10 @@ void RemoteRun::redraw_progress(bool clear) {
     return;
   }
   if (Clock::now() - last_draw_ < 500ms) return;
-  std::vector<StreamStats> now = stats_.merged();
-  const double dt = seconds_since(last_draw_);
   last_draw_ = Clock::now();
-  if (previous_.size() != now.size()) previous_ = now;
-  std::cerr << "\r\033[K" << progress_line(unit_label_, now, previous_, dt, terminal_width() - 1) << std::flush;
-  previous_ = std::move(now);
+  std::cerr << "\r\033[K"
+            << samples_.line(unit_label_, stats_.merged(), seconds_since(started_), terminal_width() - 1)
+            << std::flush;
 }
 
 void RemoteRun::sample_status(bool now) {

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -52,21 +53,65 @@ std::string pad(std::string text, std::size_t width, bool right = false) {
 std::string progress_line(const std::string& unit_label, const std::vector<StreamStats>& now,
                           const std::vector<StreamStats>& previous, double seconds,
                           std::size_t width) {
-  std::string line = unit_label;
+  const double dt = seconds > 0 ? seconds : 1;
+  struct Shown {
+    double producer_blocked;
+    double consumer_blocked;
+    std::string text;
+  };
+  std::vector<Shown> shown;
   for (std::size_t i = 0; i < now.size(); ++i) {
     const StreamStats& cur = now[i];
     const StreamStats prev = i < previous.size() ? previous[i] : StreamStats{};
-    double dt = seconds > 0 ? seconds : 1;
-    line += (i == 0 ? "  " : " | ") + cur.label + " " +
-            si(static_cast<double>(cur.buffers - prev.buffers) / dt) + " buf/s " +
-            fixed(mb(cur.bytes - prev.bytes) / dt, 1) + " MB/s blk " +
-            fixed(blocked_percent(cur.producer_blocked_ns - prev.producer_blocked_ns, cur.producer_copies, dt), 0) +
-            "%/" +
-            fixed(blocked_percent(cur.consumer_blocked_ns - prev.consumer_blocked_ns, cur.consumer_copies, dt), 0) +
-            "%";
+    const double pblk = blocked_percent(cur.producer_blocked_ns - prev.producer_blocked_ns, cur.producer_copies, dt);
+    const double cblk = blocked_percent(cur.consumer_blocked_ns - prev.consumer_blocked_ns, cur.consumer_copies, dt);
+    shown.push_back({pblk, cblk,
+                     cur.label + " " + si(static_cast<double>(cur.buffers - prev.buffers) / dt) + " buf/s " +
+                         fixed(mb(cur.bytes - prev.bytes) / dt, 1) + " MB/s blk " + fixed(pblk, 0) + "%/" +
+                         fixed(cblk, 0) + "%"});
+  }
+  std::stable_sort(shown.begin(), shown.end(), [](const Shown& a, const Shown& b) {
+    if (a.producer_blocked != b.producer_blocked) return a.producer_blocked > b.producer_blocked;
+    return a.consumer_blocked > b.consumer_blocked;
+  });
+  const std::string head = unit_label + (shown.empty() ? "" : "  last " + fixed(dt, dt < 9.95 ? 1 : 0) + "s: ");
+  const auto more = [&](std::size_t left) { return left == 0 ? std::string() : " +" + std::to_string(left) + " more"; };
+  std::string body;
+  std::size_t fitted = 0;
+  for (; fitted < shown.size(); ++fitted) {
+    const std::string piece = (fitted == 0 ? "" : " | ") + shown[fitted].text;
+    if (head.size() + body.size() + piece.size() + more(shown.size() - fitted - 1).size() > width) break;
+    body += piece;
+  }
+  std::string line;
+  if (fitted > 0 || shown.empty()) {
+    line = head + body + more(shown.size() - fitted);
+  } else {
+    // Not even the most held-back stream fits whole: cut it, and still count the others.
+    const std::string suffix = more(shown.size() - 1);
+    line = head + shown[0].text;
+    if (width > suffix.size() + 3 && line.size() + suffix.size() > width) {
+      line = line.substr(0, width - suffix.size() - 3) + "...";
+    }
+    line += suffix;
   }
   if (width > 3 && line.size() > width) line = line.substr(0, width - 3) + "...";
   return line;
+}
+
+std::string RecentSamples::line(const std::string& unit_label, std::vector<StreamStats> now, double at,
+                                std::size_t width) {
+  // A changed set of streams (a host's first report) starts the window again.
+  if (!samples_.empty() && samples_.front().streams.size() != now.size()) samples_.clear();
+  while (samples_.size() > 1 && at - samples_[1].at >= window_) samples_.erase(samples_.begin());
+  std::string text;
+  if (samples_.empty()) {
+    text = progress_line(unit_label, now, now, 0, width);
+  } else {
+    text = progress_line(unit_label, now, samples_.front().streams, at - samples_.front().at, width);
+  }
+  samples_.push_back({at, std::move(now)});
+  return text;
 }
 
 std::string summary_table(const RunReport& report) {
@@ -151,7 +196,7 @@ int print_report(const RunReport& report, const std::string& metrics_path, const
 std::size_t terminal_width() {
   struct winsize ws;
   if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  return 120;
+  return 80;
 }
 
 }  // namespace sluice::console

@@ -33,11 +33,35 @@ struct RunReport {
   int exit_code = 0;
 };
 
-// One line: "unit 2/3 [first-pass]  read.out -> up.in 1.20M buf/s 75.3 MB/s blk 3%/0% | ..."
-// `previous` and `seconds` (since previous) give the rates. At most `width` characters.
+// One line, at most `width` characters:
+//   "unit 2/3 [first-pass]  last 3s: up.out -> count.in 1.20M buf/s 75.3 MB/s blk 93%/0% | ... +2 more"
+// Rates and blocked shares are over `seconds`, from `previous` to `now` (the caller keeps a
+// few seconds of samples: RecentSamples). Streams are ordered most held back first (the share
+// of time their producers waited for room or a free buffer, then their consumers' share
+// waiting for data), so the bottleneck is shown even when the others do not fit; the streams
+// left out are counted ("+2 more").
 std::string progress_line(const std::string& unit_label, const std::vector<StreamStats>& now,
                           const std::vector<StreamStats>& previous, double seconds,
                           std::size_t width);
+
+// The progress line's memory: samples of the streams' counters over the last `window`
+// seconds, so the line shows recent rates, not whole-run averages. Not thread-safe: one
+// owner (the thread that draws the line).
+class RecentSamples {
+ public:
+  explicit RecentSamples(double window_seconds = 3.0) : window_(window_seconds) {}
+  // Adds the sample taken at `at` (seconds on any steady clock) and returns the line for it.
+  std::string line(const std::string& unit_label, std::vector<StreamStats> now, double at,
+                   std::size_t width);
+
+ private:
+  struct Sample {
+    double at;
+    std::vector<StreamStats> streams;
+  };
+  double window_;
+  std::vector<Sample> samples_;  // oldest first, at most `window_` seconds old
+};
 
 // The table printed at the end of a run.
 std::string summary_table(const RunReport& report);
@@ -51,7 +75,7 @@ void write_metrics_json(const RunReport& report, const std::string& path);
 // Returns report.exit_code.
 int print_report(const RunReport& report, const std::string& metrics_path, const std::string& stuck_note);
 
-// The width of the terminal on stderr, or 120 when it is not one.
+// The width of the terminal on stderr, or 80 when it is not known.
 std::size_t terminal_width();
 
 }  // namespace sluice::console

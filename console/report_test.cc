@@ -26,13 +26,48 @@ TEST(ProgressLine, ShowsRatesSinceThePreviousSample) {
   // 2M buffers and 200 MB in 2 s; producers blocked 0.5 s of 2 s, consumers 2 s of 2x2 s.
   std::string line = progress_line("unit 1/3 [x]", {stream(3000000, 300000000, 600000000, 2000000000)},
                                    {stream(1000000, 100000000, 100000000, 0)}, 2.0, 200);
-  EXPECT_EQ(line, "unit 1/3 [x]  a.out -> b.in 1.00M buf/s 100.0 MB/s blk 25%/50%");
+  EXPECT_EQ(line, "unit 1/3 [x]  last 2.0s: a.out -> b.in 1.00M buf/s 100.0 MB/s blk 25%/50%");
+}
+
+StreamStats named(const std::string& label, std::uint64_t pblk_ns, std::uint64_t cblk_ns) {
+  StreamStats s = stream(100, 1000, pblk_ns, cblk_ns);
+  s.label = label;
+  return s;
+}
+
+TEST(ProgressLine, ShowsTheMostHeldBackStreamFirstAndCountsThoseLeftOut) {
+  // Over 1 s: x.out waits 10% for room, y.out 90% (the bottleneck), z.out 0% but its
+  // consumers wait 100% for data.
+  std::vector<StreamStats> now = {named("x.out -> y.in", 100000000, 0), named("y.out -> z.in", 900000000, 0),
+                                  named("z.out -> w.in", 0, 2000000000)};
+  std::string wide = progress_line("unit 1/1 [a]", now, {}, 1.0, 400);
+  EXPECT_LT(wide.find("y.out -> z.in"), wide.find("x.out -> y.in")) << wide;
+  EXPECT_LT(wide.find("x.out -> y.in"), wide.find("z.out -> w.in")) << wide;
+  EXPECT_EQ(wide.find("more"), std::string::npos) << wide;
+
+  std::string narrow = progress_line("unit 1/1 [a]", now, {}, 1.0, 79);
+  EXPECT_LE(narrow.size(), 79u);
+  EXPECT_NE(narrow.find("last 1.0s: y.out -> z.in 100 buf/s 0.0 MB/s blk 90%/0%"), std::string::npos) << narrow;
+  EXPECT_EQ(narrow.substr(narrow.size() - 7), "+2 more") << narrow;
+}
+
+TEST(RecentSamples, RatesComeFromTheLastFewSecondsNotTheWholeRun) {
+  RecentSamples samples(3.0);
+  // 1000 buffers/s for 10 s, then 10 buffers/s: a whole-run average would say ~775.
+  std::uint64_t buffers = 0;
+  std::string line;
+  for (int t = 0; t <= 13; ++t) {
+    StreamStats s = stream(buffers, buffers * 100, 0, 0);
+    line = samples.line("unit 1/1 []", {s}, t, 200);
+    buffers += t < 10 ? 1000 : 10;
+  }
+  EXPECT_NE(line.find("last 3.0s: a.out -> b.in 10 buf/s 0.0 MB/s"), std::string::npos) << line;
 }
 
 TEST(ProgressLine, IsCutToTheTerminalWidth) {
   std::string line = progress_line("unit 1/1 []", {stream(10, 10, 0, 0), stream(10, 10, 0, 0)}, {}, 1.0, 40);
-  EXPECT_EQ(line.size(), 40u);
-  EXPECT_EQ(line.substr(37), "...");
+  EXPECT_EQ(line.size(), 40u) << line;
+  EXPECT_EQ(line.substr(29), "... +1 more") << line;
 }
 
 TEST(SummaryTable, ListsStreamsAndUnits) {

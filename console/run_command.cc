@@ -19,6 +19,7 @@
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
 #include "runtime/engine.h"
+#include "runtime/log_output.h"
 
 namespace sluice::console {
 
@@ -81,6 +82,7 @@ class ProgressLine {
  public:
   ProgressLine(const Engine& engine, bool enabled) : engine_(engine), enabled_(enabled) {
     if (!enabled_) return;
+    log_output::set_clear_line_first(true);
     thread_ = std::thread([this] { loop(); });
   }
   ~ProgressLine() {
@@ -92,6 +94,7 @@ class ProgressLine {
     wake_.notify_all();
     thread_.join();
     std::cerr << "\r\033[K" << std::flush;
+    log_output::set_clear_line_first(false);
   }
   void set_unit(const std::string& label) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -100,16 +103,15 @@ class ProgressLine {
 
  private:
   void loop() {
-    std::vector<StreamStats> previous = engine_.stream_stats();
-    auto last = Clock::now();
+    RecentSamples samples;
+    const auto start = Clock::now();
+    samples.line("", engine_.stream_stats(), 0, terminal_width() - 1);  // the window's first sample
     std::unique_lock<std::mutex> lock(mu_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) {
-      std::vector<StreamStats> now = engine_.stream_stats();
-      double dt = seconds_since(last);
-      last = Clock::now();
-      std::cerr << "\r\033[K" << progress_line(unit_label_, now, previous, dt, terminal_width() - 1)
-                << std::flush;
-      previous = std::move(now);
+      // One write: a filter's log line (which clears the line first) never splits it.
+      const std::string text =
+          "\r\033[K" + samples.line(unit_label_, engine_.stream_stats(), seconds_since(start), terminal_width() - 1);
+      (void)!::write(STDERR_FILENO, text.data(), text.size());
     }
   }
 

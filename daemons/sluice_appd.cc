@@ -40,6 +40,7 @@
 #include "runtime/engine.h"
 #include "runtime/placement.h"
 #include "topology/topology.h"
+#include "sluice/version.h"
 
 namespace dlog = sluice::daemon;
 using sluice::control::Envelope;
@@ -354,7 +355,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--verbose") {
       dlog::min_level() = dlog::Level::kDebug;
     } else if (arg == "--version") {
-      std::cout << "sluice-appd " SLUICE_VERSION "\n";
+      std::cout << "sluice-appd " << SLUICE_VERSION << "\n";
       return 0;
     } else {
       std::cerr << "sluice-appd: unknown argument '" << arg << "'\n"

@@ -38,6 +38,7 @@
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
 #include "sluice/error.h"
+#include "sluice/version.h"
 
 namespace dlog = sluice::daemon;
 
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--verbose" || arg == "-v") {
       dlog::min_level() = dlog::Level::kDebug;
     } else if (arg == "--version") {
-      std::cout << "sluiced " SLUICE_VERSION "\n";
+      std::cout << "sluiced " << SLUICE_VERSION << "\n";
       return 0;
     } else if (arg == "--help" || arg == "-h") {
       usage("the sluice host daemon");

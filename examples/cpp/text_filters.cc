@@ -128,7 +128,7 @@ void TopWords::process(sluice::Context& ctx) {
 }
 
 
-SLUICE_FILTER(LineReader)
+SLUICE_FILTER_ARGS(LineReader, "path")
 SLUICE_FILTER(Tokenize)
 SLUICE_FILTER(WordCount)
 SLUICE_FILTER(TopWords)

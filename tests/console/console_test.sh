@@ -68,6 +68,32 @@ expect_status 1 "filter error" -- "$sluice" run "$work/throw.yaml" --metrics "$w
 expect_in "$work/err" "sluice: run failed: filter 'produce' copy 0 on host local failed in process (unit of work 0): args.size 102400 exceeds the stream's buffer_size 65536" "failure line"
 python3 -c "import json,sys; m=json.load(open('$work/fail.json')); assert m['status']=='failed' and m['failure']['filter']=='produce' and m['failure']['stage']=='process'" && pass || fail "failure metrics"
 
+# --- no token file: say to copy the running daemons' token, not to make a new one -------
+cat > "$work/hosts.yaml" <<YAML
+hosts: {a: 127.0.0.1:9}
+filters:
+  produce: {class: Produce, library: $lib}
+  consume: {class: Consume, library: $lib}
+streams:
+  - {from: produce.out, to: consume.in}
+YAML
+expect_status 4 "missing token file" -- "$sluice" run "$work/hosts.yaml" --token-file "$work/no-such-token"
+expect_in "$work/err" "token file '$work/no-such-token' does not exist; copy the token file of the running host daemons" "missing token: copy theirs"
+if grep -q "create one" "$work/err"; then fail "missing token: the console suggests creating a new token"; sed 's/^/  | /' "$work/err" >&2; else pass; fi
+
+# --- a declared argument left out: refused before anything runs, pointing at the filter --
+cat > "$work/noargs.yaml" <<YAML
+filters:
+  read:  {class: LineReader, library: $lib}
+  top:   {class: TopWords, library: $lib}
+streams:
+  - {from: read.out, to: top.in}
+YAML
+for cmd in validate run; do
+  expect_status 3 "missing declared argument ($cmd)" -- "$sluice" $cmd "$work/noargs.yaml"
+  expect_in "$work/err" "noargs.yaml:2:18: filter 'read': class 'LineReader' needs args.path (it declares them with SLUICE_FILTER_ARGS); add it to the filter, e.g. args: {path: ...}" "missing declared argument ($cmd)"
+done
+
 # --- an invalid topology: status 3, file:line:column, nothing runs ----------------------
 cat > "$work/bad.yaml" <<YAML
 filters:

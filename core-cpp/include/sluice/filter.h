@@ -10,6 +10,7 @@
 #ifndef SLUICE_FILTER_H_
 #define SLUICE_FILTER_H_
 
+#include <initializer_list>
 #include <memory>
 
 #include "sluice/context.h"
@@ -39,6 +40,8 @@ namespace detail {
 // Adds a class to the registry of the shared library being loaded (or of the program
 // itself, for filters linked into it). Used by SLUICE_FILTER; returns true.
 bool register_filter(const char* class_name, FilterFactory factory);
+// The same, with the names of the arguments the class needs (SLUICE_FILTER_ARGS).
+bool register_filter(const char* class_name, FilterFactory factory, std::initializer_list<const char*> required_args);
 }  // namespace detail
 
 }  // namespace sluice
@@ -52,6 +55,21 @@ bool register_filter(const char* class_name, FilterFactory factory);
   namespace {                                                                            \
   [[maybe_unused]] const bool sluice_registered_##n = ::sluice::detail::register_filter( \
       #Class, []() -> std::unique_ptr<::sluice::Filter> { return std::make_unique<Class>(); }); \
+  }
+
+// Registers `Class` like SLUICE_FILTER and declares the arguments it cannot run without:
+//   SLUICE_FILTER_ARGS(LineReader, "path")
+// `sluice validate` and `sluice run` then refuse a topology whose filter of this class lacks
+// one of them (file:line:column, before anything starts), instead of the unit of work failing
+// when the filter reads it (ctx.arg(key) without a fallback) — perhaps in finalize, after the
+// whole unit ran. Arguments read with a fallback (ctx.arg(key, fallback)) need no declaring.
+#define SLUICE_FILTER_ARGS(Class, ...) SLUICE_FILTER_ARGS_AS_(Class, __COUNTER__, __VA_ARGS__)
+#define SLUICE_FILTER_ARGS_AS_(Class, n, ...) SLUICE_FILTER_ARGS_AS2_(Class, n, __VA_ARGS__)
+#define SLUICE_FILTER_ARGS_AS2_(Class, n, ...)                                           \
+  namespace {                                                                            \
+  [[maybe_unused]] const bool sluice_registered_##n = ::sluice::detail::register_filter( \
+      #Class, []() -> std::unique_ptr<::sluice::Filter> { return std::make_unique<Class>(); }, \
+      {__VA_ARGS__});                                                                    \
   }
 
 #endif  // SLUICE_FILTER_H_

@@ -11,8 +11,13 @@
 
 namespace sluice::control {
 
-std::string read_token_file(const std::string& path) {
+std::string read_token_file(const std::string& path, TokenReader reader) {
   struct stat st;
+  if (::stat(path.c_str(), &st) != 0 && reader == TokenReader::kConsole) {
+    throw Error("token file '" + path + "' does not exist; copy the token file of the running host daemons " +
+                "(the file their --token-file names) to " + path + " and chmod 600 it, or pass --token-file " +
+                "with its path; a new token would not match theirs");
+  }
   if (::stat(path.c_str(), &st) != 0) {
     // The console and every daemon must hold the same token: a fresh one never matches
     // daemons already running, so copying theirs comes first.

@@ -9,10 +9,16 @@
 
 namespace sluice::control {
 
+// Who reads the token file: the fix for a missing one differs. A host daemon may start a
+// cluster's token (create one); a console must hold the token the running daemons already
+// use (copy theirs: a new one could never match).
+enum class TokenReader { kDaemon, kConsole };
+
 // Reads a token file. Throws sluice::Error naming the file and what is wrong when it is
-// missing, unreadable, empty, or readable or writable by others than its owner and group
-// (mode & 007 != 0; fix with chmod 600). Trailing whitespace is not part of the token.
-std::string read_token_file(const std::string& path);
+// missing (with the fix for `reader`), unreadable, empty, or readable or writable by others
+// than its owner and group (mode & 007 != 0; fix with chmod 600). Trailing whitespace is not
+// part of the token.
+std::string read_token_file(const std::string& path, TokenReader reader = TokenReader::kDaemon);
 
 // `size` cryptographically random bytes. Throws sluice::Error when none are available.
 std::string random_bytes(std::size_t size);

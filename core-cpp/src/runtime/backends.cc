@@ -17,7 +17,16 @@ namespace {
 class CppBackend final : public LanguageBackend {
  public:
   void check(const topo::FilterSpec& spec) override {
-    find_filter_factory(spec.library, spec.class_name);
+    const FoundFilter found = find_filter(spec.library, spec.class_name);
+    std::vector<std::string> missing;
+    for (const std::string& arg : found.required_args) {
+      if (spec.args.count(arg) == 0) missing.push_back(arg);
+    }
+    if (missing.empty()) return;
+    std::string names;
+    for (const std::string& arg : missing) names += (names.empty() ? "" : ", ") + ("args." + arg);
+    throw Error("class '" + spec.class_name + "' needs " + names + " (it declares them with SLUICE_FILTER_ARGS); add " +
+                (missing.size() == 1 ? "it" : "them") + " to the filter, e.g. args: {" + missing.front() + ": ...}");
   }
   std::unique_ptr<Filter> create(const topo::FilterSpec& spec) override {
     std::unique_ptr<Filter> filter = find_filter_factory(spec.library, spec.class_name)();

@@ -1,5 +1,7 @@
 #include "sluice/logger.h"
 
+#include "runtime/log_output.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +22,8 @@ LogLevel level_from_env() {
   return LogLevel::kInfo;
 }
 
+std::atomic<bool> clear_first{false};
+
 std::atomic<LogLevel>& current_level() {
   static std::atomic<LogLevel> level{level_from_env()};
   return level;
@@ -39,7 +43,8 @@ const char* level_name(LogLevel level) {
 
 void Logger::log(LogLevel level, std::string_view message) const {
   if (level < current_level().load(std::memory_order_relaxed)) return;
-  std::string line = "[" + prefix_ + "] " + level_name(level) + ": ";
+  std::string line = log_output::clear_line_first() ? "\r\033[K[" : "[";
+  line += prefix_ + "] " + level_name(level) + ": ";
   line.append(message);
   line.push_back('\n');
   // One write per line: lines from different threads never interleave.
@@ -48,5 +53,8 @@ void Logger::log(LogLevel level, std::string_view message) const {
 
 void Logger::set_level(LogLevel level) { current_level().store(level); }
 LogLevel Logger::level() { return current_level().load(); }
+
+void log_output::set_clear_line_first(bool clear) { clear_first.store(clear); }
+bool log_output::clear_line_first() { return clear_first.load(std::memory_order_relaxed); }
 
 }  // namespace sluice

@@ -23,6 +23,7 @@ struct Registration {
   std::string class_name;
   FilterFactory factory;
   std::string object;  // canonical path of the defining executable or library
+  std::vector<std::string> required_args;  // SLUICE_FILTER_ARGS
 };
 
 struct Registry {
@@ -77,7 +78,12 @@ void load(const std::string& library, const std::string& path) {
 
 namespace detail {
 bool register_filter(const char* class_name, FilterFactory factory) {
-  Registration registration{class_name, factory, defining_object(factory)};
+  return register_filter(class_name, factory, {});
+}
+
+bool register_filter(const char* class_name, FilterFactory factory, std::initializer_list<const char*> required_args) {
+  Registration registration{class_name, factory, defining_object(factory), {}};
+  for (const char* arg : required_args) registration.required_args.emplace_back(arg);
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
   reg.registrations.push_back(std::move(registration));
@@ -86,6 +92,10 @@ bool register_filter(const char* class_name, FilterFactory factory) {
 }  // namespace detail
 
 FilterFactory find_filter_factory(const std::string& library, const std::string& class_name) {
+  return find_filter(library, class_name).factory;
+}
+
+FoundFilter find_filter(const std::string& library, const std::string& class_name) {
   const std::string path = library.empty() ? std::string() : canonical(library);
   if (!library.empty()) load(library, path);
   Registry& reg = registry();
@@ -98,7 +108,7 @@ FilterFactory find_filter_factory(const std::string& library, const std::string&
     names.insert(r.class_name);
     if (r.class_name == class_name && (found == nullptr || r.object == program_path())) found = &r;
   }
-  if (found != nullptr) return found->factory;
+  if (found != nullptr) return {found->factory, found->required_args};
   std::vector<std::string> sorted(names.begin(), names.end());
   std::string where = library.empty() ? "this program" : "library '" + library + "'";
   std::string message = where + " has no filter class '" + class_name + "'";

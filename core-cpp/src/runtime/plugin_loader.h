@@ -16,6 +16,13 @@ namespace sluice {
 // with a did-you-mean). Thread-safe.
 FilterFactory find_filter_factory(const std::string& library, const std::string& class_name);
 
+// The same, with the arguments the class declares it needs (SLUICE_FILTER_ARGS).
+struct FoundFilter {
+  FilterFactory factory;
+  std::vector<std::string> required_args;
+};
+FoundFilter find_filter(const std::string& library, const std::string& class_name);
+
 // The classes a loaded library (or the program, for "") registers, sorted.
 std::vector<std::string> registered_classes(const std::string& library);
 
