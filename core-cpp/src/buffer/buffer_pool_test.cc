@@ -89,14 +89,19 @@ TEST(BufferPool, ABlockedAcquireWakesWhenABufferIsReleased) {
   std::vector<Buffer> buffers = acquire_all(pool);
   const std::byte* released = buffers.back().data();
 
+  std::atomic<bool> started{false};
   std::atomic<bool> got{false};
   const std::byte* got_block = nullptr;
   std::uint64_t blocked_ns = 0;
   std::thread taker([&] {
+    started.store(true);
     Buffer b = pool.acquire(&blocked_ns);
     got_block = b.data();
     got.store(true);
   });
+  // On a loaded machine the thread may start late: give it 50 ms from when it runs, so that
+  // the release below finds it waiting.
+  while (!started.load()) std::this_thread::yield();
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(got.load()) << "acquire() returned while the pool was empty";
   buffers.pop_back();  // releases one block
