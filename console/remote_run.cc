@@ -57,16 +57,6 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-std::string hex(const std::string& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
 // One run across hosts: launch, wiring, the units of work, the report.
 class RemoteRun {
  public:
@@ -192,7 +182,7 @@ bool RemoteRun::launch_and_wire() {
     sample_status();
   };
   const std::string text = read_file(t_.file);
-  const std::string app_id = t_.name + "-" + hex(control::random_bytes(4));
+  const std::string app_id = t_.name + "-" + control::random_hex(4);
   for (int i : hosts_.active()) hosts_.client(i).send(launch_message(app_id, text, hosts_.client(i)));
   if (!hosts_.wait_all(Envelope::kAppReady, 0, kLaunchTimeout, tick)) return false;
   Envelope w;

@@ -28,16 +28,6 @@ constexpr auto kReadyTimeout = 120s;   // srun to a listening sluiced, every nod
 constexpr auto kStepsEnd = 5s;         // SIGTERM to every step gone, before scancel
 constexpr auto kReleaseTimeout = 30s;  // scancel to the job gone from squeue
 
-std::string hex(const std::string& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
@@ -179,7 +169,7 @@ std::string SlurmLauncher::sluiced_path() const {
 }
 
 void SlurmLauncher::make_run_dir() {
-  run_id_ = hex(control::random_bytes(4));
+  run_id_ = control::random_hex(4);
   if (options_.run_dir.empty()) {
     const char* home = std::getenv("HOME");
     if (home == nullptr || *home == '\0') throw Error("HOME is not set; pass --run-dir DIR (on a filesystem every node sees)");
@@ -197,7 +187,7 @@ void SlurmLauncher::make_run_dir() {
   const mode_t old = ::umask(077);
   {
     std::ofstream out(token_file_, std::ios::trunc);
-    out << hex(control::random_bytes(32)) << "\n";
+    out << control::random_hex(32) << "\n";
     out.close();
     ::umask(old);
     if (!out) throw Error("cannot write the run's token to '" + token_file_ + "'");

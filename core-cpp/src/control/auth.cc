@@ -61,4 +61,14 @@ std::string random_bytes(std::size_t size) {
   return out;
 }
 
+std::string random_hex(std::size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : random_bytes(size)) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
 }  // namespace sluice::control

@@ -22,6 +22,8 @@ std::string read_token_file(const std::string& path, TokenReader reader = TokenR
 
 // `size` cryptographically random bytes. Throws sluice::Error when none are available.
 std::string random_bytes(std::size_t size);
+// The same as lowercase hex (2 × size characters): run ids, tokens in files.
+std::string random_hex(std::size_t size);
 
 }  // namespace sluice::control
 
