@@ -13,18 +13,9 @@ import socket
 import struct
 import time
 
-from harness import check, main
+from harness import check, main, received
 
 PER_PRODUCER = int(os.environ.get("SLUICE_CROSS_COUNT", "170000"))  # x 2 producers x 3 units > 1M
-
-
-def received(text):
-    """(buffers, verified) summed over the consumers' end-of-unit lines in text."""
-    total = verified = 0
-    for m in re.finditer(r"received (\d+) buffers, \d+ bytes; (\d+) verified in order", text):
-        total += int(m.group(1))
-        verified += int(m.group(2))
-    return total, verified
 
 
 def test(h):

@@ -223,6 +223,15 @@ class Harness:
         check(not busy, f"{what}: no data port left listening ({len(ports)} checked)", busy)
 
 
+def received(text):
+    """(buffers, verified) summed over the consumers' end-of-unit lines in text."""
+    total = verified = 0
+    for m in re.finditer(r"received (\d+) buffers, \d+ bytes; (\d+) verified in order", text):
+        total += int(m.group(1))
+        verified += int(m.group(2))
+    return total, verified
+
+
 def main(test):
     """Runs test(harness) with BUILD and SOURCE from argv; exit 0, 1 or SKIP."""
     build, source = sys.argv[1], sys.argv[2]

@@ -32,7 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "daemons"))
-from harness import Failed, alive, check, main  # noqa: E402
+from harness import Failed, alive, check, main, received  # noqa: E402
 
 
 def free_ports(n):
@@ -200,14 +200,6 @@ def ready_file_of(pid):
 def top_words(text):
     """TopWords' report: the unit lines and the counts under them."""
     return [l for l in text.splitlines() if re.match(r"(unit \d+ \[.*\]: \d+ words|  \d+\t\S+$)", l)]
-
-
-def received(text):
-    total = verified = 0
-    for m in re.finditer(r"received (\d+) buffers, \d+ bytes; (\d+) verified in order", text):
-        total += int(m.group(1))
-        verified += int(m.group(2))
-    return total, verified
 
 
 def test(h):
