@@ -59,7 +59,7 @@ std::vector<StreamStats> HostStats::merged() const {
     StreamStats s;
     s.label = labels_[i];
     s.producer_copies = topology_.find_filter(topology_.streams[i].from.filter)->copies;
-    s.consumer_copies = topology_.find_filter(topology_.streams[i].to.filter)->copies;
+    s.consumer_copies = topology_.copies_of(topology_.streams[i].to.filter);
     for (const auto& host : per_host_) {
       auto it = host.find(labels_[i]);
       if (it == host.end()) continue;

@@ -19,6 +19,7 @@
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
 #include "runtime/engine.h"
+#include "stream/input_port.h"
 #include "runtime/log_output.h"
 
 namespace sluice::console {
@@ -269,7 +270,21 @@ int run_command(const RunOptions& options) {
       const auto unit_start = Clock::now();
       stalls.set_active(true);
       status.unit_started(i);
+      // `to: client` is read by a program that submits units (sluice serve, or
+      // sluice/application.h); a plain run counts its buffers and discards them.
+      std::thread client;
+      if (InputPort* results = engine->client_port()) {
+        client = std::thread([results] {
+          results->channel().begin_unit();
+          try {
+            while (results->read()) {
+            }
+          } catch (const Aborted&) {
+          }
+        });
+      }
       report.failure = engine->run_unit(i, unit.work);
+      if (client.joinable()) client.join();
       stalls.set_active(false);
       unit.seconds = seconds_since(unit_start);
       unit.finished = !report.failure;

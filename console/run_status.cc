@@ -21,8 +21,8 @@ std::vector<StreamStats> zero_streams(const topo::Topology& t) {
   for (const topo::StreamSpec& s : t.streams) {
     StreamStats z;
     z.label = s.from.str() + " -> " + s.to.str();
-    z.producer_copies = t.find_filter(s.from.filter)->copies;
-    z.consumer_copies = t.find_filter(s.to.filter)->copies;
+    z.producer_copies = t.copies_of(s.from.filter);
+    z.consumer_copies = t.copies_of(s.to.filter);
     out.push_back(z);
   }
   return out;

@@ -28,8 +28,8 @@ std::string describe_plan(const topo::Topology& t) {
   out += "streams:\n";
   std::size_t total = 0;
   for (const topo::StreamSpec& s : t.streams) {
-    int producers = t.find_filter(s.from.filter)->copies;
-    int consumers = t.find_filter(s.to.filter)->copies;
+    int producers = t.copies_of(s.from.filter);
+    int consumers = t.copies_of(s.to.filter);
     std::size_t count = Graph::pool_count(s, producers, consumers);
     total += count * s.buffer_size;
     out += "  " + s.from.str() + " -> " + s.to.str() + ": " + topo::to_string(s.policy) + ", " +

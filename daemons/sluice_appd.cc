@@ -152,12 +152,18 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
     for (const auto& hp : launch.placement()) {
       sluice::Placement& p = placements_[hp.host()];
       for (const auto& [filter, list] : hp.copies()) {
+        // The client (`to: client`) is placed like a filter of one copy, on the submitting
+        // program's pseudo-host.
+        const bool client = filter == sluice::topo::kClient && topology_.client_stream() != nullptr;
         const sluice::topo::FilterSpec* spec = topology_.find_filter(filter);
-        if (spec == nullptr) throw sluice::Error("placement names filter '" + filter + "', which the topology lacks");
+        if (spec == nullptr && !client) {
+          throw sluice::Error("placement names filter '" + filter + "', which the topology lacks");
+        }
+        const int copies = client ? 1 : spec->copies;
         for (int c : list.index()) {
-          if (c < 0 || c >= spec->copies) {
+          if (c < 0 || c >= copies) {
             throw sluice::Error("placement puts copy " + std::to_string(c) + " of filter '" + filter +
-                                "' on host " + hp.host() + ", but it has " + std::to_string(spec->copies) + " copies");
+                                "' on host " + hp.host() + ", but it has " + std::to_string(copies) + " copies");
           }
           p.local[filter].push_back(c);
         }

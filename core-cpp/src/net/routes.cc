@@ -25,9 +25,8 @@ Routes::Routes(const topo::Topology& topology, const std::map<std::string, Place
 
   fingerprint_ = 0xcbf29ce484222325ULL;
   for (const topo::StreamSpec& spec : topology.streams) {
-    const topo::FilterSpec* from = topology.find_filter(spec.from.filter);
-    const topo::FilterSpec* to = topology.find_filter(spec.to.filter);
-    if (from == nullptr || to == nullptr) throw Error("data plane: stream " + spec.from.str() + " has no filter");
+    const int from_copies = topology.copies_of(spec.from.filter);
+    const int to_copies = topology.copies_of(spec.to.filter);  // the client: one
     auto locate = [&](const std::string& filter, int copies) {
       std::vector<int> where(static_cast<std::size_t>(copies), -1);
       for (std::size_t h = 0; h < nhosts; ++h) {
@@ -42,19 +41,19 @@ Routes::Routes(const topo::Topology& topology, const std::map<std::string, Place
       }
       return where;
     };
-    producer_host_.push_back(locate(spec.from.filter, from->copies));
-    consumer_host_.push_back(locate(spec.to.filter, to->copies));
+    producer_host_.push_back(locate(spec.from.filter, from_copies));
+    consumer_host_.push_back(locate(spec.to.filter, to_copies));
     std::vector<bool> produces(nhosts, false);
     for (int h : producer_host_.back()) produces[static_cast<std::size_t>(h)] = true;
     host_produces_.push_back(produces);
     const auto depth = static_cast<std::uint32_t>(std::bit_ceil(spec.depth));
     window_.push_back(depth);
-    limits_.push_back(StreamLimits{static_cast<std::uint32_t>(from->copies), static_cast<std::uint32_t>(to->copies),
+    limits_.push_back(StreamLimits{static_cast<std::uint32_t>(from_copies), static_cast<std::uint32_t>(to_copies),
                                    static_cast<std::uint32_t>(spec.buffer_size), depth});
     fnv(fingerprint_, spec.from.str());
     fnv(fingerprint_, spec.to.str());
     fnv(fingerprint_, std::to_string(spec.buffer_size) + "/" + std::to_string(spec.depth) + "/" +
-                          std::to_string(from->copies) + "/" + std::to_string(to->copies) + "/" +
+                          std::to_string(from_copies) + "/" + std::to_string(to_copies) + "/" +
                           topo::to_string(spec.policy) + (spec.encrypt || encrypt_all ? "/tls" : ""));
   }
   for (std::size_t h = 0; h < nhosts; ++h) {

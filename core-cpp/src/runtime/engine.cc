@@ -15,6 +15,7 @@
 #include "runtime/crash_report.h"
 #include "runtime/graph.h"
 #include "sched/scheduler.h"
+#include "stream/input_port.h"
 #include "stream/run_signal.h"
 
 namespace sluice {
@@ -59,6 +60,7 @@ struct Engine::State {
   // ports belong to the copies' contexts.
   std::vector<std::pair<std::size_t, const OutputPort*>> producer_ports;
   std::vector<std::pair<std::size_t, const InputPort*>> consumer_ports;
+  std::unique_ptr<InputPort> client_port;  // the `to: client` stream's end, when it is here
 
   std::unique_ptr<sched::Scheduler> scheduler;  // when C++ copies run here
   // Copies wait for their next command here (tasks and threads alike). Never aborted.
@@ -266,6 +268,11 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
         producer->context->add_output(std::move(port));
       }
     }
+    if (spec.to_client() && stream.channels[0] != nullptr) {
+      // The submitting program reads this one (sluice/application.h).
+      s.client_port = std::make_unique<InputPort>("client", *stream.channels[0]);
+      s.consumer_ports.push_back({i, s.client_port.get()});
+    }
     for (int c = 0; c < stream.consumer_copies; ++c) {
       if (CopyRunner* consumer = copy_of(spec.to.filter, c)) {
         auto port = std::make_unique<InputPort>(spec.to.port, *stream.channels[c], &consumer->waiting);
@@ -422,5 +429,7 @@ std::vector<std::string> Engine::stuck_copies() const {
 }
 
 int Engine::copy_count() const { return static_cast<int>(state_->copies.size()); }
+
+InputPort* Engine::client_port() { return state_->client_port.get(); }
 
 }  // namespace sluice

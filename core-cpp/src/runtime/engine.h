@@ -27,6 +27,8 @@
 
 namespace sluice {
 
+class InputPort;
+
 struct EngineOptions {
   // What Context::host() says. Default: "local" (embedded).
   std::string host = "local";
@@ -99,6 +101,12 @@ class Engine {
   // Copies that did not unwind within abort_grace after a failure: "name#copy (stage)".
   std::vector<std::string> stuck_copies() const;
   int copy_count() const;
+
+  // The `to: client` stream's consumer end when the client runs in this process (the
+  // placement has topo::kClient), else null. Owned by the Engine. Whoever reads it (one
+  // thread at a time: the Application's current unit) calls channel().begin_unit() before
+  // each unit's first read and reads to the end (or the unit cannot end).
+  InputPort* client_port();
 
  private:
   struct State;

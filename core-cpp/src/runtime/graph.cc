@@ -30,7 +30,7 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
   auto local_pool_count = [&](const topo::StreamSpec& spec) {
     const int producers = placement.count_here(spec.from.filter);
     const int consumers = placement.count_here(spec.to.filter);
-    const int remote_consumers = topology.find_filter(spec.to.filter)->copies - consumers;
+    const int remote_consumers = topology.copies_of(spec.to.filter) - consumers;
     const std::size_t landing = wiring != nullptr && consumers > 0 ? wiring->landing_room(index_of(spec)) : 0;
     return pool_count(spec, producers, consumers, landing, remote_consumers);
   };
@@ -48,8 +48,8 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     stream->spec = &spec;
     stream->index = static_cast<int>(i);
     stream->label = spec.from.str() + " -> " + spec.to.str();
-    stream->producer_copies = topology.find_filter(spec.from.filter)->copies;
-    stream->consumer_copies = topology.find_filter(spec.to.filter)->copies;
+    stream->producer_copies = topology.copies_of(spec.from.filter);
+    stream->consumer_copies = topology.copies_of(spec.to.filter);
     stream->room = std::make_unique<Waiter>(signal);
     // Every stream gets a pool, even one with neither end here (one block, never used),
     // so that stream indices match across processes.

@@ -10,6 +10,7 @@ Placement Placement::everything(const topo::Topology& topology) {
     std::vector<int>& copies = placement.local[spec.name];
     for (int c = 0; c < spec.copies; ++c) copies.push_back(c);
   }
+  if (topology.client_stream() != nullptr) placement.local[std::string(topo::kClient)] = {0};
   return placement;
 }
 

@@ -25,7 +25,8 @@ struct Placement {
   // A filter that is not listed runs no copy here.
   std::map<std::string, std::vector<int>> local;
 
-  // Every copy of every filter: the embedded case.
+  // Every copy of every filter, and the client (topo::kClient, copy 0) when a stream goes
+  // `to: client`: the embedded case.
   static Placement everything(const topo::Topology& topology);
   bool runs_here(const std::string& filter, int copy) const;
   // How many copies of `filter` run here.

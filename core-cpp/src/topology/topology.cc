@@ -35,6 +35,20 @@ const FilterSpec* Topology::find_filter(std::string_view name) const {
   return nullptr;
 }
 
+int Topology::copies_of(std::string_view name) const {
+  if (name == kClient) return 1;
+  const FilterSpec* filter = find_filter(name);
+  if (filter == nullptr) throw Error("internal: no filter named '" + std::string(name) + "'");
+  return filter->copies;
+}
+
+const StreamSpec* Topology::client_stream() const {
+  for (const StreamSpec& stream : streams) {
+    if (stream.to_client()) return &stream;
+  }
+  return nullptr;
+}
+
 bool Topology::has_java() const {
   return std::any_of(filters.begin(), filters.end(),
                      [](const FilterSpec& f) { return f.lang == Lang::kJava; });
@@ -204,6 +218,10 @@ void Parser::parse_hosts(const Field& f) {
   }
   for (const Field& h : entries(f.value, "host")) {
     if (!is_identifier(h.key)) error(h.key_mark, not_identifier("host name", h.key));
+    if (h.key == kClient) {
+      error(h.key_mark, "'client' cannot name a host: it is reserved for the program that submits units of work "
+                        "(to: client); rename the host, e.g. client1");
+    }
     const std::optional<std::string> address = text(h);
     if (address) {
       const std::string problem = address_problem(*address);
@@ -233,6 +251,10 @@ void Parser::parse_filter(const Field& entry) {
   filter_names_.push_back(spec.name);
   const std::string where = "filter '" + spec.name + "'";
   if (!is_identifier(spec.name)) error(entry.key_mark, not_identifier("filter name", spec.name));
+  if (spec.name == kClient) {
+    error(entry.key_mark, "'client' cannot name a filter: `to: client` means the program that submits units of "
+                          "work; rename the filter, e.g. client_side");
+  }
   if (!entry.value.IsMap()) {
     error(entry.at, where + " must be a map of settings, e.g. {class: Hello}, not " +
                         kind(entry.value));

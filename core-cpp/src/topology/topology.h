@@ -84,11 +84,16 @@ struct FilterSpec {
   Mark classpath_mark;
 };
 
+// `to: client`: the stream's consumer is the program that submitted the unit of work
+// (sluice/application.h), not a filter. The name is reserved: no filter or host has it.
+// Internally the client is a consumer "filter" of one copy with no port.
+inline constexpr std::string_view kClient = "client";
+
 struct PortRef {
   std::string filter;
-  std::string port;
+  std::string port;  // "" for the client
   Mark mark;
-  std::string str() const { return filter + "." + port; }
+  std::string str() const { return port.empty() ? filter : filter + "." + port; }
 };
 
 struct StreamSpec {
@@ -101,6 +106,8 @@ struct StreamSpec {
   // network, so it changes nothing there).
   bool encrypt = false;
   Mark mark;  // the stream's entry in `streams:`
+
+  bool to_client() const { return to.filter == kClient; }
 };
 
 struct JvmSpec {
@@ -120,6 +127,10 @@ struct Topology {
   JvmSpec jvm;
 
   const FilterSpec* find_filter(std::string_view name) const;
+  // Copies of a filter (1 for the client). REQUIRES: a filter of this topology, or kClient.
+  int copies_of(std::string_view name) const;
+  // The stream `to: client`, or null when there is none (there is at most one).
+  const StreamSpec* client_stream() const;
   bool has_java() const;
 };
 

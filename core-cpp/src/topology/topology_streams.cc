@@ -68,6 +68,18 @@ std::optional<PortRef> Parser::parse_port(const Field* f, const std::string& rol
   }
   const std::optional<std::string> name = text(*f);
   if (!name) return std::nullopt;
+  if (name->substr(0, name->find('.')) == kClient) {
+    if (role == "from") {
+      error(f->at, "from: client: the client (the program that submits units of work) only receives; it can be "
+                   "a stream's to:, e.g. {from: merge.out, to: client}");
+      return std::nullopt;
+    }
+    if (*name != kClient) {
+      error(f->at, "to: '" + *name + "': the client has no ports; write to: client");
+      return std::nullopt;
+    }
+    return PortRef{std::string(kClient), "", f->at};
+  }
   const std::size_t dot = name->find('.');
   const std::string filter = name->substr(0, dot);
   const std::string port = dot == std::string::npos ? "" : name->substr(dot + 1);
@@ -111,7 +123,12 @@ void Parser::check_ports() {
                              ".out2)");
     }
     const auto [in, fresh_in] = inputs.emplace(s.to.str(), &s);
-    if (!fresh_in) {
+    if (!fresh_in && s.to_client()) {
+      error(s.to.mark, "a second stream to: client (the first is at line " + std::to_string(in->second->mark.line) +
+                           "); the client reads one results stream, so merge the results in one filter first "
+                           "(e.g. {from: a.out, to: merge.in} and {from: b.out, to: merge.in2}, then "
+                           "{from: merge.out, to: client})");
+    } else if (!fresh_in) {
       error(s.to.mark, "input " + s.to.str() + " is already fed by the stream at line " +
                            std::to_string(in->second->mark.line) + "; an input port is fed by " +
                            "one stream, so give this one its own port (e.g. " + s.to.filter +

@@ -944,5 +944,35 @@ TEST(TopologyErrors, JvmKeysAndShape) {
                         {"jvm: must be a map", "not '1GiB'"}));
 }
 
+// `to: client`: the stream's consumer is the program that submits units (application.h).
+TEST(Topology, StreamToClient) {
+  const Topology t = parse(kThreeFilters + "streams:\n  - {from: a.out, to: b.in}\n  - {from: b.out, to: client}\n");
+  ASSERT_NE(t.client_stream(), nullptr);
+  EXPECT_EQ(t.client_stream()->from.str(), "b.out");
+  EXPECT_EQ(t.client_stream()->to.str(), "client");
+  EXPECT_TRUE(t.client_stream()->to_client());
+  EXPECT_EQ(t.copies_of("client"), 1);
+  EXPECT_EQ(parse(kThreeFilters).client_stream(), nullptr);
+}
+
+TEST(TopologyErrors, ClientTwice) {
+  EXPECT_TRUE(OnlyError(kThreeFilters + "streams:\n  - {from: a.out, to: client}\n  - {from: b.out, to: client}\n", 7,
+                        23, {"a second stream to: client (the first is at line 6)", "merge the results in one filter"}));
+}
+
+TEST(TopologyErrors, ClientOnlyReceives) {
+  EXPECT_TRUE(OnlyError(kThreeFilters + "streams:\n  - {from: client, to: a.in}\n", 6, 12,
+                        {"from: client", "only receives"}));
+  EXPECT_TRUE(OnlyError(kThreeFilters + "streams:\n  - {from: a.out, to: client.in}\n", 6, 23,
+                        {"the client has no ports; write to: client"}));
+}
+
+TEST(TopologyErrors, ClientIsReserved) {
+  EXPECT_TRUE(OnlyError("filters:\n  client: {class: A}\n", 2, 3, {"'client' cannot name a filter"}));
+  EXPECT_TRUE(OnlyError("hosts: {client: 127.0.0.1:7700}\nfilters:\n  a: {class: A}\n", 1, 9,
+                        {"'client' cannot name a host", "client1"}));
+}
+
+
 }  // namespace
 }  // namespace sluice::topo
