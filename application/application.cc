@@ -1,0 +1,126 @@
+// The public Application and Unit (sluice/application.h): thin handles on AppCore.
+#include "sluice/application.h"
+
+#include <sstream>
+
+#include "application/core.h"
+#include "application/embedded_deployment.h"
+#include "application/remote_deployment.h"
+
+namespace sluice {
+
+std::string UnitReport::str() const {
+  std::ostringstream out;
+  out << "unit " << index << " [" << work << "] ";
+  if (finished) {
+    out << "finished in " << seconds << " s";
+  } else {
+    Failure f{filter, copy, host, index, stage, message};
+    out << "failed: " << f.str();
+  }
+  return out.str();
+}
+
+Unit::Unit(std::shared_ptr<State> state) : state_(std::move(state)) {}
+Unit::Unit(Unit&&) noexcept = default;
+Unit& Unit::operator=(Unit&& other) noexcept {
+  if (this != &other) {
+    if (state_) (void)wait();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+Unit::~Unit() {
+  if (!state_) return;
+  try {
+    (void)wait();
+  } catch (...) {
+  }
+}
+
+InputStream& Unit::results() {
+  if (!state_) throw Error("results() on a moved-from Unit");
+  return state_->results;
+}
+
+UnitReport Unit::wait() {
+  if (!state_) throw Error("wait() on a moved-from Unit");
+  while (state_->results.read()) {
+  }
+  std::unique_lock<std::mutex> lock(state_->mu);
+  state_->changed.wait(lock, [&] { return state_->phase == State::Phase::kEnded; });
+  return *state_->report;
+}
+
+void Unit::cancel() {
+  if (state_) state_->core->cancel(*state_);
+}
+
+std::uint64_t Unit::index() const { return state_ ? state_->index : 0; }
+
+struct Application::State {
+  std::shared_ptr<AppCore> core;
+};
+
+namespace {
+
+std::shared_ptr<AppCore> make_core(topo::Topology topology, const ApplicationOptions& options) {
+  const bool remote = !topology.hosts.empty() || !options.hosts.empty() || !options.launcher.empty();
+  DeploymentFactory factory;
+  if (remote) {
+    factory = remote_deployment_factory(topology, options);
+  } else {
+    factory = [](const topo::Topology& t) { return std::make_unique<EmbeddedDeployment>(t); };
+  }
+  return std::make_shared<AppCore>(std::move(topology), std::move(factory), remote);
+}
+
+}  // namespace
+
+Application::Application(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Application::Application(Application&&) noexcept = default;
+Application& Application::operator=(Application&& other) noexcept {
+  if (this != &other) {
+    stop();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+Application::~Application() { stop(); }
+
+Application Application::open(const std::string& topology_path, ApplicationOptions options) {
+  auto state = std::make_unique<State>();
+  state->core = make_core(topo::parse_topology_file(topology_path), options);
+  return Application(std::move(state));
+}
+
+Application Application::from_text(std::string_view yaml, const std::string& name, const std::string& base_dir,
+                                   ApplicationOptions options) {
+  auto state = std::make_unique<State>();
+  state->core = make_core(topo::parse_topology_text(yaml, name, base_dir), options);
+  return Application(std::move(state));
+}
+
+void Application::start() {
+  if (!state_) throw Error("start() on a moved-from Application");
+  state_->core->start();
+}
+
+Unit Application::submit(std::string payload) {
+  if (!state_) throw Error("submit() on a moved-from Application");
+  return Unit(state_->core->submit(std::move(payload)));
+}
+
+void Application::stop() {
+  if (state_) state_->core->stop(false);
+}
+
+void Application::abort() {
+  if (state_) state_->core->stop(true);
+}
+
+const std::string& Application::name() const { return state_->core->topology().name; }
+bool Application::remote() const { return state_->core->remote(); }
+std::uint64_t Application::units_ended() const { return state_->core->units_ended(); }
+
+}  // namespace sluice

@@ -1,0 +1,193 @@
+// The Application API embedded (sluice/application.h): units submitted from several
+// threads, results checked buffer by buffer, failures reported to their own unit only.
+#include "sluice/application.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "application/results_check.h"
+
+namespace sluice {
+namespace {
+
+std::string topology_text(int sources, const std::string& extra_streams = "") {
+  return std::string("name: app-test\n") +
+         "filters:\n"
+         "  src:   {class: AppSource, library: " SLUICE_APP_FILTERS_LIB ", copies: " + std::to_string(sources) + "}\n"
+         "  stage: {class: AppStage, library: " SLUICE_APP_FILTERS_LIB "}\n"
+         "streams:\n"
+         "  - {from: src.out, to: stage.in, depth: 4, buffer_size: 4KiB}\n"
+         "  - {from: stage.out, to: client, depth: 4, buffer_size: 4KiB}\n" + extra_streams;
+}
+
+Application open_app(int sources = 2) {
+  return Application::from_text(topology_text(sources), "app-test.yaml", "/tmp");
+}
+
+TEST(Application, OneUnitDeliversEveryResultInOrderPerProducer) {
+  Application app = open_app();
+  app.start();
+  Unit unit = app.submit("count=50 size=100");
+  ResultsCheck check(unit.index(), 2, 50, 100);
+  while (auto b = unit.results().read()) check.add(*b);
+  const UnitReport report = unit.wait();
+  ASSERT_TRUE(report.finished) << report.str();
+  EXPECT_TRUE(check.complete()) << check.problem();
+  bool saw_client_stream = false;
+  for (const UnitStreamCount& s : report.streams) {
+    if (s.stream == "stage.out -> client") {
+      saw_client_stream = true;
+      EXPECT_EQ(s.buffers, 100u);
+      EXPECT_EQ(s.bytes, 100u * 100u);
+    }
+  }
+  EXPECT_TRUE(saw_client_stream);
+  app.stop();
+}
+
+// The bar: 1,000 units from 4 client threads on one deployment, every result set
+// checked, filter objects created once (each source object counts the units it ran).
+TEST(Application, ThousandUnitsFromFourThreads) {
+  Application app = open_app();
+  app.start();
+  std::mutex mu;
+  std::map<int, std::set<std::uint64_t>> object_ids;  // source copy -> object ids seen
+  std::atomic<int> failures{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      for (int i = 0; i < 250; ++i) {
+        const std::uint64_t count = 1 + static_cast<std::uint64_t>((t * 250 + i) % 13);
+        Unit unit = app.submit("count=" + std::to_string(count) + " size=64");
+        ResultsCheck check(unit.index(), 2, count, 64);
+        while (auto b = unit.results().read()) check.add(*b);
+        const UnitReport report = unit.wait();
+        if (!report.finished || !check.complete()) {
+          ++failures;
+          ADD_FAILURE() << report.str() << " " << check.problem();
+          continue;
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& [copy, id] : check.object_ids()) object_ids[copy].insert(id);
+        // Units run one at a time in submission order, each source object ran every one
+        // before this: it has seen exactly `index` units.
+        for (const auto& [copy, seen] : check.units_seen()) EXPECT_EQ(seen, unit.index());
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(app.units_ended(), 1000u);
+  ASSERT_EQ(object_ids.size(), 2u);
+  for (const auto& [copy, ids] : object_ids) EXPECT_EQ(ids.size(), 1u) << "source copy " << copy << " was created again";
+  app.stop();
+}
+
+TEST(Application, AFailedUnitIsReportedToItsSubmitterOnlyAndTheNextSucceeds) {
+  Application app = open_app();
+  app.start();
+  Unit before = app.submit("count=20");
+  Unit failing = app.submit("count=20 fail=stage");
+  Unit after = app.submit("count=20");
+  ResultsCheck first(before.index(), 2, 20, 64);
+  while (auto b = before.results().read()) first.add(*b);
+  EXPECT_TRUE(before.wait().finished);
+  EXPECT_TRUE(first.complete()) << first.problem();
+  while (failing.results().read()) {
+  }
+  const UnitReport bad = failing.wait();
+  EXPECT_FALSE(bad.finished);
+  EXPECT_EQ(bad.filter, "stage");
+  EXPECT_EQ(bad.copy, 0);
+  EXPECT_EQ(bad.stage, "process");
+  EXPECT_NE(bad.message.find("AppStage was told to fail"), std::string::npos) << bad.message;
+  EXPECT_EQ(bad.index, failing.index());
+  ResultsCheck third(after.index(), 2, 20, 64);
+  while (auto b = after.results().read()) third.add(*b);
+  const UnitReport good = after.wait();
+  EXPECT_TRUE(good.finished) << good.str();
+  EXPECT_TRUE(third.complete()) << third.problem();
+  app.stop();
+}
+
+TEST(Application, AUnitDroppedUnreadOrCancelledDoesNotBreakTheNext) {
+  Application app = open_app();
+  {
+    Unit dropped = app.submit("count=200 size=2000");  // more than the stream holds
+    ASSERT_TRUE(dropped.results().read().has_value());
+  }  // destroyed half-read: it drains the rest
+  Unit slow = app.submit("count=1000 sleep_ms=1");
+  ASSERT_TRUE(slow.results().read().has_value());
+  slow.cancel();
+  const UnitReport cancelled = slow.wait();
+  EXPECT_FALSE(cancelled.finished);
+  EXPECT_EQ(cancelled.stage, "cancelled");
+  Unit next = app.submit("count=30");
+  ResultsCheck check(next.index(), 2, 30, 64);
+  while (auto b = next.results().read()) check.add(*b);
+  EXPECT_TRUE(next.wait().finished);
+  EXPECT_TRUE(check.complete()) << check.problem();
+}
+
+TEST(Application, StopFinishesQueuedUnitsAndRefusesNewOnes) {
+  Application app = open_app();
+  std::vector<Unit> units;
+  for (int i = 0; i < 5; ++i) units.push_back(app.submit("count=3"));
+  std::thread stopper([&] { app.stop(); });
+  for (Unit& u : units) EXPECT_TRUE(u.wait().finished);
+  stopper.join();
+  EXPECT_THROW(app.submit("count=1"), Error);
+}
+
+TEST(Application, AbortCancelsWhatIsQueued) {
+  Application app = open_app();
+  Unit running = app.submit("count=100000 sleep_ms=1");
+  std::vector<Unit> queued;
+  for (int i = 0; i < 3; ++i) queued.push_back(app.submit("count=3"));
+  ASSERT_TRUE(running.results().read().has_value());
+  app.abort();
+  EXPECT_FALSE(running.wait().finished);
+  for (Unit& u : queued) {
+    const UnitReport r = u.wait();
+    EXPECT_FALSE(r.finished);
+    EXPECT_EQ(r.stage, "cancelled");
+  }
+}
+
+TEST(Application, WithoutAClientStreamResultsAreEmpty) {
+  const std::string text = std::string("name: no-client\nfilters:\n") +
+                           "  src:   {class: AppSource, library: " SLUICE_APP_FILTERS_LIB "}\n"
+                           "  stage: {class: AppStage, library: " SLUICE_APP_FILTERS_LIB "}\n"
+                           "streams:\n  - {from: src.out, to: stage.in}\n";
+  Application app = Application::from_text(text, "no-client.yaml", "/tmp");
+  Unit unit = app.submit("count=5");
+  EXPECT_FALSE(unit.results().read().has_value());
+  EXPECT_TRUE(unit.wait().finished);
+}
+
+TEST(Application, AStartThatFailsNamesWhatFailed) {
+  const std::string text = std::string("name: missing\nfilters:\n") +
+                           "  src:   {class: NoSuchFilter, library: " SLUICE_APP_FILTERS_LIB "}\n"
+                           "streams:\n  - {from: src.out, to: client}\n";
+  Application app = Application::from_text(text, "missing.yaml", "/tmp");
+  try {
+    app.start();
+    FAIL() << "start() succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NoSuchFilter"), std::string::npos) << e.what();
+  }
+  Unit unit = app.submit("count=1");
+  const UnitReport r = unit.wait();
+  EXPECT_FALSE(r.finished);
+  EXPECT_NE(r.message.find("NoSuchFilter"), std::string::npos) << r.message;
+}
+
+}  // namespace
+}  // namespace sluice

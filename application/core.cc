@@ -1,0 +1,299 @@
+#include "application/core.h"
+
+#include <chrono>
+
+#include "sluice/error.h"
+
+namespace sluice {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+UnitReport failed_report(std::uint64_t index, const std::string& work, const Failure& f) {
+  UnitReport r;
+  r.index = index;
+  r.work = work;
+  r.finished = false;
+  r.filter = f.filter;
+  r.copy = f.copy;
+  r.host = f.host;
+  r.stage = f.stage;
+  r.message = f.message;
+  return r;
+}
+
+Failure cancelled(std::uint64_t index, const std::string& why) { return Failure{"", -1, "", index, "cancelled", why}; }
+
+}  // namespace
+
+const std::string& UnitResults::name() const {
+  static const std::string kName(topo::kClient);
+  return kName;
+}
+
+std::optional<Buffer> UnitResults::read() {
+  Unit::State& u = unit_;
+  {
+    std::unique_lock<std::mutex> lock(u.mu);
+    u.changed.wait(lock, [&] { return u.phase != Unit::State::Phase::kQueued || u.results_closed; });
+    if (u.results_closed) return std::nullopt;
+  }
+  std::unique_lock<std::mutex> reading(u.read_mu);
+  InputPort* port = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(u.mu);
+    if (u.results_closed) return std::nullopt;
+    port = u.port;
+  }
+  std::optional<Buffer> buffer;
+  try {
+    if (port != nullptr) buffer = port->read();
+  } catch (const Aborted&) {
+    // The unit failed or was cancelled: wait() says how.
+  }
+  if (!buffer) {
+    reading.unlock();
+    std::lock_guard<std::mutex> lock(u.mu);
+    u.results_closed = true;
+    u.changed.notify_all();
+  }
+  return buffer;
+}
+
+void Unit::State::close_results() {
+  std::lock_guard<std::mutex> reading(read_mu);
+  std::lock_guard<std::mutex> lock(mu);
+  results_closed = true;
+  changed.notify_all();
+}
+
+AppCore::AppCore(topo::Topology topology, DeploymentFactory factory, bool remote)
+    : topology_(std::move(topology)), factory_(std::move(factory)), remote_(remote) {
+  runner_ = std::thread([this] { run(); });
+}
+
+AppCore::~AppCore() {
+  if (runner_.joinable() && runner_.get_id() == std::this_thread::get_id()) {
+    runner_.detach();  // the runner dropped the last reference itself: it is about to return
+    return;
+  }
+  stop(false);
+}
+
+void AppCore::start() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) throw Error("the application is stopped; open it again");
+  start_requested_ = true;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return start_done_; });
+  if (start_failure_) throw Error("the application did not start: " + start_failure_->str());
+}
+
+std::shared_ptr<Unit::State> AppCore::submit(std::string payload) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) throw Error("the application is stopped; submit units before stop(), or open it again");
+  auto unit = std::make_shared<Unit::State>(shared_from_this(), next_index_++, std::move(payload));
+  queue_.push_back(unit);
+  changed_.notify_all();
+  return unit;
+}
+
+void AppCore::cancel(Unit::State& unit) {
+  {
+    std::lock_guard<std::mutex> lock(unit.mu);
+    if (unit.phase == Unit::State::Phase::kEnded) return;
+    unit.cancel_requested = true;
+  }
+  // Running: abort it. (Queued: the runner drops it when its turn comes. A unit that starts
+  // running right now sees cancel_requested itself.)
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_ == &unit && current_ != nullptr) current_->cancel("unit " + std::to_string(unit.index) + " was cancelled by its client");
+}
+
+void AppCore::stop(bool abort) {
+  std::vector<std::shared_ptr<Unit::State>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    if (abort) {
+      aborting_ = true;
+      dropped.assign(queue_.begin(), queue_.end());
+      queue_.clear();
+      if (running_ != nullptr && current_ != nullptr) current_->cancel("the application was aborted");
+    }
+    changed_.notify_all();
+  }
+  for (auto& unit : dropped) end_unit(*unit, failed_report(unit->index, unit->work, cancelled(unit->index, "the application was aborted before this unit ran")));
+  if (runner_.joinable()) runner_.join();
+}
+
+std::uint64_t AppCore::units_ended() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ended_;
+}
+
+void AppCore::end_unit(Unit::State& unit, UnitReport report) {
+  unit.close_results();
+  {
+    std::lock_guard<std::mutex> lock(unit.mu);
+    unit.report = std::move(report);
+    unit.phase = Unit::State::Phase::kEnded;
+    unit.port = nullptr;
+    unit.changed.notify_all();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++ended_;
+}
+
+std::optional<Failure> AppCore::ensure_deployed() {
+  if (deployment_) return std::nullopt;
+  std::optional<Failure> failure;
+  try {
+    std::unique_ptr<Deployment> made = factory_(topology_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      current_ = made.get();
+    }
+    deployment_ = std::move(made);
+    failure = deployment_->start();
+  } catch (const std::exception& e) {
+    failure = Failure{"", -1, remote_ ? "" : "local", 0, "deploy", e.what()};
+  }
+  if (failure) retire_deployment();
+  return failure;
+}
+
+void AppCore::retire_deployment() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_ = nullptr;
+  }
+  if (!deployment_) return;
+  if (deployment_->stuck()) {
+    // Copies are stuck in user code: destroying the deployment would wait for them forever.
+    (void)deployment_.release();
+    return;
+  }
+  retired_.push_back(std::move(deployment_));
+}
+
+void AppCore::run() {
+  for (;;) {
+    std::shared_ptr<Unit::State> unit;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return start_requested_ || stopping_ || !queue_.empty(); });
+      if (start_requested_ && !start_done_) {
+        lock.unlock();
+        std::optional<Failure> failure = ensure_deployed();
+        lock.lock();
+        start_failure_ = failure;
+        start_done_ = true;
+        changed_.notify_all();
+        continue;
+      }
+      if (queue_.empty()) {
+        if (stopping_) break;
+        continue;
+      }
+      unit = queue_.front();
+      queue_.pop_front();
+      start_done_ = start_requested_ = true;  // a submit without start() starts it
+      changed_.notify_all();
+    }
+    run_one(*unit);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_ = nullptr;
+  }
+  // Destroy every deployment here, on the thread that made them (a deployment across hosts
+  // is single-threaded).
+  if (deployment_ && deployment_->stuck()) (void)deployment_.release();
+  deployment_.reset();
+  retired_.clear();
+}
+
+void AppCore::run_one(Unit::State& unit) {
+  {
+    std::lock_guard<std::mutex> lock(unit.mu);
+    if (unit.cancel_requested) {
+      unit.report = failed_report(unit.index, unit.work, cancelled(unit.index, "unit " + std::to_string(unit.index) +
+                                                                   " was cancelled by its client before it ran"));
+    }
+  }
+  if (unit.report) {
+    end_unit(unit, *unit.report);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (aborting_) {
+      end_unit(unit, failed_report(unit.index, unit.work, cancelled(unit.index, "the application was aborted before this unit ran")));
+      return;
+    }
+  }
+  if (std::optional<Failure> failure = ensure_deployed()) {
+    failure->unit = unit.index;
+    end_unit(unit, failed_report(unit.index, unit.work, *failure));
+    return;
+  }
+  InputPort* port = deployment_->client_port();
+  if (port != nullptr) port->channel().begin_unit();  // before the reader may touch it (mu orders it)
+  const std::vector<StreamStats> before = deployment_->stream_stats();
+  bool cancel_now = false;
+  {
+    std::lock_guard<std::mutex> lock(unit.mu);
+    unit.port = port;
+    unit.phase = Unit::State::Phase::kRunning;
+    cancel_now = unit.cancel_requested;
+    unit.changed.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = &unit;
+    cancel_now = cancel_now || aborting_;
+  }
+  if (cancel_now) deployment_->cancel("unit " + std::to_string(unit.index) + " was cancelled by its client");
+  const auto started = Clock::now();
+  std::optional<Failure> failure;
+  try {
+    failure = deployment_->run_unit(unit.index, unit.work);
+  } catch (const std::exception& e) {
+    failure = Failure{"", -1, "", unit.index, "run", e.what()};
+  }
+  if (!failure) {
+    // Every producer ended the unit: its results end once the client has read them.
+    std::unique_lock<std::mutex> lock(unit.mu);
+    unit.changed.wait(lock, [&] { return unit.results_closed; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = nullptr;
+  }
+  UnitReport report;
+  if (failure) {
+    report = failed_report(unit.index, unit.work, *failure);
+  } else {
+    report.index = unit.index;
+    report.work = unit.work;
+    report.finished = true;
+  }
+  report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  const std::vector<StreamStats> after = deployment_->stream_stats();
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    UnitStreamCount count;
+    count.stream = after[i].label;
+    count.buffers = after[i].buffers - (i < before.size() ? before[i].buffers : 0);
+    count.bytes = after[i].bytes - (i < before.size() ? before[i].bytes : 0);
+    report.streams.push_back(count);
+  }
+  if (failure) {
+    unit.close_results();  // the reader, if any, has unwound: the deployment may go
+    retire_deployment();
+  }
+  end_unit(unit, std::move(report));
+}
+
+}  // namespace sluice

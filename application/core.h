@@ -1,0 +1,129 @@
+// AppCore: what an Application and its Units share: the topology, the queue of submitted
+// units, and the runner thread that deploys the application and runs the units one at a
+// time, in submission order (sluice/application.h).
+//
+// Ownership: Application and every Unit hold a shared_ptr<AppCore>, so a Unit stays usable
+// (it reports how it ended) after its Application is gone. The runner thread owns the
+// current Deployment; a deployment that had a failed unit is retired, not destroyed, until
+// stop(), so that result buffers a client still holds stay valid.
+//
+// Thread safety: every method may be called from any thread.
+#ifndef SLUICE_APPLICATION_CORE_H_
+#define SLUICE_APPLICATION_CORE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "application/deployment.h"
+#include "runtime/failure.h"
+#include "sluice/application.h"
+#include "stream/input_port.h"
+#include "topology/topology.h"
+
+namespace sluice {
+
+class AppCore;
+
+// The `to: client` stream of one unit, as the client reads it.
+class UnitResults final : public InputStream {
+ public:
+  explicit UnitResults(Unit::State& unit) : unit_(unit) {}
+  std::optional<Buffer> read() override;
+  const std::string& name() const override;
+
+ private:
+  Unit::State& unit_;
+};
+
+}  // namespace sluice
+
+// One submitted unit of work (the state behind a sluice::Unit handle).
+struct sluice::Unit::State {
+  State(std::shared_ptr<AppCore> core, std::uint64_t index, std::string work)
+      : core(std::move(core)), index(index), work(std::move(work)) {}
+
+  // Marks the results ended: read() returns empty from now on. Waits until a read in
+  // progress has returned (it unwinds promptly: the unit ended or was aborted).
+  void close_results();
+
+  const std::shared_ptr<AppCore> core;
+  const std::uint64_t index;
+  const std::string work;
+  UnitResults results{*this};
+
+  std::mutex mu;  // guards what follows
+  std::condition_variable changed;
+  enum class Phase { kQueued, kRunning, kEnded } phase = Phase::kQueued;
+  InputPort* port = nullptr;     // while running: the deployment's client end (or null)
+  bool results_closed = false;   // the reader saw the end, or the unit failed
+  bool cancel_requested = false;
+  std::optional<UnitReport> report;  // once ended
+
+  std::mutex read_mu;  // held while reading from `port`
+};
+
+namespace sluice {
+
+// Makes a deployment of `topology` (embedded or across hosts). Throws sluice::Error.
+using DeploymentFactory = std::function<std::unique_ptr<Deployment>(const topo::Topology&)>;
+
+class AppCore : public std::enable_shared_from_this<AppCore> {
+ public:
+  AppCore(topo::Topology topology, DeploymentFactory factory, bool remote);
+  ~AppCore();
+
+  const topo::Topology& topology() const { return topology_; }
+  bool remote() const { return remote_; }
+
+  // Deploys (on the runner thread) and waits; throws sluice::Error naming the failure.
+  void start();
+  std::shared_ptr<Unit::State> submit(std::string payload);
+  // Cancels unit `unit`: dropped when queued, aborted when running.
+  void cancel(Unit::State& unit);
+  // Runs what is queued (or, with `abort`, cancels it), then stops the runner and destroys
+  // every deployment. Idempotent.
+  void stop(bool abort);
+  std::uint64_t units_ended() const;
+
+ private:
+  void run();  // the runner thread
+  void run_one(Unit::State& unit);
+  // Makes and starts a deployment when there is none. The failure, if that failed.
+  std::optional<Failure> ensure_deployed();
+  void end_unit(Unit::State& unit, UnitReport report);
+  void retire_deployment();
+
+  const topo::Topology topology_;
+  const DeploymentFactory factory_;
+  const bool remote_;
+
+  mutable std::mutex mu_;  // guards what follows
+  std::condition_variable changed_;
+  std::deque<std::shared_ptr<Unit::State>> queue_;
+  std::uint64_t next_index_ = 0;
+  std::uint64_t ended_ = 0;
+  bool stopping_ = false;
+  bool aborting_ = false;
+  bool start_requested_ = false;
+  bool start_done_ = false;
+  std::optional<Failure> start_failure_;
+  Unit::State* running_ = nullptr;
+  Deployment* current_ = nullptr;  // the runner's deployment, for cancel()
+  std::thread runner_;
+
+  // The runner thread's own.
+  std::unique_ptr<Deployment> deployment_;
+  std::vector<std::unique_ptr<Deployment>> retired_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_APPLICATION_CORE_H_

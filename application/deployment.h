@@ -1,0 +1,46 @@
+// Deployment: one deployed instance of an application's copies, as the Application's runner
+// thread drives it (application/core.h). Embedded: an Engine in this process
+// (embedded_deployment.h). Across hosts: the host daemons, with this process on the data
+// plane as the client (remote_deployment.h).
+//
+// A deployment that had a failed unit is not used again: the Application makes a new one.
+//
+// Thread safety: start, run_unit and the destructor from the runner thread only; cancel and
+// stream_stats from any thread.
+#ifndef SLUICE_APPLICATION_DEPLOYMENT_H_
+#define SLUICE_APPLICATION_DEPLOYMENT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/engine.h"
+#include "runtime/failure.h"
+
+namespace sluice {
+
+class InputPort;
+
+class Deployment {
+ public:
+  virtual ~Deployment() = default;
+
+  // Creates every copy and waits until all are ready. The first failure, if any.
+  virtual std::optional<Failure> start() = 0;
+  // The `to: client` stream's end in this process (null without one). Owned by the
+  // deployment; valid until it is destroyed.
+  virtual InputPort* client_port() = 0;
+  // Runs one unit on every copy and waits for all of them (not for the client's reads).
+  virtual std::optional<Failure> run_unit(std::uint64_t index, const std::string& work) = 0;
+  // Aborts the running unit with `reason` (stage "cancelled").
+  virtual void cancel(const std::string& reason) = 0;
+  // Every stream's traffic since start (summed over hosts).
+  virtual std::vector<StreamStats> stream_stats() const = 0;
+  // Copies stuck in user code after a failure: the deployment cannot be destroyed safely.
+  virtual bool stuck() const = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_APPLICATION_DEPLOYMENT_H_

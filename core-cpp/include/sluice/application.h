@@ -1,0 +1,181 @@
+// Application: a topology deployed once, driven from your own program one unit of work at a
+// time (DESIGN.md, "Applications that stay deployed").
+//
+//   sluice::ApplicationOptions options;                       // embedded unless hosts: / hosts
+//   sluice::Application app = sluice::Application::open("query.yaml", options);
+//   app.start();                                              // every copy created, once
+//   sluice::Unit unit = app.submit("x=10 y=20 w=256 h=256");  // appends a unit of work
+//   while (auto buf = unit.results().read()) consume(*buf);   // the topology's `to: client` stream
+//   sluice::UnitReport report = unit.wait();                  // finished, or the failure
+//   app.stop();
+//
+// Units run one at a time, in submission order, on the copies start() created: filter
+// objects live across units. A unit that fails (a filter throws, crashes, or a host is lost)
+// is reported to its own Unit only; before the next unit the application is deployed again
+// (every copy is created anew, because a failed copy's state is whatever the failure left),
+// and the units after it run as usual. Only when deploying again fails does the application
+// stop (every later unit reports that failure).
+//
+// Results: the buffers producer copies write to the stream `to: client` during a unit, in
+// order per producer copy. Embedded, they are the producers' own pool blocks (nothing is
+// copied); across hosts they arrive over the data plane, with the same credit-based flow
+// control as any stream: a client that does not read holds its producers back, never the
+// other streams. Read them until results().read() returns empty, then wait().
+//
+// Linking: find_package(Sluice) and target_link_libraries(app PRIVATE Sluice::application).
+//
+// Thread safety: Application's methods may be called from any thread, and submit() from
+// several at once (units queue in the order the calls took effect). A Unit belongs to one
+// thread at a time: results() and wait() from the thread that holds it.
+#ifndef SLUICE_APPLICATION_H_
+#define SLUICE_APPLICATION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/buffer.h"
+#include "sluice/error.h"
+#include "sluice/stream.h"
+
+namespace sluice {
+
+struct ApplicationOptions {
+  // "a=ADDR:PORT,b=ADDR:PORT": overrides or adds hosts of the topology's hosts: (like
+  // `sluice run --hosts`). With no hosts at all the application runs embedded, in this process.
+  std::string hosts;
+  // The token the host daemons were started with; "" = ~/.config/sluice/token.
+  std::string token_file;
+  // Certificates instead of a token (all three, or none), as `sluice run --cert/--key/--ca`.
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;
+  // Every stream's data over TLS across hosts (`sluice run --encrypt`).
+  bool encrypt = false;
+  // Across hosts: where this process listens for the `to: client` stream's data ("ADDR:0"),
+  // "" = the address this machine reaches the first host daemon from, on a free port.
+  std::string client_listen;
+  // "slurm": start a host daemon per logical host as Slurm job steps (docs/slurm.md), with
+  // these; "" = daemons already running at the hosts' addresses.
+  std::string launcher;
+  std::string partition;
+  std::string time;
+  std::string account;
+  int nodes = 0;
+  // Where the filters' log lines and the application's own messages go: stderr when true.
+  bool log_to_stderr = true;
+};
+
+// What a stream carried during one unit of work (summed over every host).
+struct UnitStreamCount {
+  std::string stream;  // "read.out -> count.in"
+  std::uint64_t buffers = 0;
+  std::uint64_t bytes = 0;
+};
+
+// How a unit of work ended.
+struct UnitReport {
+  std::uint64_t index = 0;  // 0, 1, 2 ... in submission order over the application's life
+  std::string work;         // the payload
+  bool finished = false;    // true: every copy ran init, process and finalize for it
+  double seconds = 0;       // from the moment it started running to its end
+  // When !finished: who failed, and where. filter is "" when it was not a filter's fault
+  // (cancelled, a host lost, the application stopped before the unit ran).
+  std::string filter;
+  int copy = -1;
+  std::string host;
+  std::string stage;    // create, init, process, finalize, cancelled, host, ...
+  std::string message;  // the exception's message (for Java, with the stack trace)
+  std::vector<UnitStreamCount> streams;  // what each stream carried in this unit
+  // "unit 3 [payload] finished in 0.012 s", or the failure named as `sluice run` names it.
+  std::string str() const;
+};
+
+class Application;
+class AppCore;
+class UnitResults;
+
+// One submitted unit of work. Move-only; a handle to state the Application shares.
+// Destroying a Unit before its results were read to the end waits for the unit to finish
+// and discards the rest of its results (the next unit cannot start before).
+class Unit {
+ public:
+  Unit(Unit&&) noexcept;
+  Unit& operator=(Unit&&) noexcept;
+  ~Unit();
+
+  // The buffers the topology's `to: client` stream carried in this unit. read() blocks
+  // until the unit runs and a buffer arrives, and returns empty once every producer copy
+  // ended the unit (or the unit failed: wait() says how). The caller owns each buffer;
+  // every buffer must be released (destroyed) before the Application is stopped.
+  // A topology without `to: client`: read() returns empty at once.
+  InputStream& results();
+
+  // Reads and discards what is left of the results, waits until the unit ended, and says
+  // how. May be called more than once (the same report).
+  UnitReport wait();
+
+  // Fails this unit with stage "cancelled" (queued: it will not run; running: it is
+  // aborted, and the application is deployed again before the next unit). No-op once ended.
+  void cancel();
+
+  std::uint64_t index() const;
+
+ private:
+  friend class Application;
+  friend class AppCore;      // the implementation (application/core.h)
+  friend class UnitResults;
+  struct State;
+  explicit Unit(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;
+};
+
+class Application {
+ public:
+  // Parses and checks the topology (throws topo::TopologyError listing every mistake, as
+  // file:line:column) and the options (sluice::Error). Starts nothing.
+  static Application open(const std::string& topology_path, ApplicationOptions options = {});
+  // The same from YAML text; `name` stands for the file in messages and relative paths
+  // resolve against `base_dir`.
+  static Application from_text(std::string_view yaml, const std::string& name, const std::string& base_dir,
+                               ApplicationOptions options = {});
+
+  Application(Application&&) noexcept;
+  Application& operator=(Application&&) noexcept;
+  // stop().
+  ~Application();
+
+  // Loads every library and class, places and creates every copy (across hosts: through
+  // the host daemons), and waits until all are ready. Throws sluice::Error naming what
+  // failed (filter, copy, host). Called once; submit() calls it when it was not.
+  void start();
+
+  // Appends a unit of work with `payload` (what Context::work() returns in every copy).
+  // Returns at once. Throws sluice::Error once the application is stopped.
+  Unit submit(std::string payload);
+
+  // Finishes the units already submitted, then stops every copy (across hosts: the app
+  // daemons end; the host daemons keep running). Units submitted afterwards are refused.
+  // Idempotent.
+  void stop();
+
+  // Fails the running unit and every queued one with stage "cancelled", then stops.
+  void abort();
+
+  // The topology's name, and whether it runs across hosts.
+  const std::string& name() const;
+  bool remote() const;
+  // Units that have ended so far.
+  std::uint64_t units_ended() const;
+
+ private:
+  struct State;
+  explicit Application(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_APPLICATION_H_
