@@ -28,6 +28,7 @@
 #include "console/exit_codes.h"
 #include "console/host_group.h"
 #include "console/host_stats.h"
+#include "console/launch_app.h"
 #include "console/launcher.h"
 #include "console/remote.h"
 #include "console/report.h"
@@ -45,17 +46,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using control::Envelope;
 
-constexpr auto kLaunchTimeout = 60s;  // app_ready / started (JVM start, library loading)
-
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One run across hosts: launch, wiring, the units of work, the report.
 class RemoteRun {
@@ -78,7 +69,6 @@ class RemoteRun {
   // Launches the application on every host with copies and wires their data planes
   // together. False on a failure (hosts_.failure()).
   bool launch_and_wire();
-  Envelope launch_message(const std::string& app_id, const std::string& text, HostClient& host) const;
   // Redraws the progress line (at most twice a second), or clears it.
   void redraw_progress(bool clear = false);
   // While unit `unit` runs: reports a stall, or fails the run with it (StallWatch).
@@ -151,46 +141,16 @@ void RemoteRun::check_stall(std::uint64_t unit) {
   }
 }
 
-Envelope RemoteRun::launch_message(const std::string& app_id, const std::string& text, HostClient& host) const {
-  Envelope m;
-  auto* l = m.mutable_launch();
-  l->set_application_id(app_id);
-  l->set_topology_text(text);
-  l->set_topology_file(t_.file);
-  l->set_topology_dir(t_.dir);
-  l->set_host(host.name());
-  l->set_data_key(run_key_);
-  l->set_encrypt_data(options_.encrypt);
-  // The data plane listens on the address the console reached this host at (resolved:
-  // hosts: may name the host), on a free port.
-  const std::string& ip = host.peer_ip();
-  if (!ip.empty()) l->set_data_listen((ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":0");
-  for (const auto& [name, placement] : placements_) {
-    auto* hp = l->add_placement();
-    hp->set_host(name);
-    for (const auto& [filter, copies] : placement.local) {
-      auto& list = (*hp->mutable_copies())[filter];
-      for (int c : copies) list.add_index(c);
-    }
-  }
-  return m;
-}
-
 bool RemoteRun::launch_and_wire() {
-  const auto tick = [this] {
+  LaunchPlan plan;
+  plan.topology = &t_;
+  plan.placements = &placements_;
+  plan.run_key = run_key_;
+  plan.encrypt = options_.encrypt;
+  return console::launch_and_wire(hosts_, plan, nullptr, [this] {
     redraw_progress();
     sample_status();
-  };
-  const std::string text = read_file(t_.file);
-  const std::string app_id = t_.name + "-" + control::random_hex(4);
-  for (int i : hosts_.active()) hosts_.client(i).send(launch_message(app_id, text, hosts_.client(i)));
-  if (!hosts_.wait_all(Envelope::kAppReady, 0, kLaunchTimeout, tick)) return false;
-  Envelope w;
-  for (const auto& [i, address] : hosts_.data_addresses()) {
-    (*w.mutable_wiring()->mutable_peers())[hosts_.client(i).name()] = address;
-  }
-  hosts_.broadcast(w);
-  return hosts_.wait_all(Envelope::kStarted, 0, kLaunchTimeout, tick);
+  });
 }
 
 int RemoteRun::run() {
