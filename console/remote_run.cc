@@ -24,6 +24,9 @@
 #include <iostream>
 #include <sstream>
 
+#include <thread>
+
+#include "application/client_end.h"
 #include "console/connect_hosts.h"
 #include "console/exit_codes.h"
 #include "console/host_group.h"
@@ -93,6 +96,8 @@ class RemoteRun {
   RecentSamples samples_;
   const Clock::time_point started_ = Clock::now();
   Clock::time_point last_draw_ = Clock::now();
+  // This process's end of the `to: client` stream, when the topology has one.
+  std::unique_ptr<ClientEnd> client_;
 };
 
 void RemoteRun::redraw_progress(bool clear) {
@@ -147,7 +152,25 @@ bool RemoteRun::launch_and_wire() {
   plan.placements = &placements_;
   plan.run_key = run_key_;
   plan.encrypt = options_.encrypt;
-  return console::launch_and_wire(hosts_, plan, nullptr, [this] {
+  std::function<void()> wired;
+  if (t_.client_stream() != nullptr) {
+    // The `to: client` stream comes to this process, which discards it (a program that
+    // wants it submits units: sluice serve, or sluice/application.h).
+    const std::string ip = hosts_.client(hosts_.active().front()).local_ip();
+    const std::string listen = (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip.empty() ? "127.0.0.1" : ip) + ":0";
+    client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, options_.encrypt);
+    plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
+    wired = [this] {
+      std::map<std::string, std::string> peers;
+      for (const auto& [i, address] : hosts_.data_addresses()) peers[hosts_.client(i).name()] = address;
+      try {
+        client_->connect(peers, 60s);
+      } catch (const std::exception& e) {
+        hosts_.fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", e.what()});
+      }
+    };
+  }
+  return console::launch_and_wire(hosts_, plan, wired, [this] {
     redraw_progress();
     sample_status();
   });
@@ -170,6 +193,18 @@ int RemoteRun::run() {
     Envelope m;
     m.mutable_start_unit()->set_index(i);
     m.mutable_start_unit()->set_payload(t_.work[i]);
+    std::thread drain;
+    if (client_) {
+      InputPort& results = client_->port();
+      results.channel().begin_unit();
+      drain = std::thread([&results] {
+        try {
+          while (results.read()) {
+          }
+        } catch (const Aborted&) {
+        }
+      });
+    }
     hosts_.broadcast(m);
     stalls_.start_unit(buffers_moved(stats_.merged()));
     if (status_) status_->unit_started(i);
@@ -178,6 +213,8 @@ int RemoteRun::run() {
       sample_status();
       check_stall(i);
     });
+    if (client_ && !ok) client_->abort();
+    if (drain.joinable()) drain.join();
     unit.seconds = seconds_since(unit_start);
     unit.finished = ok;
     if (status_) status_->unit_ended(unit);
@@ -188,6 +225,7 @@ int RemoteRun::run() {
   }
   redraw_progress(true);
   hosts_.teardown(!ok);
+  client_.reset();
   report.wall_seconds = seconds_since(start);
   report.streams = stats_.merged();
   report.failure = hosts_.failure();
@@ -238,6 +276,7 @@ int run_remote(const RunOptions& options, topo::Topology& topology) {
   }
   // Placed once the hosts are known (a launcher may have made them).
   std::map<std::string, Placement> placements = place_copies(topology);
+  if (topology.client_stream() != nullptr) placements[std::string(topo::kClient)].local[std::string(topo::kClient)] = {0};
   RunStatus status(topology, placements);
   std::unique_ptr<UiServer> ui;
   try {
