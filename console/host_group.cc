@@ -1,5 +1,7 @@
 #include "console/host_group.h"
 
+#include "console/filter_log.h"
+
 #include <signal.h>
 #include <string.h>
 
@@ -160,6 +162,9 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
     }
     case Envelope::kError:
       fail(Failure{"", -1, c.name(), current_unit_, "host daemon", c.label() + ": the host daemon said: " + m.error().message()});
+      return;
+    case Envelope::kFilterLog:
+      print_filter_log(c.name(), m.filter_log());
       return;
     default:
       break;

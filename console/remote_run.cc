@@ -39,6 +39,7 @@
 #include "console/stall_watch.h"
 #include "console/ui_server.h"
 #include "control/auth.h"
+#include "runtime/log_output.h"
 #include "sluice/error.h"
 
 namespace sluice::console {
@@ -182,6 +183,7 @@ int RemoteRun::run() {
   report.topology_file = t_.file;
   const auto start = Clock::now();
   progress_ = options_.progress && isatty(STDERR_FILENO);
+  log_output::set_clear_line_first(progress_);  // forwarded filter logs clear the progress line
   hosts_.start_readers();
   bool ok = launch_and_wire();
   if (ok && status_) status_->started();
@@ -226,6 +228,7 @@ int RemoteRun::run() {
   redraw_progress(true);
   hosts_.teardown(!ok);
   client_.reset();
+  log_output::set_clear_line_first(false);
   report.wall_seconds = seconds_since(start);
   report.streams = stats_.merged();
   report.failure = hosts_.failure();

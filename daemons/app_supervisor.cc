@@ -196,6 +196,7 @@ void AppSupervisor::on_read(const FrameRead& r) {
     case Envelope::kUnitDone:
     case Envelope::kProgress:
     case Envelope::kFailure:
+    case Envelope::kFilterLog:  // the app daemon caps these (log_forwarder.h)
       if (!console_gone_) to_console_(m);
       break;
     default:

@@ -14,6 +14,8 @@
 //   -> unit_done   with this host's stream metrics, or -> failure (filter, copy, host, unit)
 //   <- shutdown    stop and exit 0
 //   -> heartbeat   every 500 ms, to sluiced (which kills an app daemon silent for 4 s)
+//   -> filter_log  the filters' log lines, at most every 250 ms and before each of the
+//                  messages above that ends a stage (log_forwarder.h; also on stderr)
 // The control connection dropping (sluiced gone) ends the process at once; so does
 // SIGTERM/SIGKILL to its process group (sluiced's abort). sluiced also sets
 // PR_SET_PDEATHSIG, so no app daemon outlives its host daemon.
@@ -34,6 +36,7 @@
 
 #include "control/codec.h"
 #include "daemons/log.h"
+#include "daemons/log_forwarder.h"
 #include "net/data_plane.h"
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
@@ -67,6 +70,9 @@ class AppDaemon {
   void send_failure(const std::string& stage, const std::string& message);
   void fill_metrics(google::protobuf::RepeatedPtrField<sluice::control::StreamMetrics>* out);
   void fill_activity(google::protobuf::RepeatedPtrField<sluice::control::CopyActivity>* out);
+  // Sends the filter log lines gathered since the last call (before a message that follows
+  // them, so the console prints a unit's lines before it hears that the unit is done).
+  void flush_logs();
   [[noreturn]] void quit(int status);
 
   sluice::control::FdChannel channel_;
@@ -79,6 +85,10 @@ class AppDaemon {
   std::thread worker_;
   std::atomic<bool> unit_running_{false};
   std::atomic<bool> failed_{false};
+  // Installed as the Logger's sink at launch, never removed: a copy stuck in user code may
+  // log until the process ends.
+  std::unique_ptr<sluice::daemon::LogForwarder> logs_;
+  std::mutex logs_mu_;  // held while a batch is taken and sent, so batches leave in order
   std::mutex mu_;  // guards network_failure_, network_failure_sent_
   std::optional<std::string> network_failure_;
   bool network_failure_sent_ = false;
@@ -87,12 +97,20 @@ class AppDaemon {
 void AppDaemon::quit(int status) {
   // Copy threads may be blocked or stuck in user code; the process ends here either way.
   dlog::debug("exiting with status " + std::to_string(status));
+  flush_logs();
   std::cerr.flush();
   _exit(status);
 }
 
+void AppDaemon::flush_logs() {
+  if (!logs_) return;
+  std::lock_guard<std::mutex> lock(logs_mu_);
+  if (auto batch = logs_->take()) channel_.send(*batch);
+}
+
 void AppDaemon::send_failure(const sluice::Failure& f, const std::vector<std::string>& stuck) {
   failed_ = true;
+  flush_logs();
   Envelope e;
   auto* m = e.mutable_failure();
   m->set_filter(f.filter);
@@ -145,6 +163,8 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
   host_ = launch.host();
   dlog::log_name() = "sluice-appd(" + host_ + ")";
   set_crash_output(crash_fd_);
+  logs_ = std::make_unique<sluice::daemon::LogForwarder>(host_);
+  sluice::log_output::set_sink(logs_.get());
   dlog::info("launching application '" + launch.application_id() + "' from " + launch.topology_file());
   try {
     topology_ = sluice::topo::parse_topology_text(launch.topology_text(), launch.topology_file(),
@@ -205,6 +225,7 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
   ready.mutable_app_ready()->set_host(host_);
   ready.mutable_app_ready()->set_data_address(data_address);
   ready.mutable_app_ready()->set_pid(::getpid());
+  flush_logs();
   channel_.send(ready);
   dlog::info("ready: " + std::to_string(engine_->copy_count()) + " copies here" +
              (data_address.empty() ? std::string() : ", data plane on " + data_address));
@@ -225,6 +246,7 @@ bool AppDaemon::wire(const sluice::control::Wiring& wiring) {
   }
   Envelope started;
   started.mutable_started()->set_host(host_);
+  flush_logs();
   channel_.send(started);
   return true;
 }
@@ -258,6 +280,7 @@ void AppDaemon::start_unit(const sluice::control::StartUnit& unit) {
       done.mutable_unit_done()->set_host(host_);
       done.mutable_unit_done()->set_index(index);
       fill_metrics(done.mutable_unit_done()->mutable_streams());
+      flush_logs();
       channel_.send(done);
     }
   });
@@ -290,6 +313,7 @@ int AppDaemon::run() {
       }
       if (network) send_failure("network", *network);
     }
+    flush_logs();
     if (std::chrono::steady_clock::now() - last_heartbeat >= 500ms) {
       // sluiced takes an app daemon silent for 4 s for hung, and kills it.
       last_heartbeat = std::chrono::steady_clock::now();

@@ -29,6 +29,7 @@ const char* kind(const Envelope& e) {
     case Envelope::kHeartbeat: return "heartbeat";
     case Envelope::kExitReport: return "exit_report";
     case Envelope::kError: return "error";
+    case Envelope::kFilterLog: return "filter_log";
     case Envelope::BODY_NOT_SET: break;
   }
   return "empty";

@@ -27,7 +27,7 @@ namespace {
 using sluice::control::Envelope;
 
 std::vector<Envelope> messages() {
-  std::vector<Envelope> e(15);
+  std::vector<Envelope> e(16);
   e[0].mutable_hello()->set_protocol_version(2);
   e[0].mutable_hello()->set_client("sluice console pid 1");
   e[1].mutable_auth_result()->set_ok(true);
@@ -50,6 +50,9 @@ std::vector<Envelope> messages() {
   e[12].mutable_heartbeat()->set_sequence(3);
   e[13].mutable_exit_report()->set_signal(9);
   e[14].mutable_error()->set_message("no");
+  auto* line = e[15].mutable_filter_log()->add_lines();
+  line->set_prefix("f#0@a");
+  line->set_text("hello");
   return e;
 }
 

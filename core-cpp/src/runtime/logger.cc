@@ -23,13 +23,16 @@ LogLevel level_from_env() {
 }
 
 std::atomic<bool> clear_first{false};
+std::atomic<log_output::Sink*> sink{nullptr};
 
 std::atomic<LogLevel>& current_level() {
   static std::atomic<LogLevel> level{level_from_env()};
   return level;
 }
 
-const char* level_name(LogLevel level) {
+}  // namespace
+
+const char* log_output::level_name(LogLevel level) {
   switch (level) {
     case LogLevel::kDebug: return "debug";
     case LogLevel::kInfo: return "info";
@@ -39,16 +42,15 @@ const char* level_name(LogLevel level) {
   return "?";
 }
 
-}  // namespace
-
 void Logger::log(LogLevel level, std::string_view message) const {
   if (level < current_level().load(std::memory_order_relaxed)) return;
   std::string line = log_output::clear_line_first() ? "\r\033[K[" : "[";
-  line += prefix_ + "] " + level_name(level) + ": ";
+  line += prefix_ + "] " + log_output::level_name(level) + ": ";
   line.append(message);
   line.push_back('\n');
   // One write per line: lines from different threads never interleave.
   (void)!::write(STDERR_FILENO, line.data(), line.size());
+  if (log_output::Sink* s = sink.load(std::memory_order_acquire)) s->line(level, prefix_, message);
 }
 
 void Logger::set_level(LogLevel level) { current_level().store(level); }
@@ -56,5 +58,6 @@ LogLevel Logger::level() { return current_level().load(); }
 
 void log_output::set_clear_line_first(bool clear) { clear_first.store(clear); }
 bool log_output::clear_line_first() { return clear_first.load(std::memory_order_relaxed); }
+void log_output::set_sink(Sink* s) { sink.store(s, std::memory_order_release); }
 
 }  // namespace sluice

@@ -1,0 +1,28 @@
+// Filter log lines from other hosts (FilterLog, forwarded by each app daemon through its
+// sluiced), as the console prints them on its stderr: the same shape as an embedded run's,
+// "[count#1@b] info: message", so a line reads the same wherever its copy ran.
+//
+// Thread-compatible: plain functions.
+#ifndef SLUICE_CONSOLE_FILTER_LOG_H_
+#define SLUICE_CONSOLE_FILTER_LOG_H_
+
+#include <string>
+
+#include "control/codec.h"
+
+namespace sluice::console {
+
+// The text to print for `log`, which came from host `host` (the console's name for it):
+// one "[prefix] level: text" line per line (a prefix without "@host", from the runtime rather
+// than a filter copy, gets "@host"), then, when lines were held back, a line saying how many
+// and where they are. Control characters other than newline and tab become '?': a remote
+// host does not get to move the cursor or recolour the console's terminal. Empty for nothing.
+std::string format_filter_log(const std::string& host, const control::FilterLog& log);
+
+// Writes format_filter_log(...) to stderr in one write, clearing the progress line first
+// when it is drawn (runtime/log_output.h, clear_line_first).
+void print_filter_log(const std::string& host, const control::FilterLog& log);
+
+}  // namespace sluice::console
+
+#endif  // SLUICE_CONSOLE_FILTER_LOG_H_

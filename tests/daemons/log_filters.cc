@@ -1,0 +1,31 @@
+// Filters for tests/daemons/logs_test.py: log lines from a copy on another host.
+//   Chatter  logs `line` (if given) in init, then `count` lines "chatter N" (default 0) in
+//            process, `every_ms` apart (default 0: as fast as it can), then `last` (if given)
+//            in finalize. No ports.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <sluice/sluice.h>
+
+class Chatter : public sluice::Filter {
+ public:
+  void init(sluice::Context& ctx) override {
+    const std::string line = ctx.arg("line", std::string());
+    if (!line.empty()) ctx.log().info(line);
+  }
+  void process(sluice::Context& ctx) override {
+    const int count = ctx.arg<int>("count", 0);
+    const auto every = std::chrono::milliseconds(ctx.arg<int>("every_ms", 0));
+    for (int i = 0; i < count; ++i) {
+      if (every.count() > 0) std::this_thread::sleep_for(every);
+      ctx.log().info("chatter " + std::to_string(i));
+    }
+  }
+  void finalize(sluice::Context& ctx) override {
+    const std::string last = ctx.arg("last", std::string());
+    if (!last.empty()) ctx.log().warn(last);
+  }
+};
+
+SLUICE_FILTER(Chatter)

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Filter log lines across hosts: a copy on host b logs, the console prints the line on its
+stderr with the same prefix as an embedded run ("[talk#0@b] info: ..."), b's sluiced log keeps
+it too (a Java copy's as well); under a terminal the line is not glued onto the progress line; a filter that logs in
+a tight loop gets a bounded number of lines to the console and a count of the rest, while
+every line stays in its host's log.
+
+  logs_test.py BUILD_DIR SOURCE_DIR
+"""
+import fcntl
+import os
+import re
+import struct
+import subprocess
+import termios
+
+from harness import check, main
+
+
+def visible_lines(text):
+    """What a terminal shows, line by line: \\r returns to column 0, ESC[K erases to the end."""
+    lines = []
+    for segment in text.replace("\r\n", "\n").split("\n"):
+        screen, col = [], 0
+        for token in re.split(r"(\r|\x1b\[K)", segment):
+            if token == "\r":
+                col = 0
+            elif token == "\x1b[K":
+                del screen[col:]
+            else:
+                for ch in token:
+                    if col < len(screen):
+                        screen[col] = ch
+                    else:
+                        screen.append(ch)
+                    col += 1
+        lines.append("".join(screen))
+    return lines
+
+
+def test(h):
+    lib = os.path.join(h.build, "tests", "daemons", "libsluice_log_filters.so")
+    a = h.start("a")
+    b = h.start("b")
+
+    # One line from init, one from finalize, on host b; a stream crosses from a to b.
+    hello = h.topology("hello.yaml", f"""name: hello
+{h.hosts_yaml(a, b)}filters:
+  p:    {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000}}, place: {{a: 1}}}}
+  c:    {{class: Consume, library: LIB, place: {{b: 1}}}}
+  talk: {{class: Chatter, library: {lib}, args: {{line: "hello from b, unit started", last: "bye from b"}},
+          place: {{b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+work: [one, two]
+""")
+    mark = len(b.text())
+    status, out, err, _ = h.run("run", hello, "--no-progress", timeout=120)
+    check(status == 0 and "units of work: 2/2 finished" in err, "the run with a logging filter on b finishes", err)
+    check(err.count("[talk#0@b] info: hello from b, unit started\n") == 2,
+          "the filter's line on b reaches the console's stderr with its prefix, once per unit", err)
+    check(err.count("[talk#0@b] warn: bye from b\n") == 2, "so does its line from finalize, with its level", err)
+    check(err.index("[talk#0@b] warn: bye from b") < err.index("units of work: 2/2 finished"),
+          "the unit's lines come before the summary", err)
+    mine = b.text()[mark:]
+    check(mine.count("[talk#0@b] info: hello from b, unit started") == 2, "b's sluiced log keeps the lines too", mine)
+    check("[talk#0@b]" not in a.text(), "a's log has none of b's lines")
+
+    # A Java copy's line (ctx.log() in Java goes through the same logger).
+    jar = os.path.join(h.build, "jfilter", "native", "tests", "java_test_filters.jar")
+    if os.path.exists(jar):
+        java = h.topology("java.yaml", f"""name: java-hello
+{h.hosts_yaml(a, b)}filters:
+  p:     {{class: Produce, library: LIB, args: {{size: 1KiB, count: 100}}, place: {{a: 1}}}}
+  c:     {{class: Consume, library: LIB, place: {{b: 1}}}}
+  jtalk: {{lang: java, class: org.sluice.nativetest.Chatter, classpath: [{jar}], args: {{line: "hello from Java"}},
+           place: {{b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+""")
+        status, out, err, _ = h.run("run", java, "--no-progress", timeout=120)
+        check(status == 0 and "[jtalk#0@b] info: hello from Java\n" in err,
+              "a Java filter's line on b reaches the console's stderr with its prefix", err)
+    else:
+        print("note: no Java test filters built; the Java case is skipped")
+
+    # Under a terminal, with the progress line drawn: each log line starts a line of its own.
+    slow = h.topology("slow.yaml", f"""name: slow
+{h.hosts_yaml(a, b)}filters:
+  p:    {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000}}, place: {{a: 1}}}}
+  c:    {{class: Consume, library: LIB, place: {{b: 1}}}}
+  talk: {{class: Chatter, library: {lib}, args: {{count: 15, every_ms: 100, last: "finalize on b says hi"}},
+          place: {{b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+""")
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen([h.console, "run", slow, "--token-file", h.token], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=slave, close_fds=True)
+    h.cleanups.append(lambda: (proc.poll() is None and proc.kill(), proc.wait()))
+    os.close(slave)
+    raw = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        raw += chunk
+    os.close(master)
+    proc.communicate(timeout=120)
+    text = raw.decode("utf-8", "replace")
+    shown = visible_lines(text)
+    check(proc.returncode == 0, f"the run under a terminal finishes (status {proc.returncode})", text[-3000:])
+    check(re.search(r"\r\x1b\[Kunit 1/1", text), "the progress line was drawn", text[-3000:])
+    talk = [l for l in shown if "chatter" in l or "finalize on b" in l]
+    check(talk == [f"[talk#0@b] info: chatter {i}" for i in range(15)] + ["[talk#0@b] warn: finalize on b says hi"],
+          "under a terminal each forwarded line stands on a line of its own (the progress line cleared first)",
+          "\n".join(talk))
+
+    # A tight loop of log lines on b: the console gets the burst and the rate, and a count of
+    # the rest; b's log has every line.
+    lines = 100000
+    flood = h.topology("flood.yaml", f"""name: flood
+{h.hosts_yaml(a, b)}filters:
+  p:    {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000}}, place: {{a: 1}}}}
+  c:    {{class: Consume, library: LIB, place: {{b: 1}}}}
+  talk: {{class: Chatter, library: {lib}, args: {{count: {lines}, last: "done chattering"}}, place: {{b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+""")
+    mark = len(b.text())
+    status, out, err, secs = h.run("run", flood, "--no-progress", timeout=300)
+    check(status == 0 and "units of work: 1/1 finished" in err, "the flooding run finishes", err[-3000:])
+    shown = err.count("[talk#0@b] info: chatter ")
+    held = sum(int(n) for n in re.findall(r"sluice: host b: (\d+) filter log lines? not shown here", err))
+    check(0 < shown <= 200 + 50 * (secs + 1), f"the console printed {shown} of {lines} lines ({secs:.1f} s): "
+          "a burst of 200, then at most 50 a second", err[-2000:])
+    mine = b.text()[mark:]
+    check(mine.count("[talk#0@b] info: chatter ") == lines and f"chatter {lines - 1}\n" in mine,
+          f"b's sluiced log has all {lines} lines")
+    # Every copy's lines on b (the consumer's report too) are shown or counted, none twice.
+    logged = len(re.findall(r"^\[\S+@b\] ", mine, re.M))
+    forwarded = len(re.findall(r"^\[\S+@b\] ", err, re.M))
+    check(forwarded + held == logged,
+          f"the console says how many it did not show ({held}): shown and held back make the {logged} on b",
+          err[-2000:])
+    check("every line is in that host's sluiced log" in err, "and where they are", err[-2000:])
+
+
+if __name__ == "__main__":
+    main(test)
