@@ -1,6 +1,6 @@
 // HostStats: the stream metrics of a run across hosts. Each host reports its own copies'
-// share (progress, unit_done); the console keeps the latest from each and sums them into
-// one row per stream.
+// share (progress, unit_done, and failure: its counts when it failed); the console keeps the
+// latest from each, also once the host is gone, and sums them into one row per stream.
 //
 // Not thread-safe: the console's run loop only.
 #ifndef SLUICE_CONSOLE_HOST_STATS_H_

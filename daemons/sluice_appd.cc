@@ -120,6 +120,7 @@ void AppDaemon::send_failure(const sluice::Failure& f, const std::vector<std::st
   m->set_stage(f.stage);
   m->set_message(f.message);
   for (const auto& s : stuck) m->add_stuck(s);
+  fill_metrics(m->mutable_streams());
   dlog::warn("failure: " + f.str());
   channel_.send(e);
 }

@@ -156,6 +156,22 @@ streams:
           and secs < 5, f"a remote exception across hosts is named with its host ({secs:.2f} s)", err)
     h.no_orphans(a.app_pids() + b.app_pids(), "after a remote exception across hosts")
 
+    # A filter on b writes 3000 buffers to a, then throws, before b ever sends progress: the
+    # failed run's summary counts b's 3000, not 0 (b's failure carries its counts).
+    daemon_lib = os.path.join(h.build, "tests", "daemons", "libsluice_daemon_filters.so")
+    fail = h.topology("fail.yaml", f"""name: fail
+{h.hosts_yaml(a, b)}filters:
+  f: {{class: Fail, library: {daemon_lib}, args: {{count: 3000}}, place: {{b: 1}}}}
+  d: {{class: Consume, library: LIB, args: {{verify: false}}, place: {{a: 1}}}}
+streams:
+  - {{from: f.out, to: d.in, buffer_size: 1KiB}}
+""")
+    status, out, err, secs = h.run("run", fail, "--no-progress", timeout=60)
+    check(status == 1 and "filter 'f' copy 0 on host b failed in process (unit of work 0): failing as asked after "
+          "3000 buffers" in err, "a filter on b that fails after 3000 buffers is named", err)
+    check(re.search(r"f\.out -> d\.in\s+3000\s+3\.1\s", err),
+          "the failed run's summary counts the 3000 buffers the failing host wrote", err)
+
     # kill -9 an app daemon while streams cross: the app daemon is named, not its peer's
     # broken connection.
     long = h.topology("long.yaml", f"""name: long

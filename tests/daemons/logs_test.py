@@ -39,7 +39,7 @@ def visible_lines(text):
 
 
 def test(h):
-    lib = os.path.join(h.build, "tests", "daemons", "libsluice_log_filters.so")
+    lib = os.path.join(h.build, "tests", "daemons", "libsluice_daemon_filters.so")
     a = h.start("a")
     b = h.start("b")
 

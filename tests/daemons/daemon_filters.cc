@@ -1,7 +1,10 @@
-// Filters for tests/daemons/logs_test.py: log lines from a copy on another host.
+// Filters for the daemons' tests that the examples do not provide.
 //   Chatter  logs `line` (if given) in init, then `count` lines "chatter N" (default 0) in
 //            process, `every_ms` apart (default 0: as fast as it can), then `last` (if given)
-//            in finalize. No ports.
+//            in finalize. No ports. (logs_test.py: log lines from a copy on another host.)
+//   Fail     writes `count` buffers of 1 KiB to `out`, then throws "failing as asked after
+//            N buffers". (faults_test.py: a failed run's summary keeps the counts.)
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -28,4 +31,19 @@ class Chatter : public sluice::Filter {
   }
 };
 
+class Fail : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& out = ctx.output("out");
+    const int count = ctx.arg<int>("count");
+    for (int i = 0; i < count; ++i) {
+      sluice::Buffer buffer = out.allocate();
+      buffer.resize(std::min<std::size_t>(1024, buffer.capacity()));
+      out.write(std::move(buffer));
+    }
+    throw sluice::Error("failing as asked after " + std::to_string(count) + " buffers");
+  }
+};
+
 SLUICE_FILTER(Chatter)
+SLUICE_FILTER(Fail)
