@@ -116,6 +116,22 @@ expect_status 3 "missing library" -- "$sluice" validate "$work/bad.yaml"
 expect_in "$work/err" "cannot load filter library '$work/nope.so'" "library error"
 expect_status 3 "missing file" -- "$sluice" run "$work/does-not-exist.yaml"
 
+# --- a Java filter whose dependency jar is left off its classpath: validate says so ----------
+dependent="$build/jfilter/native/tests/java_test_dependent.jar"
+dependency="$build/jfilter/native/tests/java_test_dependency.jar"
+if [ -f "$dependent" ]; then
+  cat > "$work/dep.yaml" <<YAML
+filters:
+  greet: {lang: java, class: org.sluice.nativedependent.UsesHelper,
+          classpath: [$dependent]}
+YAML
+  expect_status 3 "missing dependency jar (validate)" -- "$sluice" validate "$work/dep.yaml"
+  expect_in "$work/err" "dep.yaml:3:22: filter 'greet': classpath [$dependent] lacks class 'org.sluice.nativedep.Helper', which class 'org.sluice.nativedependent.UsesHelper' needs (its code uses it); add the jar that holds it to classpath:" "missing dependency named at classpath:"
+  sed -i "s#classpath: \[$dependent\]#classpath: [$dependent, $dependency]#" "$work/dep.yaml"
+  expect_status 0 "with the dependency jar it runs" -- "$sluice" run "$work/dep.yaml"
+  expect_in "$work/err" "[greet#0@local] info: hello, greet" "the dependency did its part"
+fi
+
 # --- validate prints the plan ----------------------------------------------------------
 expect_status 0 "validate" -- "$sluice" validate "$src/examples/wordcount.yaml"
 expect_in "$work/out" "tokenize.out -> count.in: by_key, 64B buffers, depth 256" "plan"

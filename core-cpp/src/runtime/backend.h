@@ -24,8 +24,9 @@ class LanguageBackend {
   virtual void prepare(const topo::Topology& topology) { (void)topology; }
 
   // Throws sluice::Error saying why `spec`'s code cannot be loaded (missing library,
-  // missing symbol, unknown class) and what would be right. The caller adds the
-  // file:line:column.
+  // missing symbol, unknown class, a dependency missing from the classpath) and what would be
+  // right. The caller adds the file:line:column: of `library:` for a message that starts
+  // "cannot load", of `classpath:` for one that starts "classpath ", else of `class:`.
   virtual void check(const topo::FilterSpec& spec) = 0;
 
   // Creates one filter object for a copy; the caller owns it. Called on the copy's thread,

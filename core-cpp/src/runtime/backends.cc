@@ -115,10 +115,12 @@ void check_loadable(const topo::Topology& topology) {
       backend.check(spec);
     } catch (const std::exception& e) {
       std::string what = e.what();
-      // Point at the line the user has to change: the library for load failures,
-      // the class for a class the library does not have.
+      // Point at the line the user has to change: the library for load failures, the
+      // classpath for a jar that is missing or lacks a class the filter needs, the class for
+      // a class the library does not have.
       bool library_problem = what.rfind("cannot load", 0) == 0 || what.find("JNI bridge") != std::string::npos;
-      topo::Mark mark = library_problem ? spec.library_mark : spec.class_mark;
+      bool classpath_problem = what.rfind("classpath ", 0) == 0;
+      topo::Mark mark = library_problem ? spec.library_mark : classpath_problem ? spec.classpath_mark : spec.class_mark;
       problems.push_back({topology.file, mark, "filter '" + spec.name + "': " + what});
     }
   }

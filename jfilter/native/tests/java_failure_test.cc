@@ -119,5 +119,23 @@ TEST_F(JavaFailureTest, ClassesThatCannotBeFiltersAreRefused) {
   EXPECT_NE(errors.find("did you mean 'org.sluice.nativetest.NotAFilter'?"), std::string::npos) << errors;
 }
 
+// A dependency jar left off the classpath: found by validation, at classpath:, naming the
+// class that is missing and what to do; with the jar the same filter runs.
+TEST_F(JavaFailureTest, AMissingDependencyJarIsReportedAtTheClasspath) {
+  const std::string dependent = JAVA_TEST_DEPENDENT_JAR;
+  const std::string errors = validation_errors(R"(filters:
+  uses: {lang: java, class: org.sluice.nativedependent.UsesHelper, classpath: [)" + dependent + R"(]}
+)");
+  EXPECT_NE(errors.find("test.yaml:3:79: filter 'uses': classpath [" + dependent + "] lacks class "
+                        "'org.sluice.nativedep.Helper', which class 'org.sluice.nativedependent.UsesHelper' needs "
+                        "(its code uses it); add the jar that holds it to classpath: (in a Maven project, "
+                        "mvn dependency:copy-dependencies copies every dependency jar to target/dependency/)"),
+            std::string::npos) << errors;
+  EXPECT_EQ(validation_errors(R"(filters:
+  uses: {lang: java, class: org.sluice.nativedependent.UsesHelper, classpath: [)" + dependent + ", " +
+                              JAVA_TEST_DEPENDENCY_JAR + R"(]}
+)"), "");
+}
+
 }  // namespace
 }  // namespace jtest

@@ -58,15 +58,75 @@ final class Bridge {
       }
     }
     Class<?> type;
+    ClassLoader loader = loader(classpath);
     try {
-      type = Class.forName(className, false, loader(classpath));
+      type = Class.forName(className, false, loader);
     } catch (ClassNotFoundException e) {
       return notFound(className, classpath);
+    } catch (NoClassDefFoundError e) {
+      // Defining it needs its superclass and interfaces: one of them is missing.
+      return missing(className, missingName(e), "its superclass or an interface", classpath);
     } catch (LinkageError e) {
       return "class '" + className + "' cannot be loaded: " + e
           + "; compile it for Java 17 against the sluice jfilter jar, with its dependencies on classpath:";
     }
-    return problem(type);
+    String problem = problem(type);
+    return problem != null ? problem : missingDependency(type, loader, classpath);
+  }
+
+  // Loads what the filter class needs before any of its code runs, the way the run will (the
+  // same class loader) but without initializing anything: the types in the signatures of its
+  // fields, constructors and methods (and its superclasses' from the same classpath), and the
+  // classes its own code names (ClassReferences). So a dependency jar missing from classpath:
+  // is reported by validation, at classpath:, not when the run first needs the class. Returns
+  // what is missing and what to do, or null. A class the filter names only on a path it
+  // guards against the class being absent is reported too: such a filter needs the jar.
+  static String missingDependency(Class<?> type, ClassLoader loader, String[] classpath) {
+    String className = type.getName();
+    for (Class<?> c = type; c != null && c.getClassLoader() == loader; c = c.getSuperclass()) {
+      try {
+        c.getDeclaredFields();
+        c.getDeclaredConstructors();
+        c.getDeclaredMethods();
+      } catch (NoClassDefFoundError e) {
+        String what = c == type ? "a field's or method's type" : "a field's or method's type in its superclass " + c.getName();
+        return missing(className, missingName(e), what, classpath);
+      } catch (TypeNotPresentException e) {
+        return missing(className, e.typeName(), "a field's or method's type", classpath);
+      }
+    }
+    List<String> names;
+    try (java.io.InputStream in = loader.getResourceAsStream(className.replace('.', '/') + ".class")) {
+      if (in == null) return null; // not from a class file we can read: nothing more to check
+      names = ClassReferences.of(in);
+    } catch (IOException e) {
+      return null; // it loaded, so the JVM read it; a reader of ours that cannot is no reason to refuse
+    }
+    for (String name : names) {
+      try {
+        Class.forName(name, false, loader);
+      } catch (ClassNotFoundException e) {
+        return missing(className, name, "its code uses it", classpath);
+      } catch (NoClassDefFoundError e) {
+        return missing(className, missingName(e), "through " + name + ", which its code uses", classpath);
+      } catch (LinkageError e) {
+        return "class '" + className + "' uses class '" + name + "', which cannot be loaded: " + e
+            + "; put a build of it for Java 17 or older on classpath:";
+      }
+    }
+    return null;
+  }
+
+  private static String missing(String className, String missingClass, String how, String[] classpath) {
+    return "classpath " + Arrays.toString(classpath) + " lacks class '" + missingClass + "', which class '"
+        + className + "' needs (" + how + "); add the jar that holds it to classpath: (in a Maven project, "
+        + "mvn dependency:copy-dependencies copies every dependency jar to target/dependency/)";
+  }
+
+  // "com/example/Helper" (a NoClassDefFoundError's message) -> "com.example.Helper".
+  private static String missingName(NoClassDefFoundError e) {
+    String message = e.getMessage();
+    return message == null ? "(unnamed)" : message.replace('/', '.');
   }
 
   // What keeps a loaded class from being a filter, or null.
