@@ -52,6 +52,21 @@ assert s["read.out -> tokenize.in"]["producer_copies"] == 1 and s["read.out -> t
 assert s["tokenize.out -> count.in"]["buffers"] > 0 and s["tokenize.out -> count.in"]["buffers"] % 2 == 0
 PY
 
+# --- combining copies: three partial top-10s (by_key) merged by one copy equal the top 10 ---
+# of the whole text (examples/topn.yaml reads words.txt 20 times), ties in byte order.
+expect_status 0 "topn runs" -- "$sluice" run "$src/examples/topn.yaml" --work one --work two
+words() { for _ in $(seq 20); do cat "$src/examples/data/words.txt"; done | tr 'A-Z' 'a-z' | tr -cs "a-z'" '\n' \
+  | sed "s/^'*//" | grep -v '^$'; }
+words | LC_ALL=C sort | uniq -c | LC_ALL=C sort -k1,1nr -k2,2 | head -10 | awk '{print "  " $1 "\t" $2}' > "$work/expected_topn"
+topn_total=$(words | wc -l)
+topn_distinct=$(words | LC_ALL=C sort -u | wc -l)
+for unit in "0 \[one\]" "1 \[two\]"; do
+  grep -A10 "^unit $unit" "$work/out" | tail -10 > "$work/got_topn"
+  if diff -u "$work/expected_topn" "$work/got_topn" > "$work/diff"; then pass; else fail "topn (unit $unit): the merged top 10 differs from tr|sort|uniq"; cat "$work/diff" >&2; fi
+done
+expect_in "$work/out" "unit 0 [one]: 3 partial results, $topn_total words, $topn_distinct distinct; top 10:" "topn totals from the three partial results"
+expect_in "$work/out" "unit 1 [two]: 3 partial results, $topn_total words, $topn_distinct distinct; top 10:" "topn totals, second unit"
+
 # --- producer -> consumer: every buffer verified in order ------------------------------
 expect_status 0 "producer-consumer runs" -- "$sluice" run "$src/examples/producer-consumer.yaml"
 expect_in "$work/err" "received 100000 buffers, 102400000 bytes; 100000 verified in order from 1 producer(s)" "consumer verified"
