@@ -9,7 +9,13 @@ BUILD ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 MVN ?= mvn -B -Dsluice.build.dir=$(abspath $(BUILD))
 
-.PHONY: all deps build java docs run test bench clean
+# make install: installs what the build made into PREFIX (default /usr/local, which needs
+# root; e.g. PREFIX=$$HOME/.local for yourself): bin/ (sluice, sluiced, sluice-appd), lib/,
+# include/sluice and lib/cmake/Sluice (find_package), share/sluice (jfilter.jar, the Maven
+# tree), share/doc/sluice (the API references).
+PREFIX ?= /usr/local
+
+.PHONY: all deps build java docs install run test bench clean
 
 all: java
 
@@ -29,6 +35,9 @@ java: build
 # build/jfilter/native/javadoc (Java); installed into share/doc/sluice/{cpp,javadoc}.
 docs: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) --target sluice_cpp_reference sluice_jfilter_maven
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 run: java
 	$(BUILD)/console/sluice run examples/mixed.yaml --work first-pass --work second-pass
