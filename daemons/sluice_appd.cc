@@ -14,7 +14,7 @@
 //   -> unit_done   with this host's stream metrics, or -> failure (filter, copy, host, unit)
 //   <- shutdown    stop and exit 0
 //   -> heartbeat   every 500 ms, to sluiced (which kills an app daemon silent for 4 s)
-//   -> filter_log  the filters' log lines, at most every 250 ms and before each of the
+//   -> filter_log  the filters' log lines, within 250 ms and before each of the
 //                  messages above that ends a stage (log_forwarder.h; also on stderr)
 // The control connection dropping (sluiced gone) ends the process at once; so does
 // SIGTERM/SIGKILL to its process group (sluiced's abort). sluiced also sets
