@@ -55,8 +55,8 @@ TEST(PluginLoader, TheExamplesLibraryRegistersItsFilters) {
   std::unique_ptr<Filter> filter = factory();
   EXPECT_NE(filter, nullptr);
   EXPECT_EQ(registered_classes(SLUICE_EXAMPLES_LIB),
-            (std::vector<std::string>{"Consume", "Forward", "LineReader", "MergeTopN", "PartialTopN", "Produce",
-                                      "Tokenize", "TopWords", "WordCount"}));
+            (std::vector<std::string>{"Consume", "Downsample", "Forward", "LineReader", "MergeTopN", "PartialTopN",
+                                      "Produce", "TileSource", "Tokenize", "TopWords", "WordCount"}));
   for (const char* name : {"LineReader", "Tokenize", "TopWords", "Produce", "Forward", "Consume", "PartialTopN",
                            "MergeTopN"}) {
     EXPECT_NE(find_filter_factory(SLUICE_EXAMPLES_LIB, name), nullptr) << name;
@@ -74,8 +74,8 @@ TEST(PluginLoader, AnUnknownClassListsWhatTheLibraryRegistersAndSuggestsTheClose
   const std::string message = load_error(SLUICE_EXAMPLES_LIB, "WordCont");
   EXPECT_TRUE(Says(message, {"library '" SLUICE_EXAMPLES_LIB "' has no filter class 'WordCont'",
                              "did you mean 'WordCount'?",
-                             "(it registers: Consume, Forward, LineReader, MergeTopN, PartialTopN, Produce, "
-                             "Tokenize, TopWords, WordCount)"}));
+                             "(it registers: Consume, Downsample, Forward, LineReader, MergeTopN, PartialTopN, "
+                             "Produce, TileSource, Tokenize, TopWords, WordCount)"}));
   // Nothing close: the list, without a guess.
   const std::string far = load_error(SLUICE_EXAMPLES_LIB, "Zebra");
   EXPECT_TRUE(Says(far, {"has no filter class 'Zebra'", "it registers: Consume"}));
