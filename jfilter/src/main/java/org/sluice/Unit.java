@@ -55,7 +55,8 @@ public final class Unit implements AutoCloseable {
   private long index;
   private boolean resultsEnded; // guarded by reading
 
-  private UnitReport report;          // guarded by this; set once, by ended()
+  private final Object reportLock = new Object(); // not `this`: users may lock a Unit themselves
+  private UnitReport report;          // guarded by reportLock; set once, by ended()
   private volatile String discarded;  // why the results still unread were discarded, or null
 
   Unit(String work) {
@@ -111,7 +112,7 @@ public final class Unit implements AutoCloseable {
    * @return how the unit ended
    */
   public UnitReport waitFor() {
-    synchronized (this) {
+    synchronized (reportLock) {
       if (report != null) return report;
     }
     nFinish(handle);
@@ -147,10 +148,12 @@ public final class Unit implements AutoCloseable {
 
   // The unit ended: its report, and why the results nobody read were discarded (or null).
   // Called before the native handle goes away, so waitFor() always finds the report.
-  synchronized void ended(UnitReport r, String why) {
-    if (report == null) report = r;
-    if (why != null && discarded == null) discarded = why;
-    notifyAll();
+  void ended(UnitReport r, String why) {
+    synchronized (reportLock) {
+      if (report == null) report = r;
+      if (why != null && discarded == null) discarded = why;
+      reportLock.notifyAll();
+    }
   }
 
   // The native side took back the result buffer lent as `h` (block `binding`).
@@ -168,19 +171,21 @@ public final class Unit implements AutoCloseable {
     nRelease(handle, h);
   }
 
-  private synchronized UnitReport awaitReport() {
+  private UnitReport awaitReport() {
     // nFinish delivered the report, or the unit is being ended by Unit.close() or the
     // application's stop on another thread, which delivers it before letting go.
     boolean interrupted = false;
-    while (report == null) {
-      try {
-        wait();
-      } catch (InterruptedException e) {
-        interrupted = true;
+    synchronized (reportLock) {
+      while (report == null) {
+        try {
+          reportLock.wait();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
       }
+      if (interrupted) Thread.currentThread().interrupt();
+      return report;
     }
-    if (interrupted) Thread.currentThread().interrupt();
-    return report;
   }
 
   private static native long nRead(long handle, ByteBuffer mailbox);
