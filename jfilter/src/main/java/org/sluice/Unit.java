@@ -38,8 +38,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * abandon half-read (try-with-resources).
  *
  * <p><b>Threads.</b> A Unit may be used from any thread. Concurrent {@code read()} calls are
- * serialized (each result goes to one caller); {@link #cancel()} and {@link #close()} from
- * another thread stop a reader that waits. Its result buffers may be used and closed on any
+ * serialized (each result goes to one caller). {@link #cancel()} from another thread ends a
+ * {@code read()} that waits (it returns null); after {@link #close()} from another thread, the
+ * reader's {@code read()} throws {@link IllegalStateException} as soon as it returns from the
+ * wait (with the next result, or the end). Its result buffers may be used and closed on any
  * thread, one thread at a time each.
  */
 public final class Unit implements AutoCloseable {
