@@ -226,6 +226,41 @@ class ApplicationTest {
     }
   }
 
+  // Broadcast to two stage copies, both forwarding to the client: each result block reaches
+  // the client twice, so while the client holds them they are shared (read-only, a fresh Buffer
+  // per read), and they go stale like any other result.
+  @Test
+  void sharedResultsAreReadOnlyAndGoStaleToo() {
+    String lib = filters();
+    String yaml = "name: shared\nfilters:\n"
+        + "  src:   {class: AppSource, library: '" + lib + "'}\n"
+        + "  stage: {class: AppStage, library: '" + lib + "', copies: 2}\n"
+        + "streams:\n"
+        + "  - {from: src.out, to: stage.in, policy: broadcast, depth: 4}\n"
+        + "  - {from: stage.out, to: client, depth: 8}\n";
+    try (Application app = Application.fromText(yaml, "shared.yaml", "/tmp")) {
+      Unit unit = app.submit("count=2 size=64");
+      List<Buffer> held = new ArrayList<>();
+      for (Buffer b; (b = unit.read()) != null; ) held.add(b);
+      assertEquals(4, held.size());
+      long[] seen = new long[2];
+      for (Buffer b : held) {
+        assertTrue(b.isShared(), "a block two holders share");
+        assertThrows(java.nio.ReadOnlyBufferException.class, () -> b.data().put(40, (byte) 1));
+        assertEquals(unit.index(), b.data().getLong(32));
+        seen[(int) b.data().getLong(24)]++;
+      }
+      assertEquals(2, seen[0]);
+      assertEquals(2, seen[1]);
+      held.get(0).close();
+      assertThrows(IllegalStateException.class, held.get(0)::data);
+      assertTrue(held.get(1).data().isReadOnly(), "the others stay usable");
+      unit.close(); // takes back the three still held
+      for (Buffer b : held) assertThrows(IllegalStateException.class, b::size);
+      assertTrue(unit.waitFor().finished());
+    }
+  }
+
   /** Inverts every byte after the 40-byte header; fails when the payload says fail=invert. */
   static final String INVERT_SOURCE = "package org.sluice.apptest;\n"
       + "import java.nio.ByteBuffer;\n"

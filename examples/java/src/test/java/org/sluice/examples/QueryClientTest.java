@@ -2,6 +2,7 @@ package org.sluice.examples;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -76,6 +77,7 @@ class QueryClientTest {
     assertTrue(run.out().contains("unit 2 []:\nunit 2 [] finished in "), run.out());
     assertTrue(run.out().contains(" (0 results, 0 bytes)\n"), run.out());
     assertArrayEquals("HELLOSLUICE QUERIES".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(results));
+    assertFalse(run.out().contains("WARNING"), "-Xcheck:jni found JNI misuse:\n" + run.out());
   }
 
   @Test
