@@ -81,12 +81,14 @@ Application::Application(std::unique_ptr<State> state) : state_(std::move(state)
 Application::Application(Application&&) noexcept = default;
 Application& Application::operator=(Application&& other) noexcept {
   if (this != &other) {
-    stop();
+    abort();
     state_ = std::move(other.state_);
   }
   return *this;
 }
-Application::~Application() { stop(); }
+// Not stop(): a program that destroys its Application while it still holds unread units
+// would wait for itself. What is still queued or running is cancelled instead.
+Application::~Application() { abort(); }
 
 Application Application::open(const std::string& topology_path, ApplicationOptions options) {
   auto state = std::make_unique<State>();

@@ -161,6 +161,21 @@ TEST(Application, AbortCancelsWhatIsQueued) {
   }
 }
 
+// Destroying an Application that still has unread units must not wait for them.
+TEST(Application, DestroyingItCancelsUnreadUnits) {
+  std::vector<Unit> units;
+  {
+    Application app = open_app();
+    for (int i = 0; i < 3; ++i) units.push_back(app.submit("count=1000 size=2000"));
+    ASSERT_TRUE(units[0].results().read().has_value());  // running, holding back its producers
+  }
+  for (Unit& u : units) {
+    const UnitReport r = u.wait();
+    EXPECT_FALSE(r.finished);
+    EXPECT_EQ(r.stage, "cancelled");
+  }
+}
+
 TEST(Application, WithoutAClientStreamResultsAreEmpty) {
   const std::string text = std::string("name: no-client\nfilters:\n") +
                            "  src:   {class: AppSource, library: " SLUICE_APP_FILTERS_LIB "}\n"

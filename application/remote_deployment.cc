@@ -1,11 +1,215 @@
+// A deployment across hosts: what `sluice run` does with hosts: (console/remote_run.cc),
+// kept up between units, with this process on the data plane as the client.
 #include "application/remote_deployment.h"
 
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+
+#include "application/client_end.h"
+#include "console/connect_hosts.h"
+#include "console/exit_codes.h"
+#include "console/host_group.h"
+#include "console/host_stats.h"
+#include "console/launch_app.h"
+#include "console/launcher.h"
+#include "console/remote.h"
+#include "control/auth.h"
 #include "sluice/error.h"
 
 namespace sluice {
 
+namespace {
+
+using namespace std::chrono_literals;
+using control::Envelope;
+namespace fs = std::filesystem;
+
+// The host daemon for a launcher to start: beside this library when installed
+// (prefix/lib -> prefix/bin/sluiced), or in the build tree (build/daemons/sluiced).
+std::string sluiced_beside_library() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&sluiced_beside_library), &info) == 0 || info.dli_fname == nullptr) return "";
+  const fs::path dir = fs::absolute(info.dli_fname).parent_path();
+  for (const fs::path& p : {dir.parent_path() / "bin" / "sluiced", dir.parent_path() / "daemons" / "sluiced"}) {
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
+}
+
+// What every deployment of one Application shares: the topology with the hosts' real
+// addresses, the credentials, and the launcher that started the daemons (if any), which
+// stops them when the Application stops.
+struct RemoteShared {
+  topo::Topology topology;
+  ApplicationOptions options;
+  console::ControlOptions control;
+  std::unique_ptr<console::Launcher> launcher;
+  bool launched = false;
+
+  ~RemoteShared() {
+    if (launcher) launcher->stop(false);
+  }
+};
+
+class RemoteDeployment final : public Deployment {
+ public:
+  explicit RemoteDeployment(std::shared_ptr<RemoteShared> shared)
+      : shared_(std::move(shared)), t_(shared_->topology), run_key_(control::random_bytes(32)) {}
+
+  ~RemoteDeployment() override {
+    if (hosts_) hosts_->teardown(failed_);
+    client_.reset();  // after the hosts are gone: nothing lands any more
+  }
+
+  std::optional<Failure> start() override {
+    const std::optional<console::Credentials> credentials = console::load_credentials(shared_->control);
+    if (!credentials) return Failure{"", -1, "", 0, "connect", "the credentials cannot be used (see above)"};
+    std::vector<std::unique_ptr<console::HostClient>> clients = console::connect_all(t_, *credentials, false);
+    if (clients.empty()) return Failure{"", -1, "", 0, "connect", "a host daemon cannot be reached (see above)"};
+    placements_ = console::place_copies(t_);
+    const bool has_client = t_.client_stream() != nullptr;
+    if (has_client) placements_[std::string(topo::kClient)].local[std::string(topo::kClient)] = {0};
+    std::string listen = shared_->options.client_listen;
+    if (listen.empty()) {
+      const std::string ip = clients.front()->local_ip();
+      listen = (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip.empty() ? "127.0.0.1" : ip) + ":0";
+    }
+    stats_ = std::make_unique<console::HostStats>(t_, clients.size());
+    hosts_ = std::make_unique<console::HostGroup>(std::move(clients), placements_, *stats_);
+    hosts_->set_take_signals(false);
+    hosts_->start_readers();
+    console::LaunchPlan plan;
+    plan.topology = &t_;
+    plan.placements = &placements_;
+    plan.run_key = run_key_;
+    plan.encrypt = shared_->options.encrypt;
+    std::function<void()> wired;
+    if (has_client) {
+      try {
+        client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, shared_->options.encrypt);
+      } catch (const std::exception& e) {
+        failed_ = true;
+        return Failure{"", -1, std::string(topo::kClient), 0, "launch", e.what()};
+      }
+      plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
+      wired = [this] {
+        std::map<std::string, std::string> peers;
+        for (const auto& [i, address] : hosts_->data_addresses()) peers[hosts_->client(i).name()] = address;
+        try {
+          client_->connect(peers, 60s);
+        } catch (const std::exception& e) {
+          hosts_->fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", e.what()});
+        }
+      };
+    }
+    if (!console::launch_and_wire(*hosts_, plan, wired, [this] { tick(0); })) return fail();
+    return std::nullopt;
+  }
+
+  InputPort* client_port() override { return client_ ? &client_->port() : nullptr; }
+
+  std::optional<Failure> run_unit(std::uint64_t index, const std::string& work) override {
+    hosts_->set_unit(index);
+    Envelope m;
+    m.mutable_start_unit()->set_index(index);
+    m.mutable_start_unit()->set_payload(work);
+    hosts_->broadcast(m);
+    if (!hosts_->wait_all(Envelope::kUnitDone, index, std::chrono::hours(24 * 365), [this, index] { tick(index); })) {
+      return fail();
+    }
+    return std::nullopt;
+  }
+
+  void cancel(const std::string& reason) override {
+    {
+      std::lock_guard<std::mutex> lock(cancel_mu_);
+      if (!cancel_reason_.empty()) return;
+      cancel_reason_ = reason;
+    }
+    cancelled_.store(true, std::memory_order_release);
+    if (client_) client_->abort();
+  }
+
+  std::vector<StreamStats> stream_stats() const override { return stats_ ? stats_->merged() : std::vector<StreamStats>{}; }
+  bool stuck() const override { return false; }  // stuck copies are the app daemons': they are killed
+
+ private:
+  // Between events while the hosts work: a cancel, or a lost connection to the client's
+  // producers, fails the unit.
+  void tick(std::uint64_t unit) {
+    if (cancelled_.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(cancel_mu_);
+      hosts_->fail_run(Failure{"", -1, "", unit, "cancelled", cancel_reason_});
+    } else if (client_) {
+      if (std::optional<std::string> lost = client_->failure()) {
+        hosts_->fail_run(Failure{"", -1, std::string(topo::kClient), unit, "network", *lost});
+      }
+    }
+  }
+
+  Failure fail() {
+    failed_ = true;
+    if (client_) client_->abort();  // a reader waiting for results unwinds
+    return hosts_->failure() ? *hosts_->failure() : Failure{"", -1, "", 0, "run", "the hosts failed"};
+  }
+
+  const std::shared_ptr<RemoteShared> shared_;
+  const topo::Topology& t_;
+  const std::string run_key_;
+  std::map<std::string, Placement> placements_;
+  std::unique_ptr<console::HostStats> stats_;
+  std::unique_ptr<console::HostGroup> hosts_;
+  std::unique_ptr<ClientEnd> client_;
+  bool failed_ = false;
+  std::atomic<bool> cancelled_{false};
+  std::mutex cancel_mu_;
+  std::string cancel_reason_;
+};
+
+}  // namespace
+
 DeploymentFactory remote_deployment_factory(topo::Topology& topology, const ApplicationOptions& options) {
-  return [](const topo::Topology&) -> std::unique_ptr<Deployment> { throw Error("across hosts: not built yet"); };
+  auto shared = std::make_shared<RemoteShared>();
+  if (!options.hosts.empty()) console::apply_hosts_option(topology, options.hosts);
+  const bool certificates = !options.cert_file.empty() || !options.key_file.empty() || !options.ca_file.empty();
+  if (certificates && (options.cert_file.empty() || options.key_file.empty() || options.ca_file.empty())) {
+    throw Error("certificates need all three of cert_file, key_file and ca_file");
+  }
+  if (!options.launcher.empty() && (certificates || !options.token_file.empty())) {
+    throw Error("a launcher makes the run's own token: leave token_file and the certificates out");
+  }
+  if (!options.launcher.empty()) {
+    console::LauncherOptions launch;
+    launch.launcher = options.launcher;
+    launch.partition = options.partition;
+    launch.time = options.time;
+    launch.account = options.account;
+    launch.nodes = options.nodes;
+    launch.sluiced = sluiced_beside_library();
+    shared->launcher = console::make_launcher(launch);
+  } else if (topology.hosts.empty()) {
+    throw Error("no hosts: give the topology hosts:, or ApplicationOptions::hosts");
+  }
+  shared->options = options;
+  shared->control.token_file = options.token_file;
+  shared->control.cert_file = options.cert_file;
+  shared->control.key_file = options.key_file;
+  shared->control.ca_file = options.ca_file;
+  shared->topology = topology;
+  return [shared](const topo::Topology&) -> std::unique_ptr<Deployment> {
+    if (shared->launcher && !shared->launched) {
+      // Starts a sluiced per logical host and fills in their addresses and this run's token.
+      if (shared->launcher->start(shared->topology, shared->control) != console::kExitOk) {
+        throw Error("the launcher could not start the host daemons (see above)");
+      }
+      shared->launched = true;
+    }
+    return std::make_unique<RemoteDeployment>(shared);
+  };
 }
 
 }  // namespace sluice

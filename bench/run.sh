@@ -32,6 +32,10 @@ if [ -x "$BUILD/bench/java_bench" ]; then
   /usr/bin/python3 "$HERE/whole_graph.py" --build "$BUILD" --reps 3
 fi
 echo
+# A deployed application: an empty unit's round trip and results throughput to the client,
+# against sluice run per unit, embedded and across two app daemons.
+/usr/bin/python3 "$HERE/application.py" --build "$BUILD" --reps "$REPS"
+echo
 # Launch overhead of --launcher slurm against hand-started daemons, on a throw-away local
 # Slurm (root only; says so and skips otherwise).
 if [ -f "$BUILD/examples/libexamples.so" ] && { command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; }; then

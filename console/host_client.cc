@@ -122,17 +122,21 @@ std::optional<std::string> HostClient::connect(const Credentials& credentials, s
   int fd = connect_tcp(address_, deadline, &error);
   if (fd < 0) return error;
   channel_ = std::make_unique<control::TlsChannel>(fd, credentials.tls);
+  auto ip_of = [](const sockaddr_storage& a) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a.ss_family == AF_INET) {
+      ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&a)->sin_addr, text, sizeof text);
+    } else if (a.ss_family == AF_INET6) {
+      ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&a)->sin6_addr, text, sizeof text);
+    }
+    return std::string(text);
+  };
   sockaddr_storage peer{};
   socklen_t peer_len = sizeof peer;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) {
-    char text[INET6_ADDRSTRLEN] = {};
-    if (peer.ss_family == AF_INET) {
-      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&peer)->sin_addr, text, sizeof text);
-    } else if (peer.ss_family == AF_INET6) {
-      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&peer)->sin6_addr, text, sizeof text);
-    }
-    peer_ip_ = text;
-  }
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) peer_ip_ = ip_of(peer);
+  sockaddr_storage local{};
+  socklen_t local_len = sizeof local;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0) local_ip_ = ip_of(local);
   std::string host, port;
   split_address(address_, &host, &port);
   if (!channel_->handshake(host, deadline)) return channel_error();

@@ -81,6 +81,8 @@ class HostClient {
   const std::string& daemon_hostname() const { return daemon_hostname_; }
   // The IP address the connection reached ("10.0.0.5", "::1"), known after connect().
   const std::string& peer_ip() const { return peer_ip_; }
+  // This end's IP on that connection: where the host can reach this machine.
+  const std::string& local_ip() const { return local_ip_; }
 
  private:
   // The channel's last error, explained when it is a TLS failure.
@@ -90,6 +92,7 @@ class HostClient {
   std::string address_;
   std::string daemon_hostname_;
   std::string peer_ip_;
+  std::string local_ip_;
   Credentials credentials_;
   std::unique_ptr<control::TlsChannel> channel_;
   std::thread reader_;

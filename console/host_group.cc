@@ -67,6 +67,7 @@ void HostGroup::broadcast(const Envelope& m) {
 }
 
 void HostGroup::check_signals() {
+  if (!take_signals_) return;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);

@@ -61,6 +61,10 @@ class HostGroup {
   // Records a failure the console itself found (a stalled run): wait_all returns false.
   void fail_run(Failure f) { fail(std::move(f)); }
 
+  // false: leave SIGINT/SIGTERM alone (a program that drives an Application handles its
+  // own signals). Default: true (the console).
+  void set_take_signals(bool take) { take_signals_ = take; }
+
   // The unit of work that failures which are not a filter's are reported against.
   void set_unit(std::uint64_t unit) { current_unit_ = unit; }
 
@@ -88,6 +92,7 @@ class HostGroup {
   std::optional<Failure> failure_;
   std::vector<std::string> stuck_;
   bool interrupted_ = false;
+  bool take_signals_ = true;
   std::uint64_t current_unit_ = 0;
   bool ending_ = false;  // shutdown or abort sent: exits are expected
   Clock::time_point last_heartbeat_ = Clock::now();

@@ -24,10 +24,14 @@
 #include <iostream>
 #include <sstream>
 
+#include <thread>
+
+#include "application/client_end.h"
 #include "console/connect_hosts.h"
 #include "console/exit_codes.h"
 #include "console/host_group.h"
 #include "console/host_stats.h"
+#include "console/launch_app.h"
 #include "console/launcher.h"
 #include "console/remote.h"
 #include "console/report.h"
@@ -45,17 +49,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using control::Envelope;
 
-constexpr auto kLaunchTimeout = 60s;  // app_ready / started (JVM start, library loading)
-
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One run across hosts: launch, wiring, the units of work, the report.
 class RemoteRun {
@@ -78,7 +72,6 @@ class RemoteRun {
   // Launches the application on every host with copies and wires their data planes
   // together. False on a failure (hosts_.failure()).
   bool launch_and_wire();
-  Envelope launch_message(const std::string& app_id, const std::string& text, HostClient& host) const;
   // Redraws the progress line (at most twice a second), or clears it.
   void redraw_progress(bool clear = false);
   // While unit `unit` runs: reports a stall, or fails the run with it (StallWatch).
@@ -103,6 +96,8 @@ class RemoteRun {
   RecentSamples samples_;
   const Clock::time_point started_ = Clock::now();
   Clock::time_point last_draw_ = Clock::now();
+  // This process's end of the `to: client` stream, when the topology has one.
+  std::unique_ptr<ClientEnd> client_;
 };
 
 void RemoteRun::redraw_progress(bool clear) {
@@ -151,46 +146,34 @@ void RemoteRun::check_stall(std::uint64_t unit) {
   }
 }
 
-Envelope RemoteRun::launch_message(const std::string& app_id, const std::string& text, HostClient& host) const {
-  Envelope m;
-  auto* l = m.mutable_launch();
-  l->set_application_id(app_id);
-  l->set_topology_text(text);
-  l->set_topology_file(t_.file);
-  l->set_topology_dir(t_.dir);
-  l->set_host(host.name());
-  l->set_data_key(run_key_);
-  l->set_encrypt_data(options_.encrypt);
-  // The data plane listens on the address the console reached this host at (resolved:
-  // hosts: may name the host), on a free port.
-  const std::string& ip = host.peer_ip();
-  if (!ip.empty()) l->set_data_listen((ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":0");
-  for (const auto& [name, placement] : placements_) {
-    auto* hp = l->add_placement();
-    hp->set_host(name);
-    for (const auto& [filter, copies] : placement.local) {
-      auto& list = (*hp->mutable_copies())[filter];
-      for (int c : copies) list.add_index(c);
-    }
-  }
-  return m;
-}
-
 bool RemoteRun::launch_and_wire() {
-  const auto tick = [this] {
+  LaunchPlan plan;
+  plan.topology = &t_;
+  plan.placements = &placements_;
+  plan.run_key = run_key_;
+  plan.encrypt = options_.encrypt;
+  std::function<void()> wired;
+  if (t_.client_stream() != nullptr) {
+    // The `to: client` stream comes to this process, which discards it (a program that
+    // wants it submits units: sluice serve, or sluice/application.h).
+    const std::string ip = hosts_.client(hosts_.active().front()).local_ip();
+    const std::string listen = (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip.empty() ? "127.0.0.1" : ip) + ":0";
+    client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, options_.encrypt);
+    plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
+    wired = [this] {
+      std::map<std::string, std::string> peers;
+      for (const auto& [i, address] : hosts_.data_addresses()) peers[hosts_.client(i).name()] = address;
+      try {
+        client_->connect(peers, 60s);
+      } catch (const std::exception& e) {
+        hosts_.fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", e.what()});
+      }
+    };
+  }
+  return console::launch_and_wire(hosts_, plan, wired, [this] {
     redraw_progress();
     sample_status();
-  };
-  const std::string text = read_file(t_.file);
-  const std::string app_id = t_.name + "-" + control::random_hex(4);
-  for (int i : hosts_.active()) hosts_.client(i).send(launch_message(app_id, text, hosts_.client(i)));
-  if (!hosts_.wait_all(Envelope::kAppReady, 0, kLaunchTimeout, tick)) return false;
-  Envelope w;
-  for (const auto& [i, address] : hosts_.data_addresses()) {
-    (*w.mutable_wiring()->mutable_peers())[hosts_.client(i).name()] = address;
-  }
-  hosts_.broadcast(w);
-  return hosts_.wait_all(Envelope::kStarted, 0, kLaunchTimeout, tick);
+  });
 }
 
 int RemoteRun::run() {
@@ -210,6 +193,18 @@ int RemoteRun::run() {
     Envelope m;
     m.mutable_start_unit()->set_index(i);
     m.mutable_start_unit()->set_payload(t_.work[i]);
+    std::thread drain;
+    if (client_) {
+      InputPort& results = client_->port();
+      results.channel().begin_unit();
+      drain = std::thread([&results] {
+        try {
+          while (results.read()) {
+          }
+        } catch (const Aborted&) {
+        }
+      });
+    }
     hosts_.broadcast(m);
     stalls_.start_unit(buffers_moved(stats_.merged()));
     if (status_) status_->unit_started(i);
@@ -218,6 +213,8 @@ int RemoteRun::run() {
       sample_status();
       check_stall(i);
     });
+    if (client_ && !ok) client_->abort();
+    if (drain.joinable()) drain.join();
     unit.seconds = seconds_since(unit_start);
     unit.finished = ok;
     if (status_) status_->unit_ended(unit);
@@ -228,6 +225,7 @@ int RemoteRun::run() {
   }
   redraw_progress(true);
   hosts_.teardown(!ok);
+  client_.reset();
   report.wall_seconds = seconds_since(start);
   report.streams = stats_.merged();
   report.failure = hosts_.failure();
@@ -278,6 +276,7 @@ int run_remote(const RunOptions& options, topo::Topology& topology) {
   }
   // Placed once the hosts are known (a launcher may have made them).
   std::map<std::string, Placement> placements = place_copies(topology);
+  if (topology.client_stream() != nullptr) placements[std::string(topo::kClient)].local[std::string(topo::kClient)] = {0};
   RunStatus status(topology, placements);
   std::unique_ptr<UiServer> ui;
   try {

@@ -67,6 +67,12 @@ RunStatus::RunStatus(const topo::Topology& topology, const std::map<std::string,
   for (const topo::FilterSpec& f : topology.filters) {
     base_.filters.push_back({f.name, topo::to_string(f.lang), f.class_name, f.copies, column.at(f.name)});
   }
+  if (topology.client_stream() != nullptr) {
+    // `to: client`: the page draws the submitting program as a box of its own.
+    const auto it = column.find(std::string(topo::kClient));
+    base_.filters.push_back({std::string(topo::kClient), "program", "the submitting program", 1,
+                             it == column.end() ? 0 : it->second});
+  }
   const std::vector<StreamStats> zero = zero_streams(topology);
   for (std::size_t i = 0; i < topology.streams.size(); ++i) {
     const topo::StreamSpec& s = topology.streams[i];

@@ -55,7 +55,7 @@ struct HostTraffic {
 struct StatusSnapshot {
   struct Filter {
     std::string name;
-    std::string lang;        // "cpp", "java"
+    std::string lang;        // "cpp", "java"; "program" for the client (to: client)
     std::string class_name;
     int copies = 1;
     int column = 0;          // topological depth: 0 for sources, 1 + the deepest producer else

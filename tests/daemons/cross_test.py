@@ -59,6 +59,21 @@ streams:
     check(status == 0 and "received 100000 buffers, 409600000 bytes; 100000 verified in order" in a.text(),
           "a chain a -> b -> a delivers every buffer in order", err)
 
+    # `to: client` in a plain run across hosts: the console joins the data plane as the
+    # client and counts what arrives (a submitting program would read it).
+    to_client = h.topology("to_client.yaml", f"""name: to-client
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 5000}}, copies: 2}}
+  f: {{class: Forward, library: LIB, place: {{b: 1}}}}
+streams:
+  - {{from: p.out, to: f.in, buffer_size: 1KiB}}
+  - {{from: f.out, to: client, buffer_size: 1KiB}}
+work: [one, two]
+""")
+    status, out, err, _ = h.run("run", to_client, "--no-progress", timeout=300)
+    check(status == 0 and re.search(r"f\.out -> client\s+20000\s", err),
+          "sluice run across hosts: the to: client stream reaches the console (2 units x 2 x 5000)", err)
+
     # The head-of-line reproducer: on b, fwd -> fwd2 forward srcx's buffers (so they stay
     # in that stream's pool) into join.in1, which join reads only after in2 ends; srcz's
     # buffers to in2 share the a -> b connection. It used to hang once srcx's pool on b

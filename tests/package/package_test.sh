@@ -33,4 +33,22 @@ if ! diff -u "$work/expected.txt" "$work/sorted.txt"; then
   cat "$work/err.txt" >&2
   exit 1
 fi
-echo "package test: installed, built out of tree with find_package(Sluice), ran: ok"
+# A program of the user's own, linked with Sluice::application, drives a deployed topology
+# whose last stream goes to: client.
+cat > "$work/rot13_client.yaml" <<YAML
+name: rot13-client
+filters:
+  greet: {class: Greet, library: build/librot13.so, args: {count: 2}}
+  rot:   {class: Rot13, library: build/librot13.so}
+streams:
+  - {from: greet.out, to: rot.in}
+  - {from: rot.out, to: client}
+YAML
+"$work/build/rot13_client" "$work/rot13_client.yaml" first second > "$work/client.txt" 2> "$work/client_err.txt"
+printf 'uryyb 0\nuryyb 1\nuryyb 0\nuryyb 1\n' > "$work/client_expected.txt"
+if ! diff -u "$work/client_expected.txt" "$work/client.txt"; then
+  echo "package test: the Application client printed something else; stderr was:" >&2
+  cat "$work/client_err.txt" >&2
+  exit 1
+fi
+echo "package test: installed, built out of tree with find_package(Sluice), ran (sluice run and Sluice::application): ok"

@@ -144,7 +144,7 @@ class Application {
 
   Application(Application&&) noexcept;
   Application& operator=(Application&&) noexcept;
-  // stop().
+  // abort(): units still queued or running are cancelled (call stop() first to finish them).
   ~Application();
 
   // Loads every library and class, places and creates every copy (across hosts: through
@@ -158,7 +158,8 @@ class Application {
 
   // Finishes the units already submitted, then stops every copy (across hosts: the app
   // daemons end; the host daemons keep running). Units submitted afterwards are refused.
-  // Idempotent.
+  // A unit finishes only once its results are read: read them (or wait() on the units) from
+  // other threads, or this waits for ever. Idempotent.
   void stop();
 
   // Fails the running unit and every queued one with stage "cancelled", then stops.

@@ -450,7 +450,9 @@ void Parser::parse_jvm(const Field& f) {
 
 Topology parse_topology_text(std::string_view text, const std::string& file,
                              const std::string& base_dir) {
-  return internal::Parser(file, absolute_dir(base_dir)).run(text);
+  Topology t = internal::Parser(file, absolute_dir(base_dir)).run(text);
+  t.text = std::string(text);
+  return t;
 }
 
 Topology parse_topology_file(const std::string& path) {
@@ -467,7 +469,9 @@ Topology parse_topology_file(const std::string& path) {
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return internal::Parser(path, dir).run(text.str());
+  Topology t = internal::Parser(path, dir).run(text.str());
+  t.text = text.str();
+  return t;
 }
 
 }  // namespace sluice::topo

@@ -119,6 +119,7 @@ struct Topology {
   std::string name;
   std::string file;  // as given to the parser
   std::string dir;   // absolute directory relative paths were resolved against
+  std::string text;  // the YAML as parsed (what the host daemons are sent)
   Defaults defaults;
   std::vector<HostSpec> hosts;  // empty: embedded (everything in one process)
   std::vector<FilterSpec> filters;

@@ -1,0 +1,26 @@
+#include "application/client_end.h"
+
+namespace sluice {
+
+ClientEnd::ClientEnd(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
+                     const std::string& listen, const std::string& run_key, bool encrypt_all) {
+  DataPlaneOptions options;
+  options.listen = listen;
+  options.key = run_key;
+  options.encrypt_all = encrypt_all;
+  const std::string self(topo::kClient);
+  plane_ = std::make_unique<DataPlane>(topology, placements, self, options);
+  graph_ = std::make_unique<Graph>(topology, signal_, placements.at(self), plane_.get());
+  plane_->graph_ready(*graph_);
+  const topo::StreamSpec* stream = topology.client_stream();
+  StreamRuntime& runtime = *graph_->streams()[static_cast<std::size_t>(stream - topology.streams.data())];
+  port_ = std::make_unique<InputPort>(self, *runtime.channels[0]);
+}
+
+ClientEnd::~ClientEnd() {
+  plane_->stop();
+  port_.reset();
+  graph_.reset();
+}
+
+}  // namespace sluice

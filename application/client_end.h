@@ -1,0 +1,58 @@
+// ClientEnd: this process as the consumer of a `to: client` stream whose producers run on
+// host daemons. It joins the run's data plane as the pseudo-host "client" (topo::kClient),
+// with a graph that holds only the client's channel, so results arrive with the same
+// credit-based flow control, run key and (with encrypt) TLS as any stream between hosts.
+//
+// Ownership: owns its data plane and graph; the topology and placements must outlive it.
+// Thread safety: port() is read by one thread at a time (the unit's reader); abort() and
+// failure() from any thread; the rest from the deploying thread.
+#ifndef SLUICE_APPLICATION_CLIENT_END_H_
+#define SLUICE_APPLICATION_CLIENT_END_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "net/data_plane.h"
+#include "runtime/graph.h"
+#include "runtime/placement.h"
+#include "stream/input_port.h"
+#include "stream/run_signal.h"
+#include "topology/topology.h"
+
+namespace sluice {
+
+class ClientEnd {
+ public:
+  // `placements`: every host's, including topo::kClient's. `listen`: "addr:0" where the
+  // hosts can reach this machine. Binds at once. Throws sluice::Error.
+  ClientEnd(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
+            const std::string& listen, const std::string& run_key, bool encrypt_all);
+  // Stops the data plane before the graph goes (its landed buffers come from the pools).
+  ~ClientEnd();
+  ClientEnd(const ClientEnd&) = delete;
+  ClientEnd& operator=(const ClientEnd&) = delete;
+
+  std::string listen_address() const { return plane_->listen_address(); }
+  // Waits until every host that produces into the client stream has connected.
+  void connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout) {
+    plane_->connect(peers, timeout);
+  }
+  InputPort& port() { return *port_; }
+  // Wakes a blocked read with sluice::Aborted (the unit failed elsewhere). Stays aborted.
+  void abort() { signal_.abort(); }
+  // A lost or broken connection to a producing host, named.
+  std::optional<std::string> failure() const { return plane_->failure(); }
+
+ private:
+  RunSignal signal_;
+  std::unique_ptr<DataPlane> plane_;
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<InputPort> port_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_APPLICATION_CLIENT_END_H_

@@ -1,0 +1,124 @@
+// The Application API across two real host daemons: results cross the data plane to this
+// process (the client), units from several threads, failures, a lost client reader.
+#include <fcntl.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "application/daemons_fixture.h"
+#include "application/results_check.h"
+#include "sluice/application.h"
+
+namespace sluice {
+namespace {
+
+// src copies on both hosts, the stage on b, results to this process.
+const std::string kTopology = std::string("name: app-remote\n") +
+                              "hosts: {a: 127.0.0.1:1, b: 127.0.0.1:1}\n"  // replaced by --hosts
+                              "filters:\n"
+                              "  src:   {class: AppSource, library: " SLUICE_APP_FILTERS_LIB ", place: {a: 1, b: 1}}\n"
+                              "  stage: {class: AppStage, library: " SLUICE_APP_FILTERS_LIB ", place: {b: 1}}\n"
+                              "streams:\n"
+                              "  - {from: src.out, to: stage.in, depth: 4, buffer_size: 4KiB}\n"
+                              "  - {from: stage.out, to: client, depth: 4, buffer_size: 4KiB}\n";
+
+class RemoteApplication : public ::testing::Test {
+ protected:
+  RemoteApplication() : daemons_(SLUICE_SLUICED, {"a", "b"}) {}
+  Application open_app() {
+    ApplicationOptions options;
+    options.hosts = daemons_.hosts();
+    options.token_file = daemons_.token_file();
+    return Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
+  }
+  HostDaemons daemons_;
+};
+
+TEST_F(RemoteApplication, ThousandUnitsFromFourThreads) {
+  Application app = open_app();
+  ASSERT_TRUE(app.remote());
+  app.start();
+  std::mutex mu;
+  std::map<int, std::set<std::uint64_t>> object_ids;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      for (int i = 0; i < 250; ++i) {
+        const std::uint64_t count = 1 + static_cast<std::uint64_t>((t * 250 + i) % 13);
+        const std::uint64_t size = i % 50 == 0 ? 4000 : 64;
+        Unit unit = app.submit("count=" + std::to_string(count) + " size=" + std::to_string(size));
+        ResultsCheck check(unit.index(), 2, count, size);
+        while (auto b = unit.results().read()) check.add(*b);
+        const UnitReport report = unit.wait();
+        if (!report.finished || !check.complete()) {
+          ++failures;
+          ADD_FAILURE() << report.str() << " " << check.problem();
+          continue;
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& [copy, id] : check.object_ids()) object_ids[copy].insert(id);
+        for (const auto& [copy, seen] : check.units_seen()) EXPECT_EQ(seen, unit.index());
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(failures.load(), 0);
+  ASSERT_EQ(object_ids.size(), 2u);
+  for (const auto& [copy, ids] : object_ids) EXPECT_EQ(ids.size(), 1u) << "source copy " << copy << " was created again";
+  app.stop();
+}
+
+TEST_F(RemoteApplication, AFailedUnitIsReportedWithItsHostAndTheNextSucceeds) {
+  Application app = open_app();
+  app.start();
+  Unit failing = app.submit("count=20 fail=stage");
+  Unit after = app.submit("count=20");
+  const UnitReport bad = failing.wait();
+  EXPECT_FALSE(bad.finished);
+  EXPECT_EQ(bad.filter, "stage");
+  EXPECT_EQ(bad.host, "b");
+  EXPECT_EQ(bad.stage, "process");
+  EXPECT_NE(bad.message.find("AppStage was told to fail"), std::string::npos) << bad.message;
+  ResultsCheck check(after.index(), 2, 20, 64);
+  while (auto b = after.results().read()) check.add(*b);
+  const UnitReport good = after.wait();
+  EXPECT_TRUE(good.finished) << good.str();
+  EXPECT_TRUE(check.complete()) << check.problem();
+}
+
+TEST_F(RemoteApplication, AReaderThatGoesAwayDoesNotBreakTheDeployment) {
+  Application app = open_app();
+  {
+    Unit dropped = app.submit("count=300 size=4000");  // more than the credit windows hold
+    ASSERT_TRUE(dropped.results().read().has_value());
+  }  // destroyed half-read
+  Unit cancelled = app.submit("count=100000 sleep_ms=1");
+  ASSERT_TRUE(cancelled.results().read().has_value());
+  cancelled.cancel();
+  const UnitReport r = cancelled.wait();
+  EXPECT_FALSE(r.finished);
+  EXPECT_EQ(r.stage, "cancelled");
+  Unit next = app.submit("count=30");
+  ResultsCheck check(next.index(), 2, 30, 64);
+  while (auto b = next.results().read()) check.add(*b);
+  EXPECT_TRUE(next.wait().finished);
+  EXPECT_TRUE(check.complete()) << check.problem();
+}
+
+TEST_F(RemoteApplication, AnUnreachableHostFailsStartNamingIt) {
+  ApplicationOptions options;
+  options.hosts = "a=127.0.0.1:1,b=127.0.0.1:1";
+  options.token_file = daemons_.token_file();
+  Application app = Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
+  EXPECT_THROW(app.start(), Error);
+}
+
+}  // namespace
+}  // namespace sluice
