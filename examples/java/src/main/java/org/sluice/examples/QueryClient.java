@@ -26,7 +26,8 @@ import org.sluice.UnitReport;
  *     [--results FILE] TOPOLOGY PAYLOAD...
  * </pre>
  *
- * <p>Every payload is submitted first (units queue, and run one at a time in order), then each
+ * <p>It says where the topology was deployed (embedded, or across hosts), then submits every
+ * payload first (units queue, and run one at a time in order), then each
  * unit's results are read as they come: one line per result, its text when it is text, else
  * its size and first bytes in hex. {@code --results FILE} also writes every result's bytes to
  * FILE, in the order read. Exit status: 0 when every unit finished, 1 when one failed, 2 for
@@ -61,6 +62,7 @@ public final class QueryClient {
     try (OutputStream results = resultsFile == null ? OutputStream.nullOutputStream() : Files.newOutputStream(resultsFile);
          Application app = Application.open(positional.get(0), options)) {
       app.start();
+      out.println("deployed '" + app.name() + "' " + (app.remote() ? "across hosts" : "embedded"));
       List<Unit> units = new ArrayList<>();
       for (String payload : positional.subList(1, positional.size())) units.add(app.submit(payload));
       boolean allFinished = true;

@@ -68,6 +68,7 @@ class QueryClientTest {
     Path results = dir.resolve("results.bin");
     Run run = client("--results", results.toString(), localized(dir).toString(), "hello", "sluice queries", "");
     assertEquals(0, run.status(), run.out());
+    assertTrue(run.out().startsWith("deployed 'client' embedded\n"), run.out());
     String expected = "unit 0 [hello]:\n"
         + "  HELLO\n"
         + "unit 0 [hello] finished in ";
@@ -78,6 +79,51 @@ class QueryClientTest {
     assertTrue(run.out().contains(" (0 results, 0 bytes)\n"), run.out());
     assertArrayEquals("HELLOSLUICE QUERIES".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(results));
     assertFalse(run.out().contains("WARNING"), "-Xcheck:jni found JNI misuse:\n" + run.out());
+  }
+
+  // The same client across two host daemons (real sluiced processes on loopback ports of their
+  // choosing): the copies run in app daemons, the results come over the data plane.
+  @Test
+  void theSameClientAcrossTwoHostDaemons(@TempDir Path dir) throws Exception {
+    Path sluiced = BUILD.resolve("daemons/sluiced");
+    assertTrue(Files.isExecutable(sluiced), sluiced + " is missing: build the native side first (make)");
+    Path token = dir.resolve("token");
+    Files.writeString(token, Long.toHexString(new java.security.SecureRandom().nextLong())
+        + Long.toHexString(new java.security.SecureRandom().nextLong()) + "\n");
+    Files.setPosixFilePermissions(token, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    List<Process> daemons = new ArrayList<>();
+    try {
+      StringBuilder hosts = new StringBuilder();
+      for (String name : List.of("a", "b")) {
+        Path ready = dir.resolve(name + ".ready");
+        daemons.add(new ProcessBuilder(sluiced.toString(), "--listen", "127.0.0.1:0", "--token-file", token.toString(),
+            "--ready-file", ready.toString()).redirectErrorStream(true).redirectOutput(dir.resolve(name + ".log").toFile()).start());
+        String address = "";
+        for (int i = 0; i < 300 && address.isEmpty(); i++) {
+          if (Files.exists(ready)) address = Files.readString(ready).trim();
+          if (address.isEmpty()) Thread.sleep(20);
+        }
+        assertTrue(!address.isEmpty(), () -> "sluiced " + name + " did not start: " + log(dir.resolve(name + ".log")));
+        hosts.append(hosts.length() == 0 ? "" : ",").append(name).append('=').append(address);
+      }
+      Run run = client("--hosts", hosts.toString(), "--token-file", token.toString(), localized(dir).toString(),
+          "hello", "across hosts");
+      assertEquals(0, run.status(), run.out());
+      assertTrue(run.out().startsWith("deployed 'client' across hosts\n"), run.out());
+      assertTrue(run.out().contains("unit 0 [hello]:\n  HELLO\nunit 0 [hello] finished in "), run.out());
+      assertTrue(run.out().contains("unit 1 [across hosts]:\n  ACROSS HOSTS\nunit 1 [across hosts] finished in "), run.out());
+    } finally {
+      for (Process p : daemons) p.destroy();
+      for (Process p : daemons) p.waitFor();
+    }
+  }
+
+  private static String log(Path file) {
+    try {
+      return Files.readString(file);
+    } catch (IOException e) {
+      return "(no log)";
+    }
   }
 
   @Test
