@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "jni_util.h"
 #include "sluice/buffer.h"
 
 namespace sluice::jni {
@@ -22,11 +23,11 @@ namespace sluice::jni {
 // The Bindings id of the block under `buffer` (made now if the block has none), or -1 when
 // the block is shared (broadcast): its holders hold it at once, so each gets a fresh Java
 // object per read (Buffer.nShared). Throws JavaPending if Java failed (out of memory).
-std::int32_t binding_id(JNIEnv* env, const Buffer& buffer);
+SLUICE_JNI_SHARED std::int32_t binding_id(JNIEnv* env, const Buffer& buffer);
 
 // A fresh read-only org.sluice.Buffer of `peer` (an org.sluice.Peer) over `buffer`'s block (a
 // local reference). Throws JavaPending if Java failed.
-jobject shared_buffer_object(JNIEnv* env, jobject peer, const Buffer& buffer);
+SLUICE_JNI_SHARED jobject shared_buffer_object(JNIEnv* env, jobject peer, const Buffer& buffer);
 
 // Installs the pool's binding deleter. Called once, when the bridge library loads.
 void install_binding_deleter();

@@ -24,7 +24,7 @@
 
 namespace sluice::jni {
 
-class HandleRegistry {
+class SLUICE_JNI_SHARED HandleRegistry {
  public:
   enum class Kind : std::uint8_t { kFree, kContext, kInput, kOutput, kBuffer };
 

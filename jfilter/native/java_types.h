@@ -6,6 +6,8 @@
 
 #include <jni.h>
 
+#include "jni_util.h"
+
 namespace sluice::jni {
 
 struct JavaTypes {
@@ -22,7 +24,7 @@ struct JavaTypes {
 };
 
 // REQUIRES: load_types() succeeded (the JVM holder guarantees this before any filter runs).
-const JavaTypes& types();
+SLUICE_JNI_SHARED const JavaTypes& types();
 
 // Looks up everything in JavaTypes through `env`'s class loader and registers the native
 // methods of org.sluice. Idempotent per process (the JVM lives until exit). Throws

@@ -12,23 +12,29 @@
 #include <string>
 #include <string_view>
 
+// libsluice_jni is built with hidden visibility. What the Application binding
+// (libsluice_application_jni, jfilter/native/application/) shares with it is marked
+// SLUICE_JNI_SHARED: one JVM holder, one table of pool-block ByteBuffers, one set of Java
+// types per process, whichever library a JVM loaded first.
+#define SLUICE_JNI_SHARED __attribute__((visibility("default")))
+
 namespace sluice::jni {
 
 // Thrown in C++ when a JNI call left a Java exception pending. A native method returns at
 // once and lets the exception propagate into Java.
-struct JavaPending {};
+struct SLUICE_JNI_SHARED JavaPending {};
 
 // Misuse of a Java-side object that the native side detects: a stale handle (a buffer after
 // write/close, a stream after its unit of work), a call from a thread that is not the filter's.
 // Becomes java.lang.IllegalStateException.
-class StaleHandle : public std::runtime_error {
+class SLUICE_JNI_SHARED StaleHandle : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 // Java strings <-> UTF-8. to_utf8(nullptr) is "". to_jstring throws JavaPending (out of memory).
-std::string to_utf8(JNIEnv* env, jstring s);
-jstring to_jstring(JNIEnv* env, std::string_view utf8);
+SLUICE_JNI_SHARED std::string to_utf8(JNIEnv* env, jstring s);
+SLUICE_JNI_SHARED jstring to_jstring(JNIEnv* env, std::string_view utf8);
 
 inline void check_pending(JNIEnv* env) {
   if (env->ExceptionCheck()) throw JavaPending{};
@@ -37,7 +43,7 @@ inline void check_pending(JNIEnv* env) {
 // Call from a native method's `catch (...)`: throws the Java counterpart of the C++ exception
 // being handled (StaleHandle -> IllegalStateException, sluice::Aborted -> AbortedException,
 // any other exception -> SluiceException; JavaPending leaves the pending one).
-void throw_to_java(JNIEnv* env) noexcept;
+SLUICE_JNI_SHARED void throw_to_java(JNIEnv* env) noexcept;
 
 // Call after a call into Java from C++: if a Java exception is pending, clears it and throws
 // sluice::Aborted for an AbortedException, else sluice::Error whose message is the full Java
@@ -50,7 +56,7 @@ std::string stack_trace(JNIEnv* env, jthrowable t);
 // Local references made between construction and destruction are freed at destruction.
 // For C++ code that calls into Java on a thread without Java frames (local references would
 // otherwise live until the thread detaches).
-class LocalFrame {
+class SLUICE_JNI_SHARED LocalFrame {
  public:
   LocalFrame(JNIEnv* env, jint capacity);
   ~LocalFrame() { env_->PopLocalFrame(nullptr); }

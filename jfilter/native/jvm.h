@@ -22,6 +22,7 @@
 
 #include <jni.h>
 
+#include "jni_util.h"
 #include "topology/topology.h"
 
 namespace sluice::jni {
@@ -33,10 +34,10 @@ namespace sluice::jni {
 void ensure_jvm(const topo::Topology& topology);
 
 // The JVM, or nullptr before ensure_jvm/adopt_jvm.
-JavaVM* jvm();
+SLUICE_JNI_SHARED JavaVM* jvm();
 
 // Adopts the JVM that loaded this library (JNI_OnLoad). Throws sluice::Error.
-void adopt_jvm(JavaVM* vm, JNIEnv* env);
+SLUICE_JNI_SHARED void adopt_jvm(JavaVM* vm, JNIEnv* env);
 
 // For copy threads: attach the calling thread once (as a daemon) and keep its JNIEnv, detach
 // at the end. thread_env() is that JNIEnv, or nullptr on a thread not attached this way.

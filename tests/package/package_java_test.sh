@@ -2,7 +2,9 @@
 # Proves the installed package works for Java users: install sluice into a scratch prefix,
 # copy its Maven tree (share/sluice/maven) into a scratch local repository as docs/java.md
 # says, build examples/java-out-of-tree with Maven OFFLINE (-o) against it, run its JUnit
-# test and its topology with the installed console. Cleans up after itself, pass or fail.
+# test and its topology with the installed console; then a plain Java program (the client
+# example) drives a topology through org.sluice.Application with the installed jar and library.
+# Cleans up after itself, pass or fail.
 #   package_java_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -56,4 +58,17 @@ if ! diff -u "$work/expected.txt" "$work/out.txt"; then
   cat "$work/err.txt" >&2
   exit 1
 fi
-echo "package java test: installed, built offline with Maven from the local repository, ran: ok"
+# A plain Java program drives a deployed topology through org.sluice.Application, with nothing
+# but the installed jfilter jar (and the example classes) on its class path: the native library
+# must be found from the installed package (PREFIX/lib), without -Dsluice.application.library.
+lib="$work/prefix/lib/libsluice_application_jni.so"
+[[ -s "$lib" ]] || { echo "package java test: $lib was not installed" >&2; exit 1; }
+sed -e "s|\.\./build/|$build/|" -e "s|java/target/examples.jar|$build/examples/sluice-examples.jar|" \
+  "$src/examples/client.yaml" > "$work/client.yaml"
+if ! env -u SLUICE_APPLICATION_LIBRARY java -cp "$work/prefix/share/sluice/jfilter.jar:$build/examples/sluice-examples.jar" \
+    org.sluice.examples.QueryClient "$work/client.yaml" "from the package" > "$work/client.txt" 2>&1; then
+  echo "package java test: the Java client failed against the installed package:" >&2; cat "$work/client.txt" >&2; exit 1
+fi
+grep -qx "  FROM THE PACKAGE" "$work/client.txt" \
+  || { echo "package java test: unexpected client output:" >&2; cat "$work/client.txt" >&2; exit 1; }
+echo "package java test: installed, built offline with Maven from the local repository, ran; a Java program drove the installed library: ok"

@@ -17,7 +17,8 @@ import java.nio.ByteOrder;
  * at {@link #capacity()} when the buffer is handed to you; {@link #size()} is the used part.
  *
  * <p><b>Ownership.</b> You get a buffer from {@link InputStream#read()} or
- * {@link OutputStream#allocate()} and own it until you pass it to
+ * {@link OutputStream#allocate()} (or, in a program that drives an {@link Application}, from
+ * {@link Unit#read()}) and own it until you pass it to
  * {@link OutputStream#write(Buffer)} or {@link #close()} it (back to its pool). After that,
  * every method except {@code close()} throws {@link IllegalStateException}; a stale buffer is
  * a Java exception, never a crash, and never reaches the buffer another filter copy now holds
@@ -34,7 +35,9 @@ import java.nio.ByteOrder;
  *
  * <p><b>Threads.</b> Use a buffer only on the filter's own thread, inside
  * {@code init}/{@code process}/{@code finalize}; other threads get
- * {@code IllegalStateException} from the calls that reach the runtime.
+ * {@code IllegalStateException} from the calls that reach the runtime. A result from
+ * {@link Unit#read()} belongs to no filter: use it and close it on any thread, one thread at a
+ * time; it cannot be written to a filter's stream.
  */
 public final class Buffer implements AutoCloseable {
   private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
@@ -165,12 +168,19 @@ public final class Buffer implements AutoCloseable {
    * after {@link OutputStream#write(Buffer)}: then it does nothing, so a buffer fits
    * try-with-resources.
    *
-   * @throws IllegalStateException when called from a thread other than the filter's own
+   * @throws IllegalStateException when called from a thread other than the filter's own (a
+   *     result of {@link Unit#read()} may be closed on any thread)
    */
   @Override
   public void close() {
     long h = handle;
     if (h == 0) return;
+    Unit client = peer.client;
+    if (client != null) { // a result of a submitted unit: back to its pool, from any thread
+      handle = 0;
+      client.release(h);
+      return;
+    }
     if (Thread.currentThread() != peer.thread) throw otherThread();
     handle = 0;
     nClose(h);
@@ -192,8 +202,8 @@ public final class Buffer implements AutoCloseable {
   }
 
   private static IllegalStateException foreign() {
-    return new IllegalStateException("this Buffer belongs to another filter copy; a copy can write only "
-        + "the buffers it read or allocated itself");
+    return new IllegalStateException("this Buffer belongs to another filter copy (or is a result of a "
+        + "submitted Unit); a copy can write only the buffers it read or allocated itself");
   }
 
   private static IllegalStateException otherThread() {

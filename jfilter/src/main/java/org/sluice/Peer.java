@@ -9,6 +9,9 @@ import java.util.Arrays;
 // each buffer it lends (so that a read is one native call returning a long, with no object made
 // and no field set through JNI), and this copy's Buffer object for each pool block.
 //
+// A submitted Unit has a Peer of its own for its results (client != null): the same mailbox
+// and table of Buffer objects, lent by Unit.read() instead of InputStream.read().
+//
 // A Buffer object belongs to one copy: it is made the first time its block reaches the copy
 // and reused each time the block comes back to the same copy, and no other copy ever sees or
 // changes it. So a reference kept past write()/close() stays released while the block serves
@@ -29,9 +32,23 @@ final class Peer {
   final String host;
   final String topologyDir;
   final Logger log;
+  // The unit whose results this Peer lends, or null for a filter copy's.
+  final Unit client;
 
+  // A filter copy's, made by the native side (proxy_filter.cc).
   Peer(ByteBuffer mailbox, String filterName, int copyIndex, int copyCount, String host,
        String topologyDir) {
+    this(mailbox, filterName, copyIndex, copyCount, host, topologyDir, null);
+  }
+
+  // A submitted unit's: its results.
+  Peer(ByteBuffer mailbox, Unit client) {
+    this(mailbox, "client", 0, 1, "", "", client);
+  }
+
+  private Peer(ByteBuffer mailbox, String filterName, int copyIndex, int copyCount, String host,
+               String topologyDir, Unit client) {
+    this.client = client;
     this.mailbox = mailbox.order(ByteOrder.nativeOrder());
     this.thread = Thread.currentThread();
     this.filterName = filterName;
@@ -53,7 +70,7 @@ final class Peer {
       // Another memory: the id was freed with its pool and now names a block of a new one.
       if (b == null || b.memory != Bindings.get(id)) b = bind(id);
     } else {
-      b = Buffer.shared(this, handle);
+      b = client == null ? Buffer.shared(this, handle) : client.sharedResult(handle);
     }
     return b.lend(handle, m.getInt(SIZE), m.getLong(KEY));
   }

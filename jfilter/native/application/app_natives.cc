@@ -1,0 +1,243 @@
+// The native methods of org.sluice.Application and org.sluice.Unit, and the JNI_OnLoad of
+// libsluice_application_jni: a Java program's own JVM drives sluice/application.h.
+//
+// Each entry point resolves its handle in a HandleTable (a handle that names nothing is a
+// closed object: IllegalStateException, or nothing for the calls that are safe to repeat), does
+// the work through ClientApp/ClientUnit, and turns every C++ exception into a Java one
+// (throw_to_java: StaleHandle -> IllegalStateException, anything else -> SluiceException).
+// Signatures come from the headers javac -h generates; app_types.cc registers them.
+#include <cstdio>
+#include <string>
+
+#include "application/app_types.h"
+#include "application/client_app.h"
+#include "application/client_unit.h"
+#include "application/handle_table.h"
+#include "jni_util.h"
+#include "jvm.h"
+#include "org_sluice_Application.h"
+#include "org_sluice_Unit.h"
+#include "sluice/application.h"
+
+using sluice::jni::ClientApp;
+using sluice::jni::ClientUnit;
+using sluice::jni::HandleTable;
+using sluice::jni::StaleHandle;
+
+namespace {
+
+// Both live until the process exits, like the JVM (no destructor races with threads at exit).
+HandleTable<ClientApp>& apps() {
+  static auto* table = new HandleTable<ClientApp>();
+  return *table;
+}
+
+HandleTable<ClientUnit>& units() {
+  static auto* table = new HandleTable<ClientUnit>();
+  return *table;
+}
+
+std::shared_ptr<ClientApp> app_of(jlong handle) {
+  std::shared_ptr<ClientApp> app = apps().find(handle);
+  if (!app) throw StaleHandle("this Application was closed; open it again");
+  return app;
+}
+
+sluice::ApplicationOptions to_options(JNIEnv* env, jobjectArray strings, jboolean encrypt, jint nodes,
+                                      jboolean log_to_stderr) {
+  auto at = [&](jsize i) {
+    auto s = static_cast<jstring>(env->GetObjectArrayElement(strings, i));
+    std::string out = sluice::jni::to_utf8(env, s);
+    env->DeleteLocalRef(s);
+    return out;
+  };
+  // The order of ApplicationOptions.strings().
+  sluice::ApplicationOptions o;
+  o.hosts = at(0);
+  o.token_file = at(1);
+  o.cert_file = at(2);
+  o.key_file = at(3);
+  o.ca_file = at(4);
+  o.client_listen = at(5);
+  o.launcher = at(6);
+  o.partition = at(7);
+  o.time = at(8);
+  o.account = at(9);
+  o.encrypt = encrypt;
+  o.nodes = nodes;
+  o.log_to_stderr = log_to_stderr;
+  return o;
+}
+
+}  // namespace
+
+// ---- Application
+
+JNIEXPORT jlong JNICALL Java_org_sluice_Application_nOpen(JNIEnv* env, jclass, jstring path, jstring yaml,
+                                                         jstring name, jstring base_dir, jobjectArray options,
+                                                         jboolean encrypt, jint nodes, jboolean log_to_stderr) {
+  try {
+    sluice::ApplicationOptions o = to_options(env, options, encrypt, nodes, log_to_stderr);
+    sluice::Application app =
+        path != nullptr
+            ? sluice::Application::open(sluice::jni::to_utf8(env, path), std::move(o))
+            : sluice::Application::from_text(sluice::jni::to_utf8(env, yaml), sluice::jni::to_utf8(env, name),
+                                             sluice::jni::to_utf8(env, base_dir), std::move(o));
+    return apps().add(std::make_shared<ClientApp>(std::move(app), units()));
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+    return 0;
+  }
+}
+
+JNIEXPORT jstring JNICALL Java_org_sluice_Application_nName(JNIEnv* env, jclass, jlong handle) {
+  try {
+    return sluice::jni::to_jstring(env, app_of(handle)->name());
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+    return nullptr;
+  }
+}
+
+JNIEXPORT jboolean JNICALL Java_org_sluice_Application_nRemote(JNIEnv* env, jclass, jlong handle) {
+  try {
+    return app_of(handle)->remote();
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+    return JNI_FALSE;
+  }
+}
+
+JNIEXPORT void JNICALL Java_org_sluice_Application_nStart(JNIEnv* env, jclass, jlong handle) {
+  try {
+    app_of(handle)->start();
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+  }
+}
+
+JNIEXPORT jlongArray JNICALL Java_org_sluice_Application_nSubmit(JNIEnv* env, jclass, jlong handle, jstring payload,
+                                                                jobject unit) {
+  try {
+    auto [unit_handle, index] = app_of(handle)->submit(env, sluice::jni::to_utf8(env, payload), unit);
+    jlongArray out = env->NewLongArray(2);
+    sluice::jni::check_pending(env);
+    const jlong values[2] = {unit_handle, static_cast<jlong>(index)};
+    env->SetLongArrayRegion(out, 0, 2, values);
+    return out;
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+    return nullptr;
+  }
+}
+
+JNIEXPORT void JNICALL Java_org_sluice_Application_nStop(JNIEnv* env, jclass, jlong handle, jboolean abort) {
+  try {
+    app_of(handle)->stop(env, abort);
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+  }
+}
+
+JNIEXPORT void JNICALL Java_org_sluice_Application_nClose(JNIEnv* env, jclass, jlong handle) {
+  try {
+    std::shared_ptr<ClientApp> app = apps().find(handle);
+    if (!app) return;
+    app->stop(env, false);
+    apps().remove(handle);
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+  }
+}
+
+JNIEXPORT jlong JNICALL Java_org_sluice_Application_nUnitsEnded(JNIEnv* env, jclass, jlong handle) {
+  try {
+    return static_cast<jlong>(app_of(handle)->units_ended());
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+    return 0;
+  }
+}
+
+// ---- Unit
+
+JNIEXPORT jlong JNICALL Java_org_sluice_Unit_nRead(JNIEnv* env, jclass, jlong handle, jobject mailbox) {
+  try {
+    std::shared_ptr<ClientUnit> unit = units().find(handle);
+    if (!unit) return 0;  // done, or closed: Java knows which (Unit.ended came first)
+    auto* box = static_cast<std::byte*>(env->GetDirectBufferAddress(mailbox));
+    if (box == nullptr || env->GetDirectBufferCapacity(mailbox) < 16) {
+      throw sluice::Error("internal: Unit.nRead needs a direct ByteBuffer of 16 bytes");
+    }
+    return unit->read(env, box);
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+    return 0;
+  }
+}
+
+JNIEXPORT jobject JNICALL Java_org_sluice_Unit_nShared(JNIEnv* env, jclass, jlong handle, jobject peer,
+                                                      jlong buffer) {
+  try {
+    std::shared_ptr<ClientUnit> unit = units().find(handle);
+    if (!unit) throw StaleHandle("this Unit was closed while its result was being read");
+    return unit->shared(env, peer, buffer);
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+    return nullptr;
+  }
+}
+
+JNIEXPORT void JNICALL Java_org_sluice_Unit_nRelease(JNIEnv* env, jclass, jlong handle, jlong buffer) {
+  try {
+    std::shared_ptr<ClientUnit> unit = units().find(handle);
+    if (unit && unit->release(env, buffer)) units().remove(handle);
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+  }
+}
+
+JNIEXPORT void JNICALL Java_org_sluice_Unit_nFinish(JNIEnv* env, jclass, jlong handle) {
+  try {
+    std::shared_ptr<ClientUnit> unit = units().find(handle);
+    if (unit && unit->finish(env)) units().remove(handle);
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+  }
+}
+
+JNIEXPORT void JNICALL Java_org_sluice_Unit_nClose(JNIEnv* env, jclass, jlong handle) {
+  try {
+    std::shared_ptr<ClientUnit> unit = units().find(handle);
+    if (!unit) return;
+    unit->discard(env, "this Unit was closed; the results it had not read were discarded");
+    unit->end(env);
+    units().remove(handle);
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+  }
+}
+
+JNIEXPORT void JNICALL Java_org_sluice_Unit_nCancel(JNIEnv* env, jclass, jlong handle) {
+  try {
+    if (std::shared_ptr<ClientUnit> unit = units().find(handle)) unit->cancel();
+  } catch (...) {
+    sluice::jni::throw_to_java(env);
+  }
+}
+
+// Loaded by a Java program (System.load, through org.sluice.NativeLibrary): adopt its JVM for
+// the runtime (so Java filters run in it, their classes loading through the same class loader
+// as org.sluice), then register the natives of Application and Unit.
+extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
+  JNIEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_10) != JNI_OK) return JNI_ERR;
+  try {
+    sluice::jni::adopt_jvm(vm, env);
+    sluice::jni::load_app_types(env);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libsluice_application_jni: %s\n", e.what());
+    return JNI_ERR;
+  }
+  return JNI_VERSION_10;
+}

@@ -1,0 +1,127 @@
+#include "application/app_types.h"
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "java_types.h"
+#include "jni_util.h"
+#include "org_sluice_Application.h"
+#include "org_sluice_Unit.h"
+#include "sluice/error.h"
+
+namespace sluice::jni {
+
+namespace {
+
+AppTypes loaded;
+std::once_flag once;
+
+#define NATIVE(cls, name, signature) \
+  {const_cast<char*>(#name), const_cast<char*>(signature), reinterpret_cast<void*>(&Java_org_sluice_##cls##_##name)}
+
+const JNINativeMethod kApplication[] = {
+    NATIVE(Application, nOpen,
+           "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;ZIZ)J"),
+    NATIVE(Application, nName, "(J)Ljava/lang/String;"),
+    NATIVE(Application, nRemote, "(J)Z"),
+    NATIVE(Application, nStart, "(J)V"),
+    NATIVE(Application, nSubmit, "(JLjava/lang/String;Lorg/sluice/Unit;)[J"),
+    NATIVE(Application, nStop, "(JZ)V"),
+    NATIVE(Application, nClose, "(J)V"),
+    NATIVE(Application, nUnitsEnded, "(J)J"),
+};
+
+const JNINativeMethod kUnit[] = {
+    NATIVE(Unit, nRead, "(JLjava/nio/ByteBuffer;)J"),
+    NATIVE(Unit, nShared, "(JLorg/sluice/Peer;J)Lorg/sluice/Buffer;"),
+    NATIVE(Unit, nRelease, "(JJ)V"),
+    NATIVE(Unit, nFinish, "(J)V"),
+    NATIVE(Unit, nClose, "(J)V"),
+    NATIVE(Unit, nCancel, "(J)V"),
+};
+
+#undef NATIVE
+
+[[noreturn]] void missing(JNIEnv* env, const std::string& what) {
+  env->ExceptionClear();
+  throw Error("the JVM lacks " + what +
+              "; the sluice jfilter jar on the class path must match libsluice_application_jni.so (rebuild both: make)");
+}
+
+jclass find(JNIEnv* env, const char* name) {
+  jclass type = env->FindClass(name);
+  if (type == nullptr) missing(env, std::string("class ") + name);
+  return type;
+}
+
+jmethodID method(JNIEnv* env, jclass type, const char* name, const char* signature) {
+  jmethodID id = env->GetMethodID(type, name, signature);
+  if (id == nullptr) missing(env, std::string("method ") + name + signature);
+  return id;
+}
+
+void register_natives(JNIEnv* env, const char* name, const JNINativeMethod* methods, jint count) {
+  jclass type = find(env, name);
+  const jint result = env->RegisterNatives(type, methods, count);
+  env->DeleteLocalRef(type);
+  if (result != JNI_OK) missing(env, std::string("the native methods of ") + name);
+}
+
+void load(JNIEnv* env) {
+  AppTypes t{};
+  jclass report = find(env, "org/sluice/UnitReport");
+  t.unit_report = static_cast<jclass>(env->NewGlobalRef(report));
+  env->DeleteLocalRef(report);
+  t.unit_report_new = method(env, t.unit_report, "<init>",
+                             "(JLjava/lang/String;ZDLjava/lang/String;ILjava/lang/String;Ljava/lang/String;"
+                             "Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[J[J)V");
+  jclass unit = find(env, "org/sluice/Unit");
+  t.unit_ended = method(env, unit, "ended", "(Lorg/sluice/UnitReport;Ljava/lang/String;)V");
+  t.unit_expire = method(env, unit, "expire", "(IJ)V");
+  env->DeleteLocalRef(unit);
+  register_natives(env, "org/sluice/Application", kApplication, sizeof kApplication / sizeof kApplication[0]);
+  register_natives(env, "org/sluice/Unit", kUnit, sizeof kUnit / sizeof kUnit[0]);
+  loaded = t;
+}
+
+}  // namespace
+
+const AppTypes& app_types() { return loaded; }
+
+void load_app_types(JNIEnv* env) {
+  std::call_once(once, [env] { load(env); });
+}
+
+jobject to_java(JNIEnv* env, const UnitReport& report) {
+  const auto n = static_cast<jsize>(report.streams.size());
+  jobjectArray names = env->NewObjectArray(n, types().string, nullptr);
+  check_pending(env);
+  std::vector<jlong> buffers(report.streams.size());
+  std::vector<jlong> bytes(report.streams.size());
+  for (jsize i = 0; i < n; ++i) {
+    const UnitStreamCount& s = report.streams[static_cast<std::size_t>(i)];
+    jstring name = to_jstring(env, s.stream);
+    env->SetObjectArrayElement(names, i, name);
+    env->DeleteLocalRef(name);
+    buffers[static_cast<std::size_t>(i)] = static_cast<jlong>(s.buffers);
+    bytes[static_cast<std::size_t>(i)] = static_cast<jlong>(s.bytes);
+  }
+  jlongArray java_buffers = env->NewLongArray(n);
+  check_pending(env);
+  env->SetLongArrayRegion(java_buffers, 0, n, buffers.data());
+  jlongArray java_bytes = env->NewLongArray(n);
+  check_pending(env);
+  env->SetLongArrayRegion(java_bytes, 0, n, bytes.data());
+  const AppTypes& t = app_types();
+  jobject out = env->NewObject(t.unit_report, t.unit_report_new, static_cast<jlong>(report.index),
+                               to_jstring(env, report.work), static_cast<jboolean>(report.finished),
+                               static_cast<jdouble>(report.seconds), to_jstring(env, report.filter),
+                               static_cast<jint>(report.copy), to_jstring(env, report.host), to_jstring(env, report.stage),
+                               to_jstring(env, report.message), to_jstring(env, report.str()), names, java_buffers,
+                               java_bytes);
+  check_pending(env);
+  return out;
+}
+
+}  // namespace sluice::jni
