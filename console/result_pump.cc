@@ -30,10 +30,23 @@ void UnitJob::written(std::size_t bytes) {
   room_.notify_all();
 }
 
+void UnitJob::drop_results() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped_ = true;
+  }
+  room_.notify_all();
+}
+
+bool UnitJob::sending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !abandoned_ && !dropped_;
+}
+
 bool UnitJob::wait_for_room() {
   std::unique_lock<std::mutex> lock(mu_);
-  room_.wait(lock, [&] { return abandoned_ || in_flight_ < kResultWindow; });
-  return !abandoned_;
+  room_.wait(lock, [&] { return abandoned_ || dropped_ || in_flight_ < kResultWindow; });
+  return !abandoned_ && !dropped_;
 }
 
 void UnitJob::queued(std::size_t bytes) {
@@ -55,6 +68,12 @@ void ResultPump::add(std::shared_ptr<UnitJob> job) {
   changed_.notify_all();
 }
 
+void ResultPump::drop_all_results() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (current_) current_->drop_results();
+  for (const auto& job : jobs_) job->drop_results();
+}
+
 void ResultPump::finish() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -73,6 +92,7 @@ void ResultPump::run() {
       if (jobs_.empty()) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+      current_ = job;
     }
     forward(*job);
     UnitReport report;
@@ -84,6 +104,10 @@ void ResultPump::run() {
       report.message = e.what();
     }
     if (std::shared_ptr<ResultSink> sink = job->sink_.lock()) sink->ended(report);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      current_.reset();
+    }
     ended_(job, report);
   }
 }
@@ -92,7 +116,7 @@ void ResultPump::forward(UnitJob& job) {
   try {
     InputStream& results = job.unit_.results();
     while (std::optional<Buffer> buffer = results.read()) {
-      if (job.abandoned()) continue;  // cancelled: what is left goes nowhere
+      if (!job.sending()) continue;  // cancelled, or serve is going down: what is left goes nowhere
       std::shared_ptr<ResultSink> sink = job.sink_.lock();
       if (!sink) {
         job.abandon();

@@ -60,13 +60,18 @@ class UnitJob {
   // stops sending. Idempotent.
   void abandon();
   bool abandoned() const;
+  // The server is going down: the pump sends no more of this unit's results (what is left
+  // is read and dropped), but still says how it ended. Idempotent.
+  void drop_results();
   // `bytes` of frames the sink was given have left its queue.
   void written(std::size_t bytes);
 
  private:
   friend class ResultPump;
-  // Waits until fewer than kResultWindow bytes are queued, or the job is abandoned (false).
+  // Waits until fewer than kResultWindow bytes are queued, or the job is abandoned or its
+  // results dropped (false).
   bool wait_for_room();
+  bool sending() const;
   void queued(std::size_t bytes);
 
   Unit unit_;  // results() and wait() on the pump's thread; cancel() from abandon()
@@ -75,6 +80,7 @@ class UnitJob {
   std::condition_variable room_;
   std::size_t in_flight_ = 0;
   bool abandoned_ = false;
+  bool dropped_ = false;
 };
 
 class ResultPump {
@@ -91,6 +97,8 @@ class ResultPump {
   // Queues `job` behind the others. REQUIRES: jobs are added in the order their units were
   // submitted, and not after finish().
   void add(std::shared_ptr<UnitJob> job);
+  // UnitJob::drop_results() on every job not yet ended.
+  void drop_all_results();
   // Every job added ends (as the Application runs them), then the thread ends; joins it.
   void finish();
 
@@ -99,9 +107,10 @@ class ResultPump {
   void forward(UnitJob& job);
 
   const Ended ended_;
-  std::mutex mu_;  // guards jobs_ and finishing_
+  std::mutex mu_;  // guards jobs_, current_ and finishing_
   std::condition_variable changed_;
   std::deque<std::shared_ptr<UnitJob>> jobs_;
+  std::shared_ptr<UnitJob> current_;  // the job being forwarded
   bool finishing_ = false;
   std::thread thread_;
 };

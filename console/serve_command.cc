@@ -54,20 +54,26 @@ std::optional<boost::asio::ip::tcp::endpoint> listen_endpoint(const ServeOptions
 }
 
 // The TLS that clients must pass: the token (the daemons', read as a daemon reads it), or
-// the certificates. Nullopt after printing why they cannot be used.
-std::optional<control::TlsOptions> client_tls(const ControlOptions& control) {
+// the certificates. Null after printing why they cannot be used.
+std::shared_ptr<control::TlsContext> client_tls(const ControlOptions& control) {
   control::TlsOptions tls;
   tls.cert_file = control.cert_file;
   tls.key_file = control.key_file;
   tls.ca_file = control.ca_file;
-  if (tls.certificates()) return tls;
-  try {
-    tls.token = control::read_token_file(token_path(control.token_file), control::TokenReader::kDaemon);
-  } catch (const std::exception& e) {
-    std::cerr << "sluice: " << e.what() << " (--token-file)\n";
-    return std::nullopt;
+  if (!tls.certificates()) {
+    try {
+      tls.token = control::read_token_file(token_path(control.token_file), control::TokenReader::kDaemon);
+    } catch (const std::exception& e) {
+      std::cerr << "sluice: " << e.what() << " (--token-file)\n";
+      return nullptr;
+    }
   }
-  return tls;
+  try {
+    return control::TlsContext::create(control::TlsContext::Role::kServer, tls);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return nullptr;
+  }
 }
 
 }  // namespace
@@ -86,7 +92,7 @@ int serve_command(const ServeOptions& options) {
     std::cerr << e.what() << "\n";
     return kExitBadTopology;
   }
-  const std::optional<control::TlsOptions> tls = client_tls(options.control);
+  std::shared_ptr<control::TlsContext> tls = client_tls(options.control);
   if (!tls) return kExitHostUnavailable;
 
   std::optional<Application> app;
@@ -98,7 +104,7 @@ int serve_command(const ServeOptions& options) {
   }
   std::unique_ptr<ServeServer> server;
   try {
-    server = std::make_unique<ServeServer>(*app, *listen, *tls);
+    server = std::make_unique<ServeServer>(*app, *listen, std::move(tls));
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << " (--listen)\n";
     return kExitUsage;

@@ -44,11 +44,11 @@ std::string unit_line(const UnitReport& r) {
 
 }  // namespace
 
-ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, const control::TlsOptions& tls)
+ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, std::shared_ptr<control::TlsContext> tls)
     : app_(app),
       signals_(io_, SIGINT, SIGTERM),
       acceptor_(io_),
-      tls_(control::TlsContext::create(control::TlsContext::Role::kServer, tls)),
+      tls_(std::move(tls)),
       ssl_(shared(tls_)),
       finish_deadline_(io_),
       pump_([this](const std::shared_ptr<UnitJob>& job, const UnitReport& report) {
@@ -195,6 +195,9 @@ void ServeServer::do_await_signal() {
                " unit(s) and stopping (again to exit at once)");
     mode_ = Mode::kAborting;
     exit_code_ = kExitInterrupted;
+    // Results no longer flow: a client that does not read must not hold the end back. Each
+    // still hears how its unit ended (cancelled), if it reads that far within 2 s.
+    pump_.drop_all_results();
     maybe_stop_application();
     do_await_signal();
   });

@@ -7,9 +7,11 @@
 // - `sluice stop` (a stop request): new units are turned down; the units already accepted
 //   run to their end and their clients get their results and reports; then the
 //   Application stops, the stop client hears `stopped`, and run() returns kExitOk.
-// - SIGINT or SIGTERM: the Application is aborted (Application::abort: the running unit and
-//   every queued one end as cancelled, and their clients are told so); then as above, and
-//   run() returns kExitInterrupted. A second signal while that is under way exits at once.
+// - SIGINT or SIGTERM: results stop flowing (a client that does not read cannot hold the
+//   end back), the Application is aborted (Application::abort: the running unit and every
+//   queued one end as cancelled, and their clients are told so, if they read that far
+//   within 2 s); then as above, and run() returns kExitInterrupted. A second signal while
+//   that is under way exits at once.
 // In both cases every unit has ended, the Application is stopped (its copies, across hosts
 // its app daemons, are gone) and the listening port is closed when run() returns.
 //
@@ -40,10 +42,10 @@ namespace sluice::console {
 
 class ServeServer {
  public:
-  // Sets up TLS (throws sluice::Error naming a certificate or key that cannot be used),
-  // binds `listen` and listens (throws sluice::Error when it cannot). `app` is started and
-  // outlives the server.
-  ServeServer(Application& app, const boost::asio::ip::tcp::endpoint& listen, const control::TlsOptions& tls);
+  // Binds `listen` and listens (throws sluice::Error when it cannot); clients must pass
+  // `tls` (a server context). `app` outlives the server.
+  ServeServer(Application& app, const boost::asio::ip::tcp::endpoint& listen,
+              std::shared_ptr<control::TlsContext> tls);
   ~ServeServer();
   ServeServer(const ServeServer&) = delete;
   ServeServer& operator=(const ServeServer&) = delete;

@@ -59,10 +59,12 @@ void ServeSession::stop(const std::string& why) {
   deadline_.cancel();
   heartbeat_.cancel();
   ticket_.release();
-  for (const Outgoing& out : writes_) {
+  for (Outgoing& out : writes_) {
     if (out.results > 0 && job_) job_->written(out.results);
+    out.results = 0;
   }
-  writes_.clear();
+  // The front frame may be under an async_write still: it goes with the session.
+  if (writes_.size() > 1) writes_.erase(writes_.begin() + 1, writes_.end());
   server_.forget(shared_from_this());
 }
 
