@@ -5,7 +5,7 @@ address read from serve's first line), the Application test filters
 results file checked byte for byte (serve_results_check). Every process a test starts is
 killed by pid and every file removed when it ends, failed or not (harness.py).
 
-  serve_test.py BUILD SOURCE APP_FILTERS_LIB RESULTS_CHECK
+  serve_test.py BUILD SOURCE APP_FILTERS_LIB RESULTS_CHECK [TEST...]   (default: every test)
 
 Where a test needs a unit that is certainly still running while it does something else, it
 sends the unit's results into a FIFO that it does not read yet: the submitter blocks on it,
@@ -23,6 +23,11 @@ import time
 BUILD, SOURCE, LIB, CHECKER = (os.path.abspath(a) for a in sys.argv[1:5])
 sys.path.insert(0, os.path.join(SOURCE, "tests", "daemons"))
 from harness import Failed, Harness, check, listening  # noqa: E402
+from tls_tools import Pki, SClient, psk  # noqa: E402
+from wire import HEARTBEAT, field, frame, hello, uint_field  # noqa: E402
+
+# Envelope field numbers of sluice serve's messages (core-cpp/proto/control.proto).
+SUBMIT, ACCEPTED, UNIT_ENDED = 18, 19, 21
 
 SAFETY = 60  # seconds: how long a wait may last before the test calls it a failure
 
@@ -55,11 +60,13 @@ class Serve:
 
     count = 0
 
-    def __init__(self, h, topology, *args, token=None):
+    def __init__(self, h, topology, *args, token=None, auth=None):
+        """auth: --cert/--key/--ca instead of the token."""
         Serve.count += 1
         self.log_path = os.path.join(h.dir, f"serve-{Serve.count}.log")
         self.log = open(self.log_path, "w")
-        cmd = [h.console, "serve", topology, "--listen", "127.0.0.1:0", "--token-file", token or h.token] + list(args)
+        cmd = [h.console, "serve", topology, "--listen", "127.0.0.1:0"] + (auth or ["--token-file", token or h.token])
+        cmd += list(args)
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         h.cleanups.append(self.kill)
         m = None
@@ -96,11 +103,11 @@ class Submit:
 
     count = 0
 
-    def __init__(self, h, serve, work, results=None, token=None):
+    def __init__(self, h, serve, work, results=None, token=None, auth=None):
         Submit.count += 1
         self.err_path = os.path.join(h.dir, f"submit-{Submit.count}.err")
         self.err = open(self.err_path, "w")
-        cmd = [h.console, "submit", serve.address, "--work", work, "--token-file", token or h.token]
+        cmd = [h.console, "submit", serve.address, "--work", work] + (auth or ["--token-file", token or h.token])
         if results:
             cmd += ["--results", results]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.err)
@@ -134,9 +141,9 @@ class Submit:
         self.err.close()
 
 
-def submit(h, serve, work, results=None, token=None):
+def submit(h, serve, work, results=None, token=None, auth=None):
     """Runs `sluice submit` to its end: (status, stderr, unit index or None)."""
-    s = Submit(h, serve, work, results, token)
+    s = Submit(h, serve, work, results, token, auth)
     status, err = s.wait()
     return status, err, s.accepted()
 
@@ -147,10 +154,10 @@ def verify(path, unit, count, size, what):
           p.stdout, p.stderr)
 
 
-def good_unit(h, serve, count, size, what):
+def good_unit(h, serve, count, size, what, auth=None):
     """Submits a unit that must finish, checks its results file; returns its index."""
     path = os.path.join(h.dir, f"results-{Submit.count + 1}")
-    status, err, unit = submit(h, serve, f"count={count} size={size}", path)
+    status, err, unit = submit(h, serve, f"count={count} size={size}", path, auth=auth)
     check(status == 0 and unit is not None, f"{what}: submit exits 0", err)
     verify(path, unit, count, size, what)
     os.unlink(path)
@@ -360,6 +367,69 @@ def strangers(h, topology):
     check(serve.proc.poll() is None, "serve goes on serving")
 
 
+def hand_made(h, serve):
+    """An authenticated session by hand (openssl s_client with the token's PSK): hello done."""
+    c = SClient(serve.port, psk(h.token))
+    h.cleanups.append(c.close)
+    c.send(hello())
+    m = c.message()
+    check(m is not None and 4 in m, "a hand-made client with the token is let in (auth_result)", m)
+    return c
+
+
+def hostile_clients(h, topology):
+    """Authenticated clients that break the protocol, and one that goes silent: each is
+    dropped, its unit (if it had one) cancelled; serve neither crashes nor stops serving."""
+    serve = Serve(h, topology)
+    before, _ = good_unit(h, serve, 5, 64, "a unit before the hostile clients")
+
+    c = hand_made(h, serve)
+    c.send(b"\xff\xff\xff\xf0" + b"x" * 64)  # a length far above 16 MiB
+    check(c.closed_by_peer(SAFETY), "a frame of 4 GiB is refused: serve closes the connection")
+
+    c = hand_made(h, serve)
+    c.send(frame(field(SUBMIT, field(1, b"\xff\xfe not UTF-8"))))  # work is a string: must be UTF-8
+    check(c.closed_by_peer(SAFETY), "a malformed submit is refused: serve closes the connection")
+
+    c = hand_made(h, serve)
+    c.send(frame(field(SUBMIT, field(1, b"count=100000 sleep_ms=1"))))
+    m = c.message()
+    check(m is not None and ACCEPTED in m, "a hand-made submit is accepted", m)
+    c.send(frame(field(SUBMIT, field(1, b"count=1"))))  # a second request on one connection
+    check(c.closed_by_peer(SAFETY), "a second request closes the connection")
+    wait_for(lambda: "protocol error" in serve.text() and re.search(r"failed after .*cancelled.*client had gone",
+                                                                      serve.text()),
+             "serve to drop the client and cancel its unit")
+
+    c = hand_made(h, serve)  # submits, then says nothing more (no heartbeat)
+    c.send(frame(field(SUBMIT, field(1, b"count=100000 sleep_ms=1"))))
+    check(c.closed_by_peer(SAFETY), "a client that goes silent is dropped")
+    check("no word from the client for 3 s" in serve.text(), "serve says why it dropped it", serve.text())
+    wait_for(lambda: len(re.findall(r"client had gone", serve.text())) == 2, "serve to cancel the silent one's unit")
+
+    after, _ = good_unit(h, serve, 5, 64, "a unit after the hostile clients")
+    check(after == before + 3, "only the two accepted hand-made units took a number", before, after)
+    check(serve.proc.poll() is None, "serve goes on serving")
+
+
+def certificates(h, topology):
+    """Certificates instead of the token, on both sides: a client with a certificate from
+    serve's CA is served; one with the token, or from another CA, is refused."""
+    pki = Pki(os.path.join(h.dir, "pki"))
+    ca, other_ca = pki.ca("ca"), pki.ca("other-ca")
+    server_auth = Pki.options(pki.issue(ca, "serve"), ca)
+    serve = Serve(h, topology, auth=server_auth)
+    check("TLS 1.3 with certificates" in serve.text(), "serve says it uses certificates", serve.text())
+    good_unit(h, serve, 20, 128, "a client with a certificate", auth=Pki.options(pki.issue(ca, "alice"), ca))
+    status, err, _ = submit(h, serve, "count=1")
+    check(status == 4 and "nothing was submitted" in err, "a client with a token is refused by a certificate serve",
+          err)
+    status, err, _ = submit(h, serve, "count=1", auth=Pki.options(pki.issue(other_ca, "mallory"), other_ca))
+    check(status == 4 and "nothing was submitted" in err, "a client whose certificate another CA signed is refused",
+          err)
+    check(serve.proc.poll() is None, "serve goes on serving")
+
+
 def interrupt_serve(h, topology):
     """SIGINT on serve: the running and the queued unit end as cancelled and their
     submitters say so (exit 1); serve exits 130 and leaves nothing behind."""
@@ -379,6 +449,19 @@ def interrupt_serve(h, topology):
     check(not listening(serve.port), "serve's port is closed")
     status, err, _ = submit(h, serve, "count=1")
     check(status == 4 and "nothing was submitted" in err, "nothing answers there any more", err)
+
+    # A client that stays connected but reads nothing does not hold serve's end back.
+    serve = Serve(h, topology)
+    fifo = Fifo(h, "stuck.fifo")
+    stuck = Submit(h, serve, "count=100000 size=4000", fifo.path)
+    stuck.wait_accepted()
+    fifo.read_some()
+    serve.proc.send_signal(signal.SIGTERM)
+    check(serve.wait() == 130, "serve exits 130 after SIGTERM, though a client reads nothing", serve.text()[-3000:])
+    check(not listening(serve.port), "serve's port is closed")
+    fifo.drain(os.path.join(h.dir, "stuck.results"))
+    status, err = stuck.wait()
+    check(status == 1, "the client that read nothing exits 1 once it reads", err)
 
 
 def refusals(h, topology):
@@ -404,7 +487,9 @@ streams:
 
 def main():
     tests = [refusals, serve_submit_stop, two_submitters, failing_then_good, submitter_gone, strangers,
-             interrupt_serve]
+             hostile_clients, certificates, interrupt_serve]
+    if sys.argv[5:]:
+        tests = [t for t in tests if t.__name__ in sys.argv[5:]]
     failed = 0
     for test in tests:
         print(f"--- {test.__name__}", flush=True)
