@@ -464,6 +464,30 @@ def interrupt_serve(h, topology):
     check(status == 1, "the client that read nothing exits 1 once it reads", err)
 
 
+def across_hosts(h, topology):
+    """The same commands with the copies on two real host daemons: results byte for byte, a
+    failed unit then a good one (on a fresh deployment), and Ctrl-C on serve while a unit
+    runs: serve exits 130 and no app daemon, child process or data port is left."""
+    a, b = h.start("a"), h.start("b")
+    serve = Serve(h, topology, "--hosts", f"a={a.address},b={b.address}")
+    check("across hosts" in serve.text(), "serve runs the topology across hosts", serve.text())
+    good_unit(h, serve, 300, 1000, "a unit across hosts")
+    status, err, unit = submit(h, serve, "count=20 fail=stage")
+    check(status == 1 and re.search(rf"failed: filter 'stage' copy 0 on host [ab] failed in process "
+                                     rf"\(unit of work {unit}\): .*AppStage was told to fail", err),
+          "a failed unit across hosts names filter, copy and host", err)
+    good_unit(h, serve, 3, 2500000, "the unit after a failed one, across hosts")
+    running = Submit(h, serve, "count=100000 sleep_ms=1")
+    running.wait_accepted()
+    serve.proc.send_signal(signal.SIGINT)
+    check(serve.wait() == 130, "serve exits 130 after SIGINT", serve.text()[-3000:])
+    status, err = running.wait()
+    check(status == 1 and "cancelled" in err, "the running unit's submitter hears it was cancelled", err)
+    check(not listening(serve.port), "serve's port is closed")
+    h.no_orphans([p for d in (a, b) for p in d.app_pids()], "after SIGINT on serve")
+    check(a.serving() and b.serving(), "the host daemons go on serving")
+
+
 def refusals(h, topology):
     """What serve refuses before it starts anything."""
     p = subprocess.run([h.console, "serve", topology, "--listen", "0.0.0.0:0", "--token-file", h.token],
@@ -487,7 +511,7 @@ streams:
 
 def main():
     tests = [refusals, serve_submit_stop, two_submitters, failing_then_good, submitter_gone, strangers,
-             hostile_clients, certificates, interrupt_serve]
+             hostile_clients, certificates, interrupt_serve, across_hosts]
     if sys.argv[5:]:
         tests = [t for t in tests if t.__name__ in sys.argv[5:]]
     failed = 0
