@@ -21,10 +21,12 @@ namespace {
 ApplicationOptions application_options(const ServeOptions& o) {
   ApplicationOptions a;
   a.hosts = o.hosts;
-  a.token_file = o.control.token_file;
-  a.cert_file = o.control.cert_file;
-  a.key_file = o.control.key_file;
-  a.ca_file = o.control.ca_file;
+  if (o.launch.launcher.empty()) {  // a launcher makes the run's own token: these are the clients'
+    a.token_file = o.control.token_file;
+    a.cert_file = o.control.cert_file;
+    a.key_file = o.control.key_file;
+    a.ca_file = o.control.ca_file;
+  }
   a.encrypt = o.encrypt;
   a.launcher = o.launch.launcher;
   a.partition = o.launch.partition;
