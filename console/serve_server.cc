@@ -172,6 +172,7 @@ void ServeServer::unit_ended(const std::shared_ptr<UnitJob>& job, const UnitRepo
 // --- Stopping ------------------------------------------------------------------------------
 
 void ServeServer::stop_requested(const std::shared_ptr<ServeSession>& session) {
+  if (finished_) return session->stopping(0, true);
   stop_waiters_.insert(session);
   session->stopping(static_cast<std::uint32_t>(outstanding_), false);
   if (mode_ != Mode::kServing) return;

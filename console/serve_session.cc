@@ -123,6 +123,7 @@ std::string ServeSession::tls_failure(const boost::system::error_code& ec, bool 
 void ServeSession::on_handshake(const boost::system::error_code& ec) {
   if (phase_ == Phase::kClosed) return;
   if (ec) return stop(tls_failure(ec, false));
+  if (phase_ == Phase::kClosing) return stop(closing_reason_);  // the server finished meanwhile
   phase_ = Phase::kTls;
   read_next();
 }
@@ -142,8 +143,8 @@ void ServeSession::on_read(const boost::system::error_code& ec, std::size_t n) {
   if (ec == asio::error::operation_aborted) return;
   if (ec.category() == asio::error::get_ssl_category()) return fail(tls_failure(ec, true));
   if (ec) return stop("read failed: " + ec.message());
-  if (!protocol_.closed()) protocol_.feed(read_buffer_.data(), n);
-  // Closing: read on (and drop) until the client closes its end.
+  // Closing: nothing the client says matters any more; read on (and drop) until it closes.
+  if (phase_ == Phase::kTls && !protocol_.closed()) protocol_.feed(read_buffer_.data(), n);
   if (phase_ == Phase::kTls || phase_ == Phase::kClosing) read_next();
 }
 
