@@ -4,8 +4,9 @@
 // the hello, both within 5 s; then one request (ServeProtocol decides what each message
 // does). A submit queues a unit (ServeServer::submit) and the session sends back, in this
 // order: accepted, the unit's results as the ResultPump hands them over (result_chunk), and
-// unit_ended; then it closes. A stop asks the server to stop and waits for it to say
-// stopped. Heartbeats both ways every 500 ms once open; a client not heard from for 3 s is
+// unit_ended; then it shuts its side down and closes once the client closed its own (5 s at
+// most: closing at once could reset the connection and lose what is still in flight). A
+// stop asks the server to stop and waits for it to say stopped. Heartbeats both ways every 500 ms once open; a client not heard from for 3 s is
 // gone.
 //
 // A client that goes before its unit ended (closed connection, silence, a broken protocol
