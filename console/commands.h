@@ -52,6 +52,26 @@ struct RunOptions {
   double ui_linger = 0;
 };
 
+// `sluice serve` (docs/console.md): deploys the topology once and runs the units clients
+// submit, until `sluice stop` or SIGINT/SIGTERM.
+struct ServeOptions {
+  std::string topology_path;
+  std::string listen = "127.0.0.1:7800";  // --listen ADDR:PORT (or PORT, on 127.0.0.1)
+  bool listen_public = false;             // --listen-public: allow an address that is not loopback
+  std::string hosts;                      // --hosts a=ADDR:PORT,...: overrides/adds to hosts:
+  ControlOptions control;                 // clients and host daemons alike
+  bool encrypt = false;                   // --encrypt
+  LauncherOptions launch;                 // --launcher slurm and its options (not run_dir, sluiced)
+};
+
+// `sluice submit ADDR:PORT --work PAYLOAD [--results FILE]`.
+struct SubmitOptions {
+  std::string address;
+  std::string work;
+  std::string results_path;  // "" = count the results only; "-" = stdout
+  ControlOptions control;
+};
+
 // Parses, checks every library and class, prints the plan. Exit 0 or kExitBadTopology.
 // With hosts: (or `hosts`), also checks that every host daemon answers and authenticates
 // (kExitHostUnavailable when one does not).
@@ -61,6 +81,23 @@ int validate_command(const std::string& topology_path, const std::string& hosts 
 
 // Runs the topology (embedded when it has no hosts:) and prints the summary.
 int run_command(const RunOptions& options);
+
+// Opens and starts the application, then serves clients until stopped. Exit 0 after
+// `sluice stop`, kExitInterrupted after SIGINT/SIGTERM, kExitBadTopology, kExitRunFailed
+// when the application did not start, kExitHostUnavailable when the token or certificates
+// cannot be used, kExitUsage when --listen is refused or cannot be bound.
+int serve_command(const ServeOptions& options);
+
+// Appends one unit to a serving application, writes its results, prints its summary.
+// Exit 0 when it finished, kExitRunFailed when it failed (or the connection was lost before
+// it ended), kExitHostUnavailable when serve could not be reached, did not authenticate or
+// turned the unit down, kExitInterrupted on SIGINT/SIGTERM (serve cancels the unit).
+int submit_command(const SubmitOptions& options);
+
+// Asks a serving application to stop once the units it accepted ended, and waits until it
+// has. Exit 0 then; kExitHostUnavailable when it could not be reached; kExitRunFailed when
+// the connection was lost first.
+int stop_command(const std::string& address, const ControlOptions& control);
 
 // `sluice new KIND NAME` (KIND: cpp, java, or topology: both in cpp/ and java/ and a topology
 // that mixes them): writes a project that builds against the installed package into the new

@@ -43,9 +43,6 @@ bool split_address(const std::string& address, std::string* host, std::string* p
   return true;
 }
 
-namespace {
-
-// A connected TCP socket (non-blocking) within the deadline, or -1 with *error set.
 int connect_tcp(const std::string& address, Clock::time_point deadline, std::string* error) {
   std::string host, port;
   if (!split_address(address, &host, &port)) {
@@ -102,8 +99,6 @@ int connect_tcp(const std::string& address, Clock::time_point deadline, std::str
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
 }
-
-}  // namespace
 
 HostClient::~HostClient() { close(); }
 

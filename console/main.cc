@@ -1,4 +1,5 @@
-// sluice: the console. `sluice validate TOPOLOGY`, `sluice run TOPOLOGY [...]`.
+// sluice: the console. `sluice validate TOPOLOGY`, `sluice run TOPOLOGY [...]`, `sluice serve
+// TOPOLOGY [...]`, `sluice submit ADDR:PORT [...]`, `sluice stop ADDR:PORT`, `sluice new`.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -24,16 +25,20 @@ void add_control_options(CLI::App* command, sluice::console::ControlOptions& con
   ca->needs(cert);
 }
 
-// --launcher and its options (docs/slurm.md).
-void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& launch, CLI::Option* hosts) {
+// --launcher and its options (docs/slurm.md). `serve`: sluice serve's, where --token-file or
+// the certificates stay usable beside a launcher (its clients must pass them) and the
+// Application places the run directory and finds sluiced itself (no --run-dir, --sluiced).
+void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& launch, CLI::Option* hosts,
+                          bool serve = false) {
   using sluice::console::launcher_name_problem;
   auto* launcher = command->add_option("--launcher", launch.launcher,
                                        "start the host daemons through a resource manager: slurm (docs/slurm.md)")
                        ->check([](const std::string& name) { return launcher_name_problem(name); });
   launcher->excludes(hosts);
   // The launcher makes the run's own token and starts the daemons with it: a token file or
-  // certificates given beside it would be silently unused.
+  // certificates given beside it would be silently unused (but by sluice serve's clients).
   for (const char* name : {"--token-file", "--cert", "--key", "--ca"}) {
+    if (serve) break;
     if (CLI::Option* control = command->get_option_no_throw(name)) launcher->excludes(control);
   }
   command->add_option("--partition", launch.partition, "slurm: the partition of the allocation it asks for")
@@ -43,6 +48,7 @@ void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& l
   command->add_option("--nodes", launch.nodes, "slurm: nodes to ask for (default: one per logical host)")
       ->check(CLI::PositiveNumber)
       ->needs(launcher);
+  if (serve) return;
   command->add_option("--run-dir", launch.run_dir,
                       "slurm: this run's token, ready files and daemon logs, on a filesystem every node sees "
                       "(default ~/.cache/sluice/runs/ID)")
@@ -102,6 +108,39 @@ int main(int argc, char** argv) {
                       "after the run, keep serving its final state for SECONDS (Ctrl-C ends it sooner)")
       ->check(CLI::NonNegativeNumber);
 
+  ServeOptions serve;
+  CLI::App* serve_cmd = app.add_subcommand("serve", "deploy a topology once and run the units of work clients "
+                                                    "submit (sluice submit), until sluice stop or Ctrl-C");
+  serve_cmd->add_option("TOPOLOGY", serve.topology_path, "the topology file (YAML)")->required();
+  serve_cmd->add_option("--listen", serve.listen,
+                        "where clients connect: ADDR:PORT (or PORT, on 127.0.0.1; 0 picks a free port)")
+      ->capture_default_str();
+  serve_cmd->add_flag("--listen-public", serve.listen_public,
+                      "let --listen use an address that is not loopback (clients must still hold the token)");
+  auto* serve_hosts_option =
+      serve_cmd->add_option("--hosts", serve.hosts, "host daemons NAME=ADDR:PORT,...; override or add to hosts:")
+          ->check(hosts_option_problem);
+  add_control_options(serve_cmd, serve.control);
+  add_launcher_options(serve_cmd, serve.launch, serve_hosts_option, true);
+  serve_cmd->add_flag("--encrypt", serve.encrypt,
+                      "across hosts, send every stream's data over TLS, as if each stream said encrypt: true");
+
+  SubmitOptions submit;
+  CLI::App* submit_cmd = app.add_subcommand("submit", "append a unit of work to a sluice serve, write its results, "
+                                                      "print its summary");
+  submit_cmd->add_option("ADDRESS", submit.address, "where sluice serve listens, ADDR:PORT")->required();
+  submit_cmd->add_option("--work", submit.work, "the unit of work's payload")->required();
+  submit_cmd->add_option("--results", submit.results_path,
+                         "write the bytes of the to: client stream's buffers to FILE (- for stdout), in order per "
+                         "producer copy");
+  add_control_options(submit_cmd, submit.control);
+
+  std::string stop_address;
+  ControlOptions stop_control;
+  CLI::App* stop_cmd = app.add_subcommand("stop", "stop a sluice serve once the units it accepted ended");
+  stop_cmd->add_option("ADDRESS", stop_address, "where sluice serve listens, ADDR:PORT")->required();
+  add_control_options(stop_cmd, stop_control);
+
   std::string new_kind;
   std::string new_name;
   CLI::App* new_cmd = app.add_subcommand("new", "write a new project: C++ filters (cmake), Java filters (maven), "
@@ -118,6 +157,9 @@ int main(int argc, char** argv) {
     return status == 0 ? kExitOk : kExitUsage;
   }
   if (new_cmd->parsed()) return new_command(new_kind, new_name);
+  if (serve_cmd->parsed()) return serve_command(serve);
+  if (submit_cmd->parsed()) return submit_command(submit);
+  if (stop_cmd->parsed()) return stop_command(stop_address, stop_control);
   if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control, validate_launch);
   run.progress = !no_progress;
   if (stall->count() > 0) {

@@ -114,23 +114,24 @@ std::string RecentSamples::line(const std::string& unit_label, std::vector<Strea
   return text;
 }
 
-std::string summary_table(const RunReport& report) {
+std::string summary_table(const RunReport& report, bool blocked) {
   std::string out;
   std::size_t label_width = 6;
   for (const StreamStats& s : report.streams) label_width = std::max(label_width, s.label.size());
   const double secs = report.wall_seconds > 0 ? report.wall_seconds : 1e-9;
   out += pad("stream", label_width) + "  " + pad("buffers", 12, true) + "  " + pad("MB", 10, true) +
-         "  " + pad("buf/s", 9, true) + "  " + pad("MB/s", 9, true) + "  " +
-         pad("prod blk", 8, true) + "  " + pad("cons blk", 8, true) + "\n";
+         "  " + pad("buf/s", 9, true) + "  " + pad("MB/s", 9, true) +
+         (blocked ? "  " + pad("prod blk", 8, true) + "  " + pad("cons blk", 8, true) : std::string()) + "\n";
   for (const StreamStats& s : report.streams) {
     out += pad(s.label, label_width) + "  " + pad(std::to_string(s.buffers), 12, true) + "  " +
            pad(fixed(mb(s.bytes), 1), 10, true) + "  " +
            pad(si(static_cast<double>(s.buffers) / secs), 9, true) + "  " +
-           pad(fixed(mb(s.bytes) / secs, 1), 9, true) + "  " +
-           pad(fixed(blocked_percent(s.producer_blocked_ns, s.producer_copies, secs), 0) + "%", 8, true) +
-           "  " +
-           pad(fixed(blocked_percent(s.consumer_blocked_ns, s.consumer_copies, secs), 0) + "%", 8, true) +
-           "\n";
+           pad(fixed(mb(s.bytes) / secs, 1), 9, true);
+    if (blocked) {
+      out += "  " + pad(fixed(blocked_percent(s.producer_blocked_ns, s.producer_copies, secs), 0) + "%", 8, true) +
+             "  " + pad(fixed(blocked_percent(s.consumer_blocked_ns, s.consumer_copies, secs), 0) + "%", 8, true);
+    }
+    out += "\n";
   }
   std::size_t finished = 0;
   for (const UnitRecord& u : report.units) finished += u.finished ? 1 : 0;
@@ -141,6 +142,11 @@ std::string summary_table(const RunReport& report) {
   }
   out += "\n";
   return out;
+}
+
+std::string failure_text(const Failure& f) {
+  if (!f.filter.empty() || f.stage.empty()) return f.str();
+  return f.stage + ": " + f.message;
 }
 
 void write_metrics_json(const RunReport& report, const std::string& path) {

@@ -63,8 +63,14 @@ class RecentSamples {
   std::vector<Sample> samples_;  // oldest first, at most `window_` seconds old
 };
 
-// The table printed at the end of a run.
-std::string summary_table(const RunReport& report);
+// The table printed at the end of a run. Without `blocked` (sluice submit, which knows
+// what each stream carried but not how long its copies waited), no blocked columns.
+std::string summary_table(const RunReport& report, bool blocked = true);
+
+// A failure as a unit's line ends: Failure::str() for a filter's ("filter 'count' copy 1
+// on host local failed in process (unit of work 0): ..."), else its stage and message
+// ("cancelled: the application was aborted").
+std::string failure_text(const Failure& failure);
 
 // Writes the report as JSON to `path`. Throws sluice::Error when the file cannot be written.
 void write_metrics_json(const RunReport& report, const std::string& path);

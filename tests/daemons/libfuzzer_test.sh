@@ -6,6 +6,7 @@
 #   fuzz_console_protocol  sluiced's stateful reader: a console session's state machine fed
 #                          the bytes that come out of TLS, from the first one; seeded with
 #                          conversations that get past the hello
+#   fuzz_serve_protocol    sluice serve's stateful reader, the same way (submit, stop)
 #   data_plane_fuzz        the data plane's stateful reader (HELLO, AUTH, credit, payloads)
 #                          through a real DataPlane; run alone when asked for by name
 #   libfuzzer_test.sh SOURCE_DIR BUILD_DIR [SECONDS] [data_plane_fuzz]
@@ -35,10 +36,10 @@ if [ "$only" = data_plane_fuzz ]; then
   [ "${runs:-0}" -gt 100 ] || { echo "FAIL: only ${runs:-0} inputs ran in $seconds s"; exit 1; }
   exit 0
 fi
-cmake --build "$build" --target fuzz_control fuzz_console_protocol > "$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+cmake --build "$build" --target fuzz_control fuzz_console_protocol fuzz_serve_protocol > "$build.log" 2>&1 || { cat "$build.log"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/control" "$work/protocol"
+mkdir -p "$work/control" "$work/protocol" "$work/serve"
 
 # Seeds for the session: byte 0 is the fake app daemon's behaviour and the chunk size
 # (fuzz_console_protocol.cc), then control frames, hand-encoded like docs/protocol.md says.
@@ -59,6 +60,21 @@ seeds = [b"\x00" + hello, b"\x04" + hello + launch + wiring + start + beat + abo
 for i, s in enumerate(seeds):
     open(f"{sys.argv[1]}/seed{i}", "wb").write(s)
 PY
+# Seeds for sluice serve's session: byte 0 turns submits down (bit 0) and sets the chunk size.
+python3 - "$work/serve" <<'PY'
+import struct, sys
+def frame(body): return struct.pack(">I", len(body)) + body
+def varint(n): return bytes([n & 0x7f | 0x80, n >> 7]) if n > 0x7f else bytes([n])
+def msg(field, inner): return varint(field << 3 | 2) + varint(len(inner)) + inner
+hello = frame(msg(1, b"\x08\x02"))                                  # hello{protocol_version: 2}
+submit = frame(msg(18, b"\x0a\x07count=3"))                         # submit{work: "count=3"}
+stop = frame(msg(22, b""))                                          # stop{}
+beat = frame(msg(15, b"\x08\x01"))                                  # heartbeat{sequence: 1}
+seeds = [b"\x00" + hello, b"\x04" + hello + submit + beat + beat, b"\x01" + hello + submit,
+         b"\xfe" + hello + stop + beat + submit]
+for i, s in enumerate(seeds):
+    open(f"{sys.argv[1]}/seed{i}", "wb").write(s)
+PY
 
 status=0
 "$build/core-cpp/src/control/fuzz_control" "$work/control" -max_total_time="$seconds" -max_len=4096 \
@@ -69,3 +85,7 @@ tail -3 "$work/control.log"
   -print_final_stats=1 > "$work/protocol.log" 2>&1 || status=$?
 tail -3 "$work/protocol.log"
 [ "$status" -eq 0 ] || { echo "fuzz_console_protocol found a problem:"; tail -40 "$work/protocol.log"; exit 1; }
+"$build/console/fuzz_serve_protocol" "$work/serve" -max_total_time="$seconds" -max_len=4096 \
+  -print_final_stats=1 > "$work/serve.log" 2>&1 || status=$?
+tail -3 "$work/serve.log"
+[ "$status" -eq 0 ] || { echo "fuzz_serve_protocol found a problem:"; tail -40 "$work/serve.log"; exit 1; }

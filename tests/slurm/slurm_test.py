@@ -17,7 +17,9 @@ left (their environment carries SLURM_JOB_ID):
     allocation released (and, while it ran, the run's token file had mode 0600);
   - SIGINT to the console mid-run: status 130, the same clean end;
   - an allocation Slurm refuses (no such partition): status 4 with Slurm's reason;
-  - SIGINT while the allocation is pending: status 130, the request withdrawn.
+  - SIGINT while the allocation is pending: status 130, the request withdrawn;
+  - sluice serve --launcher slurm: units from sluice submit, results byte for byte, sluice
+    stop ends the steps.
 
   slurm_test.py BUILD_DIR SOURCE_DIR
 Needs root and Debian's slurmctld, slurmd, slurm-client and munge (scripts/install-deps.sh).
@@ -364,6 +366,46 @@ streams:
         else:
             check(p.returncode == 130 and "interrupted by SIGINT" in text, "SIGINT mid-run: status 130", text)
         c.nothing_left(job, f"after {how}")
+
+    # sluice serve --launcher slurm: the daemons start once for the deployment, units come
+    # from sluice submit, and sluice stop ends the steps and releases the allocation.
+    app_lib = os.path.join(h.build, "application", "libsluice_app_filters.so")
+    served = h.topology("served.yaml", f"""name: served
+hosts: {{a: first:7700, b: second:7700}}
+filters:
+  src:   {{class: AppSource, library: {app_lib}, place: {{a: 1, b: 1}}}}
+  stage: {{class: AppStage, library: {app_lib}, place: {{b: 1}}}}
+streams:
+  - {{from: src.out, to: stage.in}}
+  - {{from: stage.out, to: client}}
+""")
+    err_path = os.path.join(h.dir, "serve.err")
+    err = open(err_path, "w+")
+    env = dict(c.env, HOME=h.dir)  # the run directory (daemon logs) under the test's directory
+    p = subprocess.Popen([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm",
+                          "--token-file", h.token], env=env, stdout=subprocess.DEVNULL, stderr=err)
+    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait(), err.close()))
+    h.wait_for(lambda: "serving 'served' at" in read(err_path) or p.poll() is not None, 120, "serve to start")
+    m = re.search(r"serving 'served' at (\S+) \(", read(err_path))
+    job = job_of(read(err_path))
+    check(m and job, f"sluice serve --launcher slurm starts its daemons in job {job}", read(err_path))
+    address = m.group(1)
+    results = os.path.join(h.dir, "served.results")
+    for count in (200, 30):
+        r = subprocess.run([h.console, "submit", address, "--work", f"count={count} size=500", "--results", results,
+                            "--token-file", h.token], capture_output=True, text=True, timeout=120)
+        unit = re.search(r"accepted unit (\d+)", r.stderr)
+        check(r.returncode == 0 and unit, f"a unit of {count} submitted to serve on Slurm finishes", r.stderr)
+        q = subprocess.run([os.path.join(h.build, "tests", "serve", "serve_results_check"), results, unit.group(1),
+                            "2", str(count), "500"], capture_output=True, text=True)
+        check(q.returncode == 0, "its results come back from the nodes byte for byte", q.stdout, q.stderr)
+    check(c.queue() != "", "between units the allocation stays", c.queue())
+    r = subprocess.run([h.console, "stop", address, "--token-file", h.token], capture_output=True, text=True,
+                       timeout=120)
+    check(r.returncode == 0 and "stopped" in r.stderr, "sluice stop ends it", r.stderr)
+    p.wait(60)
+    check(p.returncode == 0, "serve exits 0", read(err_path))
+    c.nothing_left(job, "after sluice serve --launcher slurm and sluice stop")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,12 @@ const char* kind(const Envelope& e) {
     case Envelope::kExitReport: return "exit_report";
     case Envelope::kError: return "error";
     case Envelope::kFilterLog: return "filter_log";
+    case Envelope::kSubmit: return "submit";
+    case Envelope::kAccepted: return "accepted";
+    case Envelope::kResultChunk: return "result_chunk";
+    case Envelope::kUnitEnded: return "unit_ended";
+    case Envelope::kStop: return "stop";
+    case Envelope::kStopping: return "stopping";
     case Envelope::BODY_NOT_SET: break;
   }
   return "empty";

@@ -27,7 +27,7 @@ namespace {
 using sluice::control::Envelope;
 
 std::vector<Envelope> messages() {
-  std::vector<Envelope> e(16);
+  std::vector<Envelope> e(22);
   e[0].mutable_hello()->set_protocol_version(2);
   e[0].mutable_hello()->set_client("sluice console pid 1");
   e[1].mutable_auth_result()->set_ok(true);
@@ -53,6 +53,17 @@ std::vector<Envelope> messages() {
   auto* line = e[15].mutable_filter_log()->add_lines();
   line->set_prefix("f#0@a");
   line->set_text("hello");
+  e[16].mutable_submit()->set_work("count=3");
+  e[17].mutable_accepted()->set_index(4);
+  e[18].mutable_result_chunk()->set_data(std::string("\x00\x01\xff", 3));
+  e[18].mutable_result_chunk()->set_more(true);
+  auto* ended = e[19].mutable_unit_ended();
+  ended->set_index(4);
+  ended->set_seconds(0.25);
+  ended->mutable_failure()->set_filter("stage");
+  ended->add_streams()->set_buffers(9);
+  e[20].mutable_stop();
+  e[21].mutable_stopping()->set_units_left(2);
   return e;
 }
 

@@ -1,0 +1,131 @@
+// `sluice serve`: the Application (sluice/application.h) deployed once, driven by the units
+// clients submit over the network (console/serve_server.h).
+#include <iostream>
+#include <optional>
+
+#include "console/commands.h"
+#include "console/exit_codes.h"
+#include "console/remote.h"
+#include "console/serve_server.h"
+#include "control/auth.h"
+#include "daemons/log.h"
+#include "http/listen_address.h"
+#include "runtime/backends.h"
+#include "runtime/crash_report.h"
+#include "sluice/application.h"
+
+namespace sluice::console {
+
+namespace {
+
+ApplicationOptions application_options(const ServeOptions& o) {
+  ApplicationOptions a;
+  a.hosts = o.hosts;
+  if (o.launch.launcher.empty()) {  // a launcher makes the run's own token: these are the clients'
+    a.token_file = o.control.token_file;
+    a.cert_file = o.control.cert_file;
+    a.key_file = o.control.key_file;
+    a.ca_file = o.control.ca_file;
+  }
+  a.encrypt = o.encrypt;
+  a.launcher = o.launch.launcher;
+  a.partition = o.launch.partition;
+  a.time = o.launch.time;
+  a.account = o.launch.account;
+  a.nodes = o.launch.nodes;
+  return a;
+}
+
+// --listen: loopback unless --listen-public (as --ui and --ui-public).
+std::optional<boost::asio::ip::tcp::endpoint> listen_endpoint(const ServeOptions& o) {
+  boost::asio::ip::tcp::endpoint at;
+  try {
+    at = http::parse_listen_address(o.listen, "--listen", true, "--listen-public");
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return std::nullopt;
+  }
+  if (!at.address().is_loopback() && !o.listen_public) {
+    std::cerr << "sluice: --listen '" << o.listen << "' is not a loopback address: sluice serve would take units "
+              << "from other machines (each must still hold the token or a certificate); listen on 127.0.0.1 (e.g. "
+              << "--listen 127.0.0.1:7800), or add --listen-public if clients on other machines should reach "
+              << at.address().to_string() << "\n";
+    return std::nullopt;
+  }
+  return at;
+}
+
+// The TLS that clients must pass: the token (the daemons', read as a daemon reads it), or
+// the certificates. Null after printing why they cannot be used.
+std::shared_ptr<control::TlsContext> client_tls(const ControlOptions& control) {
+  control::TlsOptions tls;
+  tls.cert_file = control.cert_file;
+  tls.key_file = control.key_file;
+  tls.ca_file = control.ca_file;
+  if (!tls.certificates()) {
+    try {
+      tls.token = control::read_token_file(token_path(control.token_file), control::TokenReader::kDaemon);
+    } catch (const std::exception& e) {
+      std::cerr << "sluice: " << e.what() << " (--token-file)\n";
+      return nullptr;
+    }
+  }
+  try {
+    return control::TlsContext::create(control::TlsContext::Role::kServer, tls);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+int serve_command(const ServeOptions& options) {
+  // A crash names the filter copy it happened in before the process dies (as sluice run).
+  crash::install_handlers();
+  const std::optional<boost::asio::ip::tcp::endpoint> listen = listen_endpoint(options);
+  if (!listen) return kExitUsage;
+  // Everything sluice run checks before it starts anything, with its exit status.
+  try {
+    topo::Topology topology = topo::parse_topology_file(options.topology_path);
+    if (!options.hosts.empty()) apply_hosts_option(topology, options.hosts);
+    check_loadable(topology);
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadTopology;
+  }
+  std::shared_ptr<control::TlsContext> tls = client_tls(options.control);
+  if (!tls) return kExitHostUnavailable;
+
+  std::optional<Application> app;
+  try {
+    app.emplace(Application::open(options.topology_path, application_options(options)));
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return kExitBadTopology;
+  }
+  std::unique_ptr<ServeServer> server;
+  try {
+    server = std::make_unique<ServeServer>(*app, *listen, std::move(tls));
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << " (--listen)\n";
+    return kExitUsage;
+  }
+  try {
+    app->start();
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  const std::string at = server->bound_address();
+  daemon::info("serving '" + app->name() + "' at " + at + " (" + server->security() + ", " +
+               (app->remote() ? "across hosts" : "embedded") + "): sluice submit " + at +
+               " --work PAYLOAD appends a unit; sluice stop " + at + " or Ctrl-C ends it");
+  const int status = server->run();
+  server.reset();
+  app.reset();
+  daemon::info(status == kExitOk ? "stopped" : "stopped (interrupted)");
+  return status;
+}
+
+}  // namespace sluice::console

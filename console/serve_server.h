@@ -1,0 +1,115 @@
+// ServeServer: `sluice serve`'s server, after the Asio examples (http/server) and sluiced's
+// HostDaemon. It owns the io_context, the acceptor, the TLS context, the signal set, the
+// client sessions (serve_session.h) and the ResultPump that forwards each unit's results;
+// it submits the units to a started Application, one per `submit`, in arrival order.
+//
+// Ending:
+// - `sluice stop` (a stop request): new units are turned down; the units already accepted
+//   run to their end and their clients get their results and reports; then the
+//   Application stops, the stop client hears `stopped`, and run() returns kExitOk.
+// - SIGINT or SIGTERM: results stop flowing (a client that does not read cannot hold the
+//   end back), the Application is aborted (Application::abort: the running unit and every
+//   queued one end as cancelled, and their clients are told so, if they read that far
+//   within 2 s); then as above, and run() returns kExitInterrupted. A second signal while
+//   that is under way exits at once.
+// In both cases every unit has ended, the Application is stopped (its copies, across hosts
+// its app daemons, are gone) and the listening port is closed when run() returns.
+//
+// Single-threaded: everything runs on the io_context's thread, in run(), but for the pump's
+// thread (result_pump.h) and the thread that stops the Application (its stop() blocks).
+#ifndef SLUICE_CONSOLE_SERVE_SERVER_H_
+#define SLUICE_CONSOLE_SERVE_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+
+#include "console/result_pump.h"
+#include "console/serve_session.h"
+#include "control/tls.h"
+#include "daemons/admission.h"
+#include "daemons/log.h"
+#include "sluice/application.h"
+
+namespace sluice::console {
+
+class ServeServer {
+ public:
+  // Binds `listen` and listens (throws sluice::Error when it cannot); clients must pass
+  // `tls` (a server context). `app` outlives the server.
+  ServeServer(Application& app, const boost::asio::ip::tcp::endpoint& listen,
+              std::shared_ptr<control::TlsContext> tls);
+  ~ServeServer();
+  ServeServer(const ServeServer&) = delete;
+  ServeServer& operator=(const ServeServer&) = delete;
+
+  // "127.0.0.1:7800", the port chosen when listen said 0.
+  std::string bound_address() const;
+  // "TLS 1.3 with token (PSK)", for the first line.
+  std::string security() const;
+
+  // Serves until stopped (above). Returns kExitOk after `sluice stop`, kExitInterrupted
+  // after a signal. REQUIRES: called once.
+  int run();
+
+  // For the sessions, on the io_context's thread.
+  boost::asio::io_context& io() { return io_; }
+  boost::asio::ssl::context& ssl() { return ssl_; }
+  const control::TlsOptions& tls_options() const { return tls_->options(); }
+  daemon::RateLimited& strangers_log() { return strangers_log_; }
+  // Appends a unit with `work` for `session`; the job that forwards its results, or why
+  // not (the server is stopping). `*ahead`: units accepted before it that have not ended.
+  std::shared_ptr<UnitJob> submit(const std::shared_ptr<ServeSession>& session, const std::string& work,
+                                  std::uint64_t* ahead, std::string* refusal);
+  // A client asked the server to stop (it will hear stopping(), and stopping(.., true)).
+  void stop_requested(const std::shared_ptr<ServeSession>& session);
+  void forget(const std::shared_ptr<ServeSession>& session);
+
+ private:
+  enum class Mode { kServing, kStopping, kAborting };
+
+  void do_accept();
+  void admit(boost::asio::ip::tcp::socket socket);
+  void do_await_signal();
+  // The pump says a unit ended (posted to the io_context).
+  void unit_ended(const std::shared_ptr<UnitJob>& job, const UnitReport& report);
+  // Starts stopping the Application once nothing is left to wait for.
+  void maybe_stop_application();
+  // Once the Application stopped and every unit was reported: closes the sessions (after
+  // what they have queued) and ends run().
+  void maybe_finish();
+
+  Application& app_;
+  sluiced::Admission admission_;  // before io_: outlives the sessions its handlers hold
+  boost::asio::io_context io_;
+  boost::asio::signal_set signals_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::shared_ptr<control::TlsContext> tls_;
+  boost::asio::ssl::context ssl_;  // over tls_'s SSL_CTX (a reference of its own)
+  boost::asio::steady_timer finish_deadline_;
+  daemon::RateLimited strangers_log_{5.0, 20.0};  // unauthenticated connections: 20, then 5/s
+  daemon::RateLimited capped_log_{1.0, 5.0};      // connections over the caps: 5, then 1/s
+  std::set<std::shared_ptr<ServeSession>> sessions_;
+  std::set<std::shared_ptr<ServeSession>> stop_waiters_;
+  std::uint64_t next_id_ = 1;
+  std::uint64_t outstanding_ = 0;  // units accepted that have not ended
+  Mode mode_ = Mode::kServing;
+  bool app_stopping_ = false;  // the stopper thread runs
+  bool app_stopped_ = false;   // it has returned
+  bool finished_ = false;
+  int exit_code_ = 0;
+  std::thread stopper_;  // stops or aborts the Application (blocking calls)
+  // Declared last: destroyed first, so its thread never calls into a server half gone.
+  ResultPump pump_;
+};
+
+}  // namespace sluice::console
+
+#endif  // SLUICE_CONSOLE_SERVE_SERVER_H_

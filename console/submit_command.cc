@@ -1,0 +1,267 @@
+// `sluice submit` and `sluice stop`: clients of `sluice serve` (console/serve_client.h).
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "console/commands.h"
+#include "console/connect_hosts.h"
+#include "console/exit_codes.h"
+#include "console/report.h"
+#include "console/serve_client.h"
+#include "runtime/failure.h"
+
+namespace sluice::console {
+
+namespace {
+
+constexpr auto kConnectTimeout = std::chrono::seconds(5);
+
+// SIGINT and SIGTERM end the connection (serve then cancels the unit) from a thread of its
+// own (sigwait), so the main thread sees a closed connection and says why. Blocks them in
+// every thread: construct before any other thread starts.
+class InterruptWatcher {
+ public:
+  explicit InterruptWatcher(ServeClient& client) : client_(client) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGUSR1);  // our own wake-up
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this] {
+      int sig = 0;
+      while (sigwait(&set_, &sig) == 0) {
+        if (sig == SIGUSR1) return;
+        interrupted_ = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        client_.shutdown();
+      }
+    });
+  }
+  ~InterruptWatcher() {
+    pthread_kill(thread_.native_handle(), SIGUSR1);
+    thread_.join();
+  }
+  // "SIGINT" once interrupted, else "".
+  std::string interrupted() const { return interrupted_ ? interrupted_.load() : ""; }
+
+ private:
+  ServeClient& client_;
+  sigset_t set_;
+  std::atomic<const char*> interrupted_{nullptr};
+  std::thread thread_;
+};
+
+// Where the results go: a file, stdout ("-"), or nowhere (only counted).
+class ResultsOut {
+ public:
+  // Nullopt-like: ok() false, after printing why, when the file cannot be created.
+  explicit ResultsOut(const std::string& path) : path_(path) {
+    if (path.empty()) return;
+    if (path == "-") {
+      file_ = stdout;
+      return;
+    }
+    file_ = std::fopen(path.c_str(), "wb");
+    if (file_ == nullptr) error_ = std::strerror(errno);
+  }
+  ~ResultsOut() {
+    if (file_ != nullptr && file_ != stdout) std::fclose(file_);
+  }
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  bool write(const std::string& data) {
+    bytes_ += data.size();
+    if (file_ == nullptr || data.empty()) return true;
+    if (std::fwrite(data.data(), 1, data.size(), file_) != data.size()) {
+      error_ = std::strerror(errno);
+      return false;
+    }
+    return true;
+  }
+  bool close() {
+    if (file_ == nullptr) return ok();
+    FILE* f = file_;
+    file_ = nullptr;
+    const bool flushed = std::fflush(f) == 0 && (f == stdout || std::fclose(f) == 0);
+    if (!flushed && error_.empty()) error_ = std::strerror(errno);
+    return ok();
+  }
+  std::uint64_t bytes() const { return bytes_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  FILE* file_ = nullptr;
+  std::string error_;
+  std::uint64_t bytes_ = 0;
+};
+
+// The unit's summary, as `sluice run` prints a run's (without the blocked columns, which
+// serve does not report per unit), then its failure.
+int print_unit(const control::UnitEnded& ended, const ResultsOut& results, std::uint64_t buffers) {
+  RunReport report;
+  report.wall_seconds = ended.seconds();
+  report.units.push_back(UnitRecord{ended.index(), ended.work(), ended.seconds(), ended.finished(), ""});
+  for (const control::UnitStream& s : ended.streams()) {
+    StreamStats stats;
+    stats.label = s.stream();
+    stats.buffers = s.buffers();
+    stats.bytes = s.bytes();
+    report.streams.push_back(stats);
+  }
+  std::cerr << summary_table(report, false);
+  std::cerr << "results: " << buffers << " buffers, " << results.bytes() << " bytes"
+            << (results.path().empty() ? " (not kept; --results FILE keeps them)"
+                : results.path() == "-" ? " written to stdout"
+                                        : " written to " + results.path())
+            << "\n";
+  if (ended.finished()) return kExitOk;
+  const control::Failure& f = ended.failure();
+  const Failure failure{f.filter(), f.copy(), f.host(), ended.index(), f.stage(), f.message()};
+  std::cerr << "sluice: unit " << ended.index() << " failed: " << failure_text(failure) << "\n";
+  return kExitRunFailed;
+}
+
+}  // namespace
+
+int submit_command(const SubmitOptions& options) {
+  // The submit message must fit in one control frame (16 MiB), with room for its framing.
+  if (options.work.size() > control::kMaxFrame - 64) {
+    std::cerr << "sluice: --work is " << options.work.size() << " bytes; a payload may be at most "
+              << control::kMaxFrame - 64 << " bytes: pass a file's path or a key in it instead of its content\n";
+    return kExitUsage;
+  }
+  ResultsOut results(options.results_path);
+  if (!results.ok()) {
+    std::cerr << "sluice: cannot write --results '" << options.results_path << "': " << results.error()
+              << "; check the directory exists and is writable\n";
+    return kExitUsage;
+  }
+  const std::optional<Credentials> credentials = load_credentials(options.control);
+  if (!credentials) return kExitHostUnavailable;
+  ServeClient client(options.address);
+  InterruptWatcher interrupt(client);  // before the client's heartbeat thread starts
+  const std::string who = "sluice serve at " + options.address;
+  if (auto why = client.connect(*credentials, kConnectTimeout)) {
+    std::cerr << "sluice: " << who << ": " << *why << "; nothing was submitted\n";
+    return kExitHostUnavailable;
+  }
+  if (const std::string sig = interrupt.interrupted(); !sig.empty()) {
+    std::cerr << "sluice: interrupted by " << sig << "; nothing was submitted\n";
+    return kExitInterrupted;
+  }
+  control::Envelope submit;
+  submit.mutable_submit()->set_work(options.work);
+  if (!client.send(submit)) {
+    std::cerr << "sluice: " << who << " closed the connection before the unit was sent; nothing was submitted\n";
+    return kExitHostUnavailable;
+  }
+  std::optional<std::uint64_t> index;
+  std::uint64_t buffers = 0;
+  const auto unit_name = [&] { return index ? "unit " + std::to_string(*index) : std::string("the unit"); };
+  for (;;) {
+    control::Envelope m;
+    const ServeClient::Status status = client.receive(&m);
+    if (status == ServeClient::Status::kMessage) {
+      if (m.has_result_chunk()) {
+        if (!results.write(m.result_chunk().data())) {
+          std::cerr << "sluice: cannot write --results '" << results.path() << "': " << results.error()
+                    << "; leaving, so serve cancels " << unit_name() << "\n";
+          return kExitRunFailed;
+        }
+        if (!m.result_chunk().more()) ++buffers;
+      } else if (m.has_accepted()) {
+        index = m.accepted().index();
+        std::cerr << "sluice: " << who << " accepted unit " << *index << " [" << options.work << "]"
+                  << (m.accepted().ahead() == 0 ? "" : ", behind " + std::to_string(m.accepted().ahead()) + " unit(s)")
+                  << "\n";
+      } else if (m.has_unit_ended()) {
+        if (!results.close()) {
+          std::cerr << "sluice: cannot write --results '" << results.path() << "': " << results.error() << "\n";
+          print_unit(m.unit_ended(), results, buffers);
+          return kExitRunFailed;
+        }
+        return print_unit(m.unit_ended(), results, buffers);
+      } else if (m.has_error()) {
+        std::cerr << "sluice: " << who << " turned the unit down: " << m.error().message() << "\n";
+        return kExitHostUnavailable;
+      } else {
+        std::cerr << "sluice: " << who << " sent an unexpected " << control::kind(m)
+                  << "; run sluice submit and sluice serve of the same sluice version\n";
+        return kExitRunFailed;
+      }
+      continue;
+    }
+    if (const std::string sig = interrupt.interrupted(); !sig.empty()) {
+      std::cerr << "sluice: interrupted by " << sig << "; " << who << " cancels " << unit_name() << "\n";
+      return kExitInterrupted;
+    }
+    switch (status) {
+      case ServeClient::Status::kSilent:
+        std::cerr << "sluice: no word from " << who << " for 3 s; the link is down or it is unresponsive; "
+                  << unit_name() << " is cancelled there if it still runs\n";
+        break;
+      case ServeClient::Status::kClosed:
+        std::cerr << "sluice: " << who << " closed the connection before " << unit_name()
+                  << " ended; its log says why\n";
+        break;
+      default:
+        std::cerr << "sluice: the connection to " << who << " broke before " << unit_name()
+                  << " ended: " << client.error() << "\n";
+        break;
+    }
+    return kExitRunFailed;
+  }
+}
+
+int stop_command(const std::string& address, const ControlOptions& control) {
+  const std::optional<Credentials> credentials = load_credentials(control);
+  if (!credentials) return kExitHostUnavailable;
+  ServeClient client(address);
+  const std::string who = "sluice serve at " + address;
+  if (auto why = client.connect(*credentials, kConnectTimeout)) {
+    std::cerr << "sluice: " << who << ": " << *why << "\n";
+    return kExitHostUnavailable;
+  }
+  control::Envelope stop;
+  stop.mutable_stop();
+  if (!client.send(stop)) {
+    std::cerr << "sluice: " << who << " closed the connection before the stop request was sent\n";
+    return kExitHostUnavailable;
+  }
+  bool heard = false;
+  for (;;) {
+    control::Envelope m;
+    const ServeClient::Status status = client.receive(&m);
+    if (status == ServeClient::Status::kMessage && m.has_stopping()) {
+      if (m.stopping().stopped()) {
+        std::cerr << "sluice: " << who << " stopped\n";
+        return kExitOk;
+      }
+      if (!heard) {
+        const std::uint32_t left = m.stopping().units_left();
+        std::cerr << "sluice: " << who << " is stopping"
+                  << (left == 0 ? "" : "; the " + std::to_string(left) + " unit(s) it accepted end first") << "\n";
+      }
+      heard = true;
+      continue;
+    }
+    if (status == ServeClient::Status::kMessage) {
+      std::cerr << "sluice: " << who << " sent an unexpected " << control::kind(m)
+                << "; run sluice stop and sluice serve of the same sluice version\n";
+    } else if (status == ServeClient::Status::kSilent) {
+      std::cerr << "sluice: no word from " << who << " for 3 s; the link is down or it is unresponsive\n";
+    } else {
+      std::cerr << "sluice: " << who << " closed the connection before it said it stopped"
+                << (status == ServeClient::Status::kError ? ": " + client.error() : std::string()) << "\n";
+    }
+    return kExitRunFailed;
+  }
+}
+
+}  // namespace sluice::console

@@ -1,0 +1,539 @@
+#!/usr/bin/env python3
+"""sluice serve, submit and stop end to end: real processes on loopback ports (port 0, the
+address read from serve's first line), the Application test filters
+(application/test_filters/app_filters.cc: two AppSource copies -> AppStage -> client), every
+results file checked byte for byte (serve_results_check). Every process a test starts is
+killed by pid and every file removed when it ends, failed or not (harness.py).
+
+  serve_test.py BUILD SOURCE APP_FILTERS_LIB RESULTS_CHECK [TEST...]   (default: every test)
+
+Where a test needs a unit that is certainly still running while it does something else, it
+sends the unit's results into a FIFO that it does not read yet: the submitter blocks on it,
+serve's window for that client fills, the producers run out of credit, and the unit can
+neither end nor go faster until the test reads. No test depends on timing.
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+BUILD, SOURCE, LIB, CHECKER = (os.path.abspath(a) for a in sys.argv[1:5])
+sys.path.insert(0, os.path.join(SOURCE, "tests", "daemons"))
+from harness import Failed, Harness, check, listening  # noqa: E402
+from tls_tools import Pki, SClient, psk  # noqa: E402
+from wire import HEARTBEAT, field, frame, hello, uint_field  # noqa: E402
+
+# Envelope field numbers of sluice serve's messages (core-cpp/proto/control.proto).
+SUBMIT, ACCEPTED, UNIT_ENDED = 18, 19, 21
+
+SAFETY = 60  # seconds: how long a wait may last before the test calls it a failure
+
+TOPOLOGY = f"""name: serve-test
+filters:
+  src:   {{class: AppSource, library: {LIB}, copies: 2}}
+  stage: {{class: AppStage, library: {LIB}}}
+streams:
+  - {{from: src.out, to: stage.in, depth: 4, buffer_size: 3MiB}}
+  - {{from: stage.out, to: client, depth: 4, buffer_size: 3MiB}}
+"""
+
+
+def wait_for(cond, what, timeout=SAFETY):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise Failed("timed out waiting for " + what)
+
+
+def read_file(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+class Serve:
+    """A `sluice serve` process; its log is serve-N.log in the test's directory."""
+
+    count = 0
+
+    def __init__(self, h, topology, *args, token=None, auth=None):
+        """auth: --cert/--key/--ca instead of the token."""
+        Serve.count += 1
+        self.log_path = os.path.join(h.dir, f"serve-{Serve.count}.log")
+        self.log = open(self.log_path, "w")
+        cmd = [h.console, "serve", topology, "--listen", "127.0.0.1:0"] + (auth or ["--token-file", token or h.token])
+        cmd += list(args)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        h.cleanups.append(self.kill)
+        m = None
+
+        def started():
+            nonlocal m
+            m = re.search(r"serving '[^']*' at (\S+) \(", self.text())
+            return m is not None or self.proc.poll() is not None
+
+        wait_for(started, "sluice serve to say where it listens")
+        if m is None:
+            raise Failed("sluice serve did not start:\n" + self.text())
+        self.address = m.group(1)
+        self.port = int(self.address.rsplit(":", 1)[1])
+
+    def text(self):
+        return read_file(self.log_path)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+    def wait(self):
+        try:
+            return self.proc.wait(SAFETY)
+        except subprocess.TimeoutExpired:
+            raise Failed("sluice serve did not exit:\n" + self.text()[-4000:])
+
+
+class Submit:
+    """A `sluice submit` running in the background; its stderr in a file."""
+
+    count = 0
+
+    def __init__(self, h, serve, work, results=None, token=None, auth=None):
+        Submit.count += 1
+        self.err_path = os.path.join(h.dir, f"submit-{Submit.count}.err")
+        self.err = open(self.err_path, "w")
+        cmd = [h.console, "submit", serve.address, "--work", work] + (auth or ["--token-file", token or h.token])
+        if results:
+            cmd += ["--results", results]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.err)
+        h.cleanups.append(self.kill)
+
+    def text(self):
+        return read_file(self.err_path)
+
+    def accepted(self):
+        """The unit's index, once serve accepted it (None before)."""
+        m = re.search(r"accepted unit (\d+)", self.text())
+        return int(m.group(1)) if m else None
+
+    def wait_accepted(self):
+        wait_for(lambda: self.accepted() is not None or self.proc.poll() is not None, "serve to accept a unit")
+        if self.accepted() is None:
+            raise Failed("the unit was not accepted:\n" + self.text())
+        return self.accepted()
+
+    def wait(self):
+        try:
+            status = self.proc.wait(SAFETY)
+        except subprocess.TimeoutExpired:
+            raise Failed("sluice submit did not exit:\n" + self.text())
+        return status, self.text()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.err.close()
+
+
+def submit(h, serve, work, results=None, token=None, auth=None):
+    """Runs `sluice submit` to its end: (status, stderr, unit index or None)."""
+    s = Submit(h, serve, work, results, token, auth)
+    status, err = s.wait()
+    return status, err, s.accepted()
+
+
+def verify(path, unit, count, size, what):
+    p = subprocess.run([CHECKER, path, str(unit), "2", str(count), str(size)], capture_output=True, text=True)
+    check(p.returncode == 0, f"{what}: the results file holds exactly unit {unit}'s buffers, in order per copy",
+          p.stdout, p.stderr)
+
+
+def good_unit(h, serve, count, size, what, auth=None):
+    """Submits a unit that must finish, checks its results file; returns its index."""
+    path = os.path.join(h.dir, f"results-{Submit.count + 1}")
+    status, err, unit = submit(h, serve, f"count={count} size={size}", path, auth=auth)
+    check(status == 0 and unit is not None, f"{what}: submit exits 0", err)
+    verify(path, unit, count, size, what)
+    os.unlink(path)
+    return unit, err
+
+
+class Fifo:
+    """A FIFO whose read end the test holds without reading: a submitter writing its results
+    there blocks, and with it its unit, until drain()."""
+
+    def __init__(self, h, name):
+        self.path = os.path.join(h.dir, name)
+        os.mkfifo(self.path)
+        self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)  # so the writer's open does not block
+        h.cleanups.append(self.close)
+
+    def read_some(self):
+        """Waits until some bytes arrived (the unit runs); returns them."""
+        data = b""
+
+        def got():
+            nonlocal data
+            try:
+                data = os.read(self.fd, 4096)
+            except BlockingIOError:
+                return False
+            return len(data) > 0
+
+        wait_for(got, "results to arrive in the FIFO")
+        return data
+
+    def drain(self, into, first=b""):
+        """Reads everything until the writer closes, into the file `into`."""
+        os.set_blocking(self.fd, True)
+        with open(into, "wb") as out:
+            out.write(first)
+            while True:
+                chunk = os.read(self.fd, 1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1))
+
+
+# --- the tests -----------------------------------------------------------------------------
+
+
+def serve_submit_stop(h, topology):
+    """Units from the command line, results byte for byte, per-unit lines, sluice stop: the
+    unit running when it came finishes, later submits are turned down, serve exits 0 and
+    its port closes."""
+    serve = Serve(h, topology)
+    check(listening(serve.port), "serve listens on its port")
+    u0, err = good_unit(h, serve, 50, 100, "a first unit")
+    check("stage.out -> client" in err and re.search(r"stage\.out -> client\s+100\s", err),
+          "submit's summary counts what the client stream carried (100 buffers)", err)
+    check("results: 100 buffers, 10000 bytes written to" in err, "submit says what it wrote", err)
+    u1, _ = good_unit(h, serve, 3, 2500000, "buffers above 1 MiB (sent in several chunks)")
+    check(u1 == u0 + 1, "units are numbered in submission order", u0, u1)
+    check(re.search(rf"unit {u0} \[count=50 size=100\] finished in \d+\.\d+ s", serve.text()),
+          "serve prints a line per unit (index, payload, finished, seconds)", serve.text())
+
+    fifo = Fifo(h, "stop.fifo")
+    running = Submit(h, serve, "count=10000 size=4000", fifo.path)
+    unit = running.wait_accepted()
+    first = fifo.read_some()
+    stopper = subprocess.Popen([h.console, "stop", serve.address, "--token-file", h.token],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    h.cleanups.append(lambda: stopper.poll() is None and stopper.kill())
+    wait_for(lambda: "asked to stop" in serve.text(), "serve to hear the stop request")
+    late_status, late_err, _ = submit(h, serve, "count=1")
+    check(late_status == 4 and "is stopping (sluice stop) and takes no new units" in late_err,
+          "a unit submitted after sluice stop is turned down (exit 4)", late_status, late_err)
+    check(stopper.poll() is None and running.proc.poll() is None,
+          "sluice stop waits while the accepted unit still runs")
+    path = os.path.join(h.dir, "stop.results")
+    fifo.drain(path, first)
+    status, err = running.wait()
+    check(status == 0, "the unit that was running when sluice stop came finishes", err)
+    verify(path, unit, 10000, 4000, "the unit finished under sluice stop")
+    os.unlink(path)
+    _, stop_err = stopper.communicate(timeout=SAFETY)
+    check(stopper.returncode == 0 and "is stopping; the 1 unit(s) it accepted end first" in stop_err
+          and "stopped" in stop_err, "sluice stop says it waits for the accepted unit, then exits 0", stop_err)
+    check(serve.wait() == 0, "serve exits 0 after sluice stop", serve.text()[-3000:])
+    check(not listening(serve.port), "serve's port is closed")
+    check("the application stopped; 3 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
+
+
+def two_submitters(h, topology):
+    """Two submitters at once, the first held back by its own slow reader: the second queues
+    behind it, the first's slowness holds nothing in serve's memory, and each gets its own
+    results."""
+    serve = Serve(h, topology)
+    good_unit(h, serve, 10, 64, "a warm-up unit")
+    baseline = rss_kib(serve.proc.pid)
+    fifo = Fifo(h, "slow.fifo")
+    slow = Submit(h, serve, "count=10000 size=4000", fifo.path)  # 80 MB of results
+    first_unit = slow.wait_accepted()
+    first = fifo.read_some()
+    second_path = os.path.join(h.dir, "second.results")
+    second = Submit(h, serve, "count=300 size=1000", second_path)
+    second_unit = second.wait_accepted()
+    check(second_unit == first_unit + 1 and "behind 1 unit(s)" in second.text(),
+          "the second unit queues behind the first, which its slow reader holds back", second.text())
+    grown = rss_kib(serve.proc.pid) - baseline
+    check(grown < 24 * 1024, f"serve holds a window of results, not the unit (grew {grown} KiB for an 80 MB unit)")
+    check(second.proc.poll() is None, "the second unit waits for the first (one at a time, in order)")
+    first_path = os.path.join(h.dir, "first.results")
+    fifo.drain(first_path, first)
+    status, err = slow.wait()
+    check(status == 0, "the slow submitter's unit finishes", err)
+    status, err = second.wait()
+    check(status == 0, "the second submitter's unit finishes", err)
+    verify(first_path, first_unit, 10000, 4000, "the first submitter")
+    verify(second_path, second_unit, 300, 1000, "the second submitter")
+    os.unlink(first_path)
+
+    # Four at once, none held back: every one gets its own unit's results.
+    runs = []
+    for i in range(4):
+        path = os.path.join(h.dir, f"many-{i}.results")
+        runs.append((Submit(h, serve, f"count={200 + i} size=512", path), path, 200 + i))
+    units = set()
+    for s, path, count in runs:
+        status, err = s.wait()
+        check(status == 0, f"concurrent submitter {count} exits 0", err)
+        verify(path, s.accepted(), count, 512, f"concurrent submitter {count}")
+        units.add(s.accepted())
+    check(len(units) == 4, "four concurrent submitters got four distinct units", units)
+
+
+def failing_then_good(h, topology):
+    """A unit whose filter throws is reported to its submitter (exit 1, filter, copy, host,
+    stage, message); serve goes on and the next unit succeeds."""
+    serve = Serve(h, topology)
+    status, err, unit = submit(h, serve, "count=20 fail=stage")
+    check(status == 1, "a failed unit's submitter exits 1", err)
+    check(re.search(rf"sluice: unit {unit} failed: filter 'stage' copy 0 on host \S+ failed in process "
+                    rf"\(unit of work {unit}\): .*AppStage was told to fail", err),
+          "the failure names filter, copy, host, stage and message, as sluice run does", err)
+    check(re.search(rf"unit {unit} \[count=20 fail=stage\] failed after \d+\.\d+ s: filter 'stage'", serve.text()),
+          "serve's line says the unit failed", serve.text())
+    good_unit(h, serve, 40, 200, "the unit after a failed one")
+    check(serve.proc.poll() is None, "serve goes on serving after a failed unit")
+
+
+def submitter_gone(h, topology):
+    """A submitter killed mid-unit (SIGKILL), and one interrupted (SIGINT): serve cancels the
+    unit and the next one succeeds."""
+    serve = Serve(h, topology)
+    fifo = Fifo(h, "killed.fifo")
+    victim = Submit(h, serve, "count=100000 size=4000", fifo.path)
+    unit = victim.wait_accepted()
+    fifo.read_some()  # its results flow: the unit runs
+    victim.proc.send_signal(signal.SIGKILL)
+    victim.proc.wait()
+    fifo.close()
+    wait_for(lambda: re.search(rf"unit {unit} \[.*\] failed after .*cancelled.*\(its client had gone\)", serve.text()),
+             "serve to cancel the unit of the client that went")
+    check(f"before unit {unit} ended; cancelling it" in serve.text(), "serve says why it cancels", serve.text())
+    good_unit(h, serve, 60, 300, "the unit after a killed submitter")
+
+    interrupted = Submit(h, serve, "count=100000 sleep_ms=1")
+    unit = interrupted.wait_accepted()
+    interrupted.proc.send_signal(signal.SIGINT)
+    status, err = interrupted.wait()
+    check(status == 130 and f"interrupted by SIGINT; sluice serve at {serve.address} cancels unit {unit}" in err,
+          "Ctrl-C on submit exits 130 and says serve cancels the unit", status, err)
+    wait_for(lambda: re.search(rf"unit {unit} \[.*\] failed after .*cancelled", serve.text()),
+             "serve to cancel the interrupted submitter's unit")
+    good_unit(h, serve, 60, 300, "the unit after an interrupted submitter")
+
+
+def strangers(h, topology):
+    """A wrong token, a client that does not speak TLS, garbage: each refused with a clear
+    error, nothing queued, serve goes on."""
+    serve = Serve(h, topology)
+    before, _ = good_unit(h, serve, 5, 64, "a unit before the strangers")
+    wrong = h.write_token("wrong-token")
+    status, err, _ = submit(h, serve, "count=5", token=wrong)
+    check(status == 4 and "tokens differ" in err and "nothing was submitted" in err,
+          "a submitter with another token is refused (exit 4) and told why", status, err)
+    status = subprocess.run([h.console, "stop", serve.address, "--token-file", wrong],
+                            capture_output=True, text=True)
+    check(status.returncode == 4 and "tokens differ" in status.stderr,
+          "sluice stop with another token is refused (exit 4)", status.stderr)
+    with socket.create_connection(("127.0.0.1", serve.port)) as s:
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n" + bytes(range(256)) * 64)
+        s.settimeout(SAFETY)
+        while s.recv(4096):
+            pass
+    wait_for(lambda: serve.text().count("closing before authentication") >= 3,
+             "serve to log the three refusals")
+    check("token differs" in serve.text(), "serve's log says the token differed", serve.text())
+    after, _ = good_unit(h, serve, 5, 64, "a unit after the strangers")
+    check(after == before + 1, "the refused clients queued nothing", before, after)
+    check(serve.proc.poll() is None, "serve goes on serving")
+
+
+def hand_made(h, serve):
+    """An authenticated session by hand (openssl s_client with the token's PSK): hello done."""
+    c = SClient(serve.port, psk(h.token))
+    h.cleanups.append(c.close)
+    c.send(hello())
+    m = c.message()
+    check(m is not None and 4 in m, "a hand-made client with the token is let in (auth_result)", m)
+    return c
+
+
+def hostile_clients(h, topology):
+    """Authenticated clients that break the protocol, and one that goes silent: each is
+    dropped, its unit (if it had one) cancelled; serve neither crashes nor stops serving."""
+    serve = Serve(h, topology)
+    before, _ = good_unit(h, serve, 5, 64, "a unit before the hostile clients")
+
+    c = hand_made(h, serve)
+    c.send(b"\xff\xff\xff\xf0" + b"x" * 64)  # a length far above 16 MiB
+    check(c.closed_by_peer(SAFETY), "a frame of 4 GiB is refused: serve closes the connection")
+
+    c = hand_made(h, serve)
+    c.send(frame(field(SUBMIT, field(1, b"\xff\xfe not UTF-8"))))  # work is a string: must be UTF-8
+    check(c.closed_by_peer(SAFETY), "a malformed submit is refused: serve closes the connection")
+
+    c = hand_made(h, serve)
+    c.send(frame(field(SUBMIT, field(1, b"count=100000 sleep_ms=1"))))
+    m = c.message()
+    check(m is not None and ACCEPTED in m, "a hand-made submit is accepted", m)
+    c.send(frame(field(SUBMIT, field(1, b"count=1"))))  # a second request on one connection
+    check(c.closed_by_peer(SAFETY), "a second request closes the connection")
+    wait_for(lambda: "protocol error" in serve.text() and re.search(r"failed after .*cancelled.*client had gone",
+                                                                      serve.text()),
+             "serve to drop the client and cancel its unit")
+
+    c = hand_made(h, serve)  # submits, then says nothing more (no heartbeat)
+    c.send(frame(field(SUBMIT, field(1, b"count=100000 sleep_ms=1"))))
+    check(c.closed_by_peer(SAFETY), "a client that goes silent is dropped")
+    check("no word from the client for 3 s" in serve.text(), "serve says why it dropped it", serve.text())
+    wait_for(lambda: len(re.findall(r"client had gone", serve.text())) == 2, "serve to cancel the silent one's unit")
+
+    after, _ = good_unit(h, serve, 5, 64, "a unit after the hostile clients")
+    check(after == before + 3, "only the two accepted hand-made units took a number", before, after)
+    check(serve.proc.poll() is None, "serve goes on serving")
+
+
+def certificates(h, topology):
+    """Certificates instead of the token, on both sides: a client with a certificate from
+    serve's CA is served; one with the token, or from another CA, is refused."""
+    pki = Pki(os.path.join(h.dir, "pki"))
+    ca, other_ca = pki.ca("ca"), pki.ca("other-ca")
+    server_auth = Pki.options(pki.issue(ca, "serve"), ca)
+    serve = Serve(h, topology, auth=server_auth)
+    check("TLS 1.3 with certificates" in serve.text(), "serve says it uses certificates", serve.text())
+    good_unit(h, serve, 20, 128, "a client with a certificate", auth=Pki.options(pki.issue(ca, "alice"), ca))
+    status, err, _ = submit(h, serve, "count=1")
+    check(status == 4 and "nothing was submitted" in err, "a client with a token is refused by a certificate serve",
+          err)
+    status, err, _ = submit(h, serve, "count=1", auth=Pki.options(pki.issue(other_ca, "mallory"), other_ca))
+    check(status == 4 and "nothing was submitted" in err, "a client whose certificate another CA signed is refused",
+          err)
+    check(serve.proc.poll() is None, "serve goes on serving")
+
+
+def interrupt_serve(h, topology):
+    """SIGINT on serve: the running and the queued unit end as cancelled and their
+    submitters say so (exit 1); serve exits 130 and leaves nothing behind."""
+    serve = Serve(h, topology)
+    running = Submit(h, serve, "count=100000 sleep_ms=1")
+    running.wait_accepted()
+    queued = Submit(h, serve, "count=5")
+    queued.wait_accepted()
+    check("behind 1 unit(s)" in queued.text(), "the second unit is queued", queued.text())
+    serve.proc.send_signal(signal.SIGINT)
+    check(serve.wait() == 130, "serve exits 130 after SIGINT", serve.text()[-3000:])
+    status, err = running.wait()
+    check(status == 1 and "cancelled" in err, "the running unit's submitter hears it was cancelled (exit 1)", err)
+    status, err = queued.wait()
+    check(status == 1 and "aborted before this unit ran" in err,
+          "the queued unit's submitter hears it never ran (exit 1)", err)
+    check(not listening(serve.port), "serve's port is closed")
+    status, err, _ = submit(h, serve, "count=1")
+    check(status == 4 and "nothing was submitted" in err, "nothing answers there any more", err)
+
+    # A client that stays connected but reads nothing does not hold serve's end back.
+    serve = Serve(h, topology)
+    fifo = Fifo(h, "stuck.fifo")
+    stuck = Submit(h, serve, "count=100000 size=4000", fifo.path)
+    stuck.wait_accepted()
+    fifo.read_some()
+    serve.proc.send_signal(signal.SIGTERM)
+    check(serve.wait() == 130, "serve exits 130 after SIGTERM, though a client reads nothing", serve.text()[-3000:])
+    check(not listening(serve.port), "serve's port is closed")
+    fifo.drain(os.path.join(h.dir, "stuck.results"))
+    status, err = stuck.wait()
+    check(status == 1, "the client that read nothing exits 1 once it reads", err)
+
+
+def across_hosts(h, topology):
+    """The same commands with the copies on two real host daemons: results byte for byte, a
+    failed unit then a good one (on a fresh deployment), and Ctrl-C on serve while a unit
+    runs: serve exits 130 and no app daemon, child process or data port is left."""
+    a, b = h.start("a"), h.start("b")
+    serve = Serve(h, topology, "--hosts", f"a={a.address},b={b.address}")
+    check("across hosts" in serve.text(), "serve runs the topology across hosts", serve.text())
+    good_unit(h, serve, 300, 1000, "a unit across hosts")
+    status, err, unit = submit(h, serve, "count=20 fail=stage")
+    check(status == 1 and re.search(rf"failed: filter 'stage' copy 0 on host [ab] failed in process "
+                                     rf"\(unit of work {unit}\): .*AppStage was told to fail", err),
+          "a failed unit across hosts names filter, copy and host", err)
+    good_unit(h, serve, 3, 2500000, "the unit after a failed one, across hosts")
+    running = Submit(h, serve, "count=100000 sleep_ms=1")
+    running.wait_accepted()
+    serve.proc.send_signal(signal.SIGINT)
+    check(serve.wait() == 130, "serve exits 130 after SIGINT", serve.text()[-3000:])
+    status, err = running.wait()
+    check(status == 1 and "cancelled" in err, "the running unit's submitter hears it was cancelled", err)
+    check(not listening(serve.port), "serve's port is closed")
+    h.no_orphans([p for d in (a, b) for p in d.app_pids()], "after SIGINT on serve")
+    check(a.serving() and b.serving(), "the host daemons go on serving")
+
+
+def refusals(h, topology):
+    """What serve refuses before it starts anything."""
+    p = subprocess.run([h.console, "serve", topology, "--listen", "0.0.0.0:0", "--token-file", h.token],
+                       capture_output=True, text=True, timeout=SAFETY)
+    check(p.returncode == 2 and "--listen-public" in p.stderr and "not a loopback address" in p.stderr,
+          "--listen on a non-loopback address is refused without --listen-public (exit 2)", p.stderr)
+    bad = h.topology("bad.yaml", f"""name: bad
+filters:
+  src: {{class: NoSuchFilter, library: {LIB}}}
+streams:
+  - {{from: src.out, to: client}}
+""")
+    p = subprocess.run([h.console, "serve", bad, "--listen", "127.0.0.1:0", "--token-file", h.token],
+                       capture_output=True, text=True, timeout=SAFETY)
+    check(p.returncode == 3 and "NoSuchFilter" in p.stderr, "a class that cannot be loaded: exit 3, named", p.stderr)
+    p = subprocess.run([h.console, "submit", "127.0.0.1:1", "--work", "x", "--token-file", h.token],
+                       capture_output=True, text=True, timeout=SAFETY)
+    check(p.returncode == 4 and "is sluice serve running there?" in p.stderr,
+          "submit to an address where nothing listens: exit 4", p.stderr)
+
+
+def main():
+    tests = [refusals, serve_submit_stop, two_submitters, failing_then_good, submitter_gone, strangers,
+             hostile_clients, certificates, interrupt_serve, across_hosts]
+    if sys.argv[5:]:
+        tests = [t for t in tests if t.__name__ in sys.argv[5:]]
+    failed = 0
+    for test in tests:
+        print(f"--- {test.__name__}", flush=True)
+        try:
+            with Harness(BUILD, SOURCE, prefix="sluice-serve-") as h:
+                try:
+                    test(h, h.topology("serve.yaml", TOPOLOGY))
+                except Failed:
+                    for name in sorted(os.listdir(h.dir)):
+                        if name.endswith(".log") or name.endswith(".err"):
+                            print(f"--- {name} ---\n{read_file(os.path.join(h.dir, name))[-4000:]}", file=sys.stderr)
+                    raise
+        except Failed as e:
+            print("FAIL:", e, file=sys.stderr, flush=True)
+            failed += 1
+    if failed:
+        print(f"{failed} of {len(tests)} serve tests failed", file=sys.stderr)
+        sys.exit(1)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
