@@ -43,6 +43,9 @@ class ClientEnd {
   InputPort& port() { return *port_; }
   // Wakes a blocked read with sluice::Aborted (the unit failed elsewhere). Stays aborted.
   void abort() { signal_.abort(); }
+  // Closes the data connections (before the hosts go, so their end is not reported as a
+  // loss). The graph, and any result buffer a client still holds, stay valid. Idempotent.
+  void stop_network() { plane_->stop(); }
   // A lost or broken connection to a producing host, named.
   std::optional<std::string> failure() const { return plane_->failure(); }
 

@@ -74,6 +74,27 @@ class HostDaemons {
   HostDaemons(const HostDaemons&) = delete;
   HostDaemons& operator=(const HostDaemons&) = delete;
 
+  // Live (not zombie) sluice-appd processes the daemons have started.
+  int app_daemons() const {
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      std::ifstream in(entry.path() / "stat");
+      std::string stat;
+      if (!std::getline(in, stat)) continue;
+      const auto close = stat.rfind(')');
+      const auto open = stat.find('(');
+      if (open == std::string::npos || close == std::string::npos) continue;
+      const std::string comm = stat.substr(open + 1, close - open - 1);
+      std::istringstream rest(stat.substr(close + 2));
+      char state = 0;
+      long ppid = 0;
+      rest >> state >> ppid;
+      if (comm != "sluice-appd" || state == 'Z') continue;
+      for (pid_t pid : pids_) n += ppid == pid ? 1 : 0;
+    }
+    return n;
+  }
+
   // "a=127.0.0.1:PORT,b=..." for ApplicationOptions::hosts.
   const std::string& hosts() const { return hosts_; }
   const std::string& token_file() const { return token_; }

@@ -60,10 +60,7 @@ class RemoteDeployment final : public Deployment {
   explicit RemoteDeployment(std::shared_ptr<RemoteShared> shared)
       : shared_(std::move(shared)), t_(shared_->topology), run_key_(control::random_bytes(32)) {}
 
-  ~RemoteDeployment() override {
-    if (hosts_) hosts_->teardown(failed_);
-    client_.reset();  // after the hosts are gone: nothing lands any more
-  }
+  ~RemoteDeployment() override { release_hosts(); }
 
   std::optional<Failure> start() override {
     const std::optional<console::Credentials> credentials = console::load_credentials(shared_->control);
@@ -154,7 +151,18 @@ class RemoteDeployment final : public Deployment {
   Failure fail() {
     failed_ = true;
     if (client_) client_->abort();  // a reader waiting for results unwinds
-    return hosts_->failure() ? *hosts_->failure() : Failure{"", -1, "", 0, "run", "the hosts failed"};
+    Failure f = hosts_->failure() ? *hosts_->failure() : Failure{"", -1, "", 0, "run", "the hosts failed"};
+    // This deployment is retired: end its app daemons now, not when the Application stops
+    // (a long-lived serve would gain a set per failed unit). Result buffers stay valid.
+    release_hosts();
+    return f;
+  }
+
+  // Ends the app daemons and closes every connection, the client's data connections first.
+  void release_hosts() {
+    if (client_) client_->stop_network();
+    if (hosts_ && !released_) hosts_->teardown(failed_);
+    released_ = true;
   }
 
   const std::shared_ptr<RemoteShared> shared_;
@@ -165,6 +173,7 @@ class RemoteDeployment final : public Deployment {
   std::unique_ptr<console::HostGroup> hosts_;
   std::unique_ptr<ClientEnd> client_;
   bool failed_ = false;
+  bool released_ = false;
   std::atomic<bool> cancelled_{false};
   std::mutex cancel_mu_;
   std::string cancel_reason_;

@@ -26,7 +26,8 @@
 //
 // Thread safety: Application's methods may be called from any thread, and submit() from
 // several at once (units queue in the order the calls took effect). A Unit belongs to one
-// thread at a time: results() and wait() from the thread that holds it.
+// thread at a time for results() and wait(); cancel() is safe from any thread (a reader
+// blocked in results().read() then returns empty).
 #ifndef SLUICE_APPLICATION_H_
 #define SLUICE_APPLICATION_H_
 
