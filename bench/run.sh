@@ -19,7 +19,7 @@ echo
 # What watching a run costs: the local pipeline with and without --ui (polled as the page
 # does), in interleaved pairs; the bar: --ui costs less than 2 % of its throughput.
 if [ -f "$BUILD/examples/libexamples.so" ]; then
-  /usr/bin/python3 "$HERE/ui_cost.py" --build "$BUILD" --pairs "${UI_PAIRS:-7}"
+  /usr/bin/python3 "$HERE/ui_cost.py" --build "$BUILD" --pairs "${UI_PAIRS:-25}"
   echo
 fi
 "$BUILD/bench/net_bench" --reps "$REPS"
