@@ -10,6 +10,8 @@ tables are there:
   OUT_DIR/remote.png  remote C++ -> C++ over loopback (and veth) as ratios to iperf3,
                       ZeroMQ tcp and sockperf, with each bar's line;
   OUT_DIR/java.png    ns per buffer of a C++ and a Java forwarding filter, by size.
+Also reads bench/RESULTS.md itself (its remote and Java tables keep the headings the
+benchmarks print, with "→" for "->"): that is how bench/plot_remote.png was drawn.
 Prints a Markdown line per plot written (run.sh appends it to the results). Needs
 matplotlib (Debian's python3-matplotlib, as bench/seed_table.py).
 """
@@ -86,28 +88,48 @@ def local_plot(tables, out_dir):
     return path
 
 
+def peer_of(cell):
+    """'4263 (iperf3 -l 64K, single stream)' -> 'iperf3'; 'ZeroMQ 4.3.4 tcp' -> 'ZeroMQ'."""
+    m = re.search(r"\((\S+)", cell)
+    return m.group(1).rstrip(",") if m else "peer"
+
+
 def remote_plot(tables, out_dir):
     # The comparison tables (their last column is the bar), not the encryption one below them.
-    remote = [(h, rows) for h, rows in tables if h.startswith("Remote C++ -> C++ stream") and rows[0][-1] == "bar"]
+    # Headings as net_bench prints them ("Remote C++ -> C++ stream over loopback ...") or as
+    # bench/RESULTS.md keeps them ("Remote C++ → C++ over loopback").
+    remote = [(h, rows) for h, rows in tables
+              if re.match(r"Remote C\+\+ (->|→) C\+\+", h) and rows[0][-1] == "bar"]
     if not remote:
         return None
-    fig, ax = plt.subplots(figsize=(9, 4.2))
-    labels, width = [], 0.8 / len(remote)
-    for i, (heading, rows) in enumerate(remote):
-        where = "veth" if "veth" in heading else "loopback"
-        data = [r for r in rows[1:] if len(r) >= 5 and number(r[3]) is not None]
-        labels = [r[0] for r in data]
-        ratios = [number(r[3]) for r in data]
-        bars = [number(r[4].replace(">=", "").replace("<=", "")) for r in data]
-        xs = [j + i * width for j in range(len(data))]
-        ax.bar(xs, ratios, width, label=where)
-        for x, bar in zip(xs, bars):
+    labels, series = [], []  # x labels in first-seen order; (where, {label: (ratio, bar)})
+    for heading, rows in remote:
+        where = "veth pair" if "veth" in heading else "loopback"
+        points = {}
+        for r in rows[1:]:
+            if len(r) < 5 or number(r[3]) is None:
+                continue
+            label = r[0].replace(", us", ", µs").replace(", MB/s", " MB/s") + "\nvs " + peer_of(r[2])
+            points[label] = (number(r[3]), number(r[4].replace(">=", "").replace("<=", "")))
+            if label not in labels:
+                labels.append(label)
+        series.append((where, points))
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    width = 0.8 / len(series)
+    for i, (where, points) in enumerate(series):
+        xs = [j + i * width for j, label in enumerate(labels) if label in points]
+        ys = [points[label][0] for label in labels if label in points]
+        bars = ax.bar(xs, ys, width, label=where)
+        ax.bar_label(bars, fmt="%.2f", fontsize=7)
+        for x, label in zip(xs, [label for label in labels if label in points]):
+            bar = points[label][1]
             if bar is not None:
                 ax.hlines(bar, x - width / 2, x + width / 2, colors="k", linestyles="dotted")
-    ax.set_xticks([j + width * (len(remote) - 1) / 2 for j in range(len(labels))])
+    ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(labels))])
     ax.set_xticklabels(labels, fontsize=8)
-    ax.set_ylabel("sluice / peer (iperf3, ZeroMQ tcp, sockperf)")
-    ax.set_title("Remote C++ -> C++ stream: ratio to the peer (dotted: the bar)")
+    ax.set_ylabel("sluice / peer")
+    ax.set_title("Remote C++ -> C++ stream: ratio to the peer (dotted: the bar; "
+                 "throughput higher is better, round trip lower)", fontsize=9)
     ax.legend()
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()

@@ -16,6 +16,12 @@ echo
 "$BUILD/bench/graph_bench" --reps "$REPS"
 "$BUILD/bench/graph_bench" --reps "$REPS" --hogs 2
 echo
+# What watching a run costs: the local pipeline with and without --ui (polled as the page
+# does), in interleaved pairs; the bar: --ui costs less than 2 % of its throughput.
+if [ -f "$BUILD/examples/libexamples.so" ]; then
+  /usr/bin/python3 "$HERE/ui_cost.py" --build "$BUILD" --pairs "${UI_PAIRS:-25}"
+  echo
+fi
 "$BUILD/bench/net_bench" --reps "$REPS"
 echo
 # The same comparisons across a veth pair between two network namespaces (root only).

@@ -9,20 +9,16 @@ loopback each get half of every filter's copies (sources 2+2, forwards 1+1, Java
 The checkers verify every buffer's checksum and count per source (a source's buffers reach
 a checker along several paths, so order is not checked). Runs alternate embedded and across
 hosts; each figure is buffers/s over the unit of work (from the console's summary, so
-start-up and JVM creation are not counted); medians. A third run of each round is the
-embedded one again with `--ui` on and /api/status polled twice a second, as the page does:
-what watching a run costs (the bar: under 2 %).
+start-up and JVM creation are not counted); medians. (What `--ui` costs is measured by
+bench/ui_cost.py, in pairs.)
 
     bench/whole_graph.py --build build [--reps 3] [--buffers 10000000]
 """
 import argparse
 import os
 import re
-import socket
 import statistics
 import sys
-import threading
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "daemons"))
@@ -59,34 +55,6 @@ def unit_seconds(err):
     return float(u.group(1)) if u else float(m.group(1))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Watcher:
-    """Polls a console's /api/status twice a second, as the --ui page does, while a run goes on."""
-
-    def __init__(self, port):
-        self.url, self.stop, self.polls = f"http://127.0.0.1:{port}/api/status", threading.Event(), 0
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-        self.thread.start()
-
-    def loop(self):
-        while not self.stop.wait(0.5):
-            try:
-                with urllib.request.urlopen(self.url, timeout=5) as r:
-                    r.read()
-                    self.polls += 1
-            except OSError:
-                pass  # not listening yet, or already gone
-
-    def close(self):
-        self.stop.set()
-        self.thread.join()
-
-
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build", default="build")
@@ -98,21 +66,10 @@ def main():
         b = h.start("b")
         embedded_file = h.topology("embedded.yaml", topology(h, args.buffers))
         remote_file = h.topology("remote.yaml", topology(h, args.buffers, (a, b)))
-        embedded, remote, watched = [], [], []
-        polls = 0
+        embedded, remote = [], []
         for _ in range(args.reps):
-            for path, out in ((embedded_file, embedded), (remote_file, remote), (embedded_file, watched)):
-                extra, watcher = [], None
-                if out is watched:  # embedded again, with --ui on and a page polling it
-                    port = free_port()
-                    extra = ["--ui", f"127.0.0.1:{port}"]
-                    watcher = Watcher(port)
-                try:
-                    status, _, err, _ = h.run("run", path, "--no-progress", *extra, timeout=1200)
-                finally:
-                    if watcher:
-                        watcher.close()
-                        polls += watcher.polls
+            for path, out in ((embedded_file, embedded), (remote_file, remote)):
+                status, _, err, _ = h.run("run", path, "--no-progress", timeout=1200)
                 if status != 0:
                     raise harness.Failed(f"{path} exited {status}:\n{err[-3000:]}")
                 # Checkers throw on a bad checksum (the run then fails); the last stream must
@@ -121,7 +78,7 @@ def main():
                 if not m or int(m.group(1)) != args.buffers:
                     raise harness.Failed(f"{path}: not every buffer reached the checkers:\n{err[-3000:]}")
                 out.append(args.buffers / unit_seconds(err))
-        e, r, w = statistics.median(embedded), statistics.median(remote), statistics.median(watched)
+        e, r = statistics.median(embedded), statistics.median(remote)
         print("## A whole mixed graph at 100 B: embedded vs across two host daemons\n")
         print(f"`bench/whole_graph.py --build {args.build} --reps {args.reps} --buffers {args.buffers}`: "
               "4 C++ sources (by_key) -> 2 C++ forwards -> 2 Java forwards -> 2 C++ checkers, "
@@ -131,9 +88,7 @@ def main():
         print("| where | buffers/s (runs) | ratio to embedded | bar |\n|---|---:|---:|---|")
         print(f"| embedded | {e/1e3:.0f}k ({', '.join(f'{x/1e3:.0f}k' for x in embedded)}) | 1 | |")
         print(f"| two daemons | {r/1e3:.0f}k ({', '.join(f'{x/1e3:.0f}k' for x in remote)}) | "
-              f"**{r/e:.2f}** | >= 0.5 |")
-        print(f"| embedded, `--ui` on and polled twice a second ({polls} polls) | {w/1e3:.0f}k "
-              f"({', '.join(f'{x/1e3:.0f}k' for x in watched)}) | **{w/e:.3f}** | >= 0.98 (the UI costs < 2 %) |\n")
+              f"**{r/e:.2f}** | >= 0.5 |\n")
 
 
 if __name__ == "__main__":

@@ -194,6 +194,7 @@ class StatusSampler {
 
  private:
   void loop() {
+    pthread_setname_np(pthread_self(), "sluice-ui-feed");  // beside the server's "sluice-ui"
     std::unique_lock<std::mutex> lock(mu_);
     do {
       status_->sample(engine_.stream_stats(), engine_.activity());

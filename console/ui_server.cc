@@ -1,5 +1,6 @@
 #include "console/ui_server.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 
@@ -39,7 +40,10 @@ UiServer::UiServer(const RunStatus& status, const boost::asio::ip::tcp::endpoint
   server_ = std::make_unique<http::HttpServer>(
       io_, at, [&status](const http::Request& request) { return ui_response(status, request); }, "--ui");
   server_->start();
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "sluice-ui");  // what top -H and perf call it
+    io_.run();
+  });
 }
 
 UiServer::~UiServer() {

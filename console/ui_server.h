@@ -1,5 +1,5 @@
 // UiServer: the console's --ui. Serves a run's RunStatus over HTTP from a thread of its
-// own (http/http_server.h: GET/HEAD only, loopback unless --ui-public):
+// own, named "sluice-ui" (http/http_server.h: GET/HEAD only, loopback unless --ui-public):
 //   /             the page (status_views.h), self-contained
 //   /api/status   the JSON the page draws
 //   /metrics      the Prometheus text

@@ -16,7 +16,6 @@ lingers (--ui-linger), checks that /metrics' counters equal the --metrics file's
 pass promtool again; a second SIGINT ends the linger, and the port is closed after.
 Also: --ui on an address that is not loopback is refused without --ui-public.
 """
-import html.parser
 import json
 import os
 import random
@@ -30,6 +29,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+
+from chromium_page import load, screenshot  # beside this file
 
 src, build, jar = sys.argv[1], sys.argv[2], sys.argv[3]
 sluice = os.path.join(build, "console", "sluice")
@@ -95,27 +96,6 @@ def parse_metrics(text):
         labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
         out.setdefault(m.group(1), []).append((labels, float(m.group(4))))
     return out
-
-
-class Dom(html.parser.HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.filters, self.edges, self.status = set(), {}, None
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag == "g" and "data-filter" in a:
-            self.filters.add(a["data-filter"])
-        if tag == "g" and "data-stream" in a:
-            self.edges[a["data-stream"]] = float(a.get("data-buffers-per-second", "0"))
-        if "data-status" in a and a["data-status"]:
-            self.status = a["data-status"]
-
-
-def chromium(url, *extra):
-    cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-           "--user-data-dir=" + os.path.join(work, "chromium"), "--virtual-time-budget=3000"] + list(extra) + [url]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
 def raw(port, data):
@@ -227,10 +207,8 @@ def main():
         # The page, as a browser draws it. The live rate of count.out -> top.in is non-zero
         # only when a unit ended within the last second: load the page again until all are.
         for attempt in range(10):
-            p = chromium(url, "--dump-dom")
-            check(p.returncode == 0, "chromium --dump-dom: exit %d %s" % (p.returncode, p.stderr[-2000:]))
-            dom = Dom()
-            dom.feed(p.stdout)
+            status, dom, err = load(url, work)
+            check(status == 0, "chromium --dump-dom: exit %d %s" % (status, err[-2000:]))
             if dom.status == "running" and set(dom.edges) == set(streams) and all(v > 0 for v in dom.edges.values()):
                 break
         check(dom.filters == set(filters), "the page's filters %s, want %s" % (dom.filters, filters))
@@ -238,15 +216,11 @@ def main():
         check(all(v > 0 for v in dom.edges.values()), "the page's live rates: %s" % dom.edges)
         check(dom.status == "running", "the page's status: %s" % dom.status)
         for name in filters + streams:
-            check(name.replace("->", "→").split(" ")[0] in p.stdout, "the page names %s" % name)
+            check(name.replace("->", "→").split(" ")[0] in dom.text, "the page names %s" % name)
         shot = os.path.join(artifacts, "ui_page.png")
-        if os.path.exists(shot):
-            os.remove(shot)
-        p = chromium(url, "--screenshot=" + shot, "--window-size=1900,1000", "--hide-scrollbars")
-        check(p.returncode == 0 and os.path.exists(shot), "chromium --screenshot: %s" % p.stderr[-2000:])
-        if os.path.exists(shot):
-            with open(shot, "rb") as f:
-                check(f.read(8) == b"\x89PNG\r\n\x1a\n", "the screenshot is a PNG")
+        ok, err = screenshot(url, work, shot)
+        check(ok, "chromium --screenshot, a PNG: %s" % err[-2000:])
+        if ok:
             print("screenshot: " + shot)
 
         code, text = get(base + "/metrics")
