@@ -30,9 +30,9 @@ int rank(const Failure& f) {
   if (!f.filter.empty() && f.stage != "cancelled") return 0;  // a filter failed
   if (f.stage == "crash") return 0;                           // ... or crashed its app daemon
   if (f.stage == "app daemon" || f.stage == "host daemon" || f.stage == "load" || f.stage == "launch") return 1;
-  // --stall-timeout: the console's own verdict; the connections its abort closes must not
-  // replace it (they are consequences).
-  if (f.stage == "stall") return 1;
+  // --stall-timeout and Ctrl-C: the console's own verdicts; the connections their abort
+  // closes must not replace them (they are consequences).
+  if (f.stage == "stall" || f.stage == "interrupted") return 1;
   if (f.stage == "link") return 2;
   if (f.stage == "network") return 3;
   return 4;
