@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "application/results_check.h"
+#include "application/thousand_units.h"
 
 namespace sluice {
 namespace {
@@ -57,36 +58,8 @@ TEST(Application, OneUnitDeliversEveryResultInOrderPerProducer) {
 TEST(Application, ThousandUnitsFromFourThreads) {
   Application app = open_app();
   app.start();
-  std::mutex mu;
-  std::map<int, std::set<std::uint64_t>> object_ids;  // source copy -> object ids seen
-  std::atomic<int> failures{0};
-  std::vector<std::thread> clients;
-  for (int t = 0; t < 4; ++t) {
-    clients.emplace_back([&, t] {
-      for (int i = 0; i < 250; ++i) {
-        const std::uint64_t count = 1 + static_cast<std::uint64_t>((t * 250 + i) % 13);
-        Unit unit = app.submit("count=" + std::to_string(count) + " size=64");
-        ResultsCheck check(unit.index(), 2, count, 64);
-        while (auto b = unit.results().read()) check.add(*b);
-        const UnitReport report = unit.wait();
-        if (!report.finished || !check.complete()) {
-          ++failures;
-          ADD_FAILURE() << report.str() << " " << check.problem();
-          continue;
-        }
-        std::lock_guard<std::mutex> lock(mu);
-        for (const auto& [copy, id] : check.object_ids()) object_ids[copy].insert(id);
-        // Units run one at a time in submission order, each source object ran every one
-        // before this: it has seen exactly `index` units.
-        for (const auto& [copy, seen] : check.units_seen()) EXPECT_EQ(seen, unit.index());
-      }
-    });
-  }
-  for (auto& c : clients) c.join();
-  EXPECT_EQ(failures.load(), 0);
+  submit_thousand_units(app);
   EXPECT_EQ(app.units_ended(), 1000u);
-  ASSERT_EQ(object_ids.size(), 2u);
-  for (const auto& [copy, ids] : object_ids) EXPECT_EQ(ids.size(), 1u) << "source copy " << copy << " was created again";
   app.stop();
 }
 

@@ -13,6 +13,7 @@
 
 #include "application/daemons_fixture.h"
 #include "application/results_check.h"
+#include "application/thousand_units.h"
 #include "sluice/application.h"
 
 namespace sluice {
@@ -44,34 +45,7 @@ TEST_F(RemoteApplication, ThousandUnitsFromFourThreads) {
   Application app = open_app();
   ASSERT_TRUE(app.remote());
   app.start();
-  std::mutex mu;
-  std::map<int, std::set<std::uint64_t>> object_ids;
-  std::atomic<int> failures{0};
-  std::vector<std::thread> clients;
-  for (int t = 0; t < 4; ++t) {
-    clients.emplace_back([&, t] {
-      for (int i = 0; i < 250; ++i) {
-        const std::uint64_t count = 1 + static_cast<std::uint64_t>((t * 250 + i) % 13);
-        const std::uint64_t size = i % 50 == 0 ? 4000 : 64;
-        Unit unit = app.submit("count=" + std::to_string(count) + " size=" + std::to_string(size));
-        ResultsCheck check(unit.index(), 2, count, size);
-        while (auto b = unit.results().read()) check.add(*b);
-        const UnitReport report = unit.wait();
-        if (!report.finished || !check.complete()) {
-          ++failures;
-          ADD_FAILURE() << report.str() << " " << check.problem();
-          continue;
-        }
-        std::lock_guard<std::mutex> lock(mu);
-        for (const auto& [copy, id] : check.object_ids()) object_ids[copy].insert(id);
-        for (const auto& [copy, seen] : check.units_seen()) EXPECT_EQ(seen, unit.index());
-      }
-    });
-  }
-  for (auto& c : clients) c.join();
-  EXPECT_EQ(failures.load(), 0);
-  ASSERT_EQ(object_ids.size(), 2u);
-  for (const auto& [copy, ids] : object_ids) EXPECT_EQ(ids.size(), 1u) << "source copy " << copy << " was created again";
+  submit_thousand_units(app, 50);
   app.stop();
 }
 

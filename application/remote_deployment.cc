@@ -70,11 +70,8 @@ class RemoteDeployment final : public Deployment {
     placements_ = console::place_copies(t_);
     const bool has_client = t_.client_stream() != nullptr;
     if (has_client) placements_[std::string(topo::kClient)].local[std::string(topo::kClient)] = {0};
-    std::string listen = shared_->options.client_listen;
-    if (listen.empty()) {
-      const std::string ip = clients.front()->local_ip();
-      listen = (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip.empty() ? "127.0.0.1" : ip) + ":0";
-    }
+    const std::string listen =
+        shared_->options.client_listen.empty() ? console::any_port_on(clients.front()->local_ip()) : shared_->options.client_listen;
     stats_ = std::make_unique<console::HostStats>(t_, clients.size());
     hosts_ = std::make_unique<console::HostGroup>(std::move(clients), placements_, *stats_);
     hosts_->set_take_signals(false);
@@ -84,7 +81,7 @@ class RemoteDeployment final : public Deployment {
     plan.placements = &placements_;
     plan.run_key = run_key_;
     plan.encrypt = shared_->options.encrypt;
-    std::function<void()> wired;
+    console::ConnectClient connect_client;
     if (has_client) {
       try {
         client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, shared_->options.encrypt);
@@ -93,17 +90,9 @@ class RemoteDeployment final : public Deployment {
         return Failure{"", -1, std::string(topo::kClient), 0, "launch", e.what()};
       }
       plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
-      wired = [this] {
-        std::map<std::string, std::string> peers;
-        for (const auto& [i, address] : hosts_->data_addresses()) peers[hosts_->client(i).name()] = address;
-        try {
-          client_->connect(peers, 60s);
-        } catch (const std::exception& e) {
-          hosts_->fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", e.what()});
-        }
-      };
+      connect_client = [this](const std::map<std::string, std::string>& peers) { client_->connect(peers, 60s); };
     }
-    if (!console::launch_and_wire(*hosts_, plan, wired, [this] { tick(0); })) return fail();
+    if (!console::launch_and_wire(*hosts_, plan, connect_client, [this] { tick(0); })) return fail();
     return std::nullopt;
   }
 

@@ -26,6 +26,11 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
+std::string any_port_on(const std::string& ip) {
+  if (ip.empty()) return "127.0.0.1:0";
+  return (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":0";
+}
+
 Envelope launch_message(const LaunchPlan& plan, const std::string& app_id, const std::string& text,
                         const HostClient& host) {
   const topo::Topology& t = *plan.topology;
@@ -41,7 +46,7 @@ Envelope launch_message(const LaunchPlan& plan, const std::string& app_id, const
   // The data plane listens on the address the console reached this host at (resolved:
   // hosts: may name the host), on a free port.
   const std::string& ip = host.peer_ip();
-  if (!ip.empty()) l->set_data_listen((ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":0");
+  if (!ip.empty()) l->set_data_listen(any_port_on(ip));
   for (const auto& [name, placement] : *plan.placements) {
     auto* hp = l->add_placement();
     hp->set_host(name);
@@ -53,7 +58,7 @@ Envelope launch_message(const LaunchPlan& plan, const std::string& app_id, const
   return m;
 }
 
-bool launch_and_wire(HostGroup& hosts, const LaunchPlan& plan, const std::function<void()>& wired,
+bool launch_and_wire(HostGroup& hosts, const LaunchPlan& plan, const ConnectClient& connect_client,
                      const std::function<void()>& tick) {
   const topo::Topology& t = *plan.topology;
   // What was parsed here (the file may have changed since; the Application's from_text has none).
@@ -61,13 +66,19 @@ bool launch_and_wire(HostGroup& hosts, const LaunchPlan& plan, const std::functi
   const std::string app_id = t.name + "-" + control::random_hex(4);
   for (int i : hosts.active()) hosts.client(i).send(launch_message(plan, app_id, text, hosts.client(i)));
   if (!hosts.wait_all(Envelope::kAppReady, 0, kLaunchTimeout, tick)) return false;
+  std::map<std::string, std::string> peers;  // the hosts' data planes
+  for (const auto& [i, address] : hosts.data_addresses()) peers[hosts.client(i).name()] = address;
   Envelope w;
-  for (const auto& [i, address] : hosts.data_addresses()) {
-    (*w.mutable_wiring()->mutable_peers())[hosts.client(i).name()] = address;
-  }
+  w.mutable_wiring()->mutable_peers()->insert(peers.begin(), peers.end());
   for (const auto& [name, address] : plan.extra_peers) (*w.mutable_wiring()->mutable_peers())[name] = address;
   hosts.broadcast(w);
-  if (wired) wired();
+  if (connect_client) {
+    try {
+      connect_client(peers);
+    } catch (const std::exception& e) {
+      hosts.fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", e.what()});
+    }
+  }
   return hosts.wait_all(Envelope::kStarted, 0, kLaunchTimeout, tick);
 }
 

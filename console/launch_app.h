@@ -28,15 +28,24 @@ struct LaunchPlan {
   std::map<std::string, std::string> extra_peers;
 };
 
+// "ADDR:0" for listening on `ip` on a free port ("[::1]:0" for IPv6; loopback when `ip` is
+// empty): where a data plane listens so that the peer that reached us at `ip` reaches it too.
+std::string any_port_on(const std::string& ip);
+
 // The launch message for `host`.
 control::Envelope launch_message(const LaunchPlan& plan, const std::string& app_id, const std::string& text,
                                  const HostClient& host);
 
+// The client's part in the wiring: connect its data plane to the hosts' (name -> address),
+// blocking until they have connected; throws sluice::Error naming what did not.
+using ConnectClient = std::function<void(const std::map<std::string, std::string>& peers)>;
+
 // Launches on every host with copies, waits for their app_ready, sends every one the
-// wiring (their data addresses and plan.extra_peers), calls `wired` (which may block: the
-// client's data plane waits there for the hosts to connect), and waits for started.
-// Calls `tick` between events. False on a failure (hosts.failure()).
-bool launch_and_wire(HostGroup& hosts, const LaunchPlan& plan, const std::function<void()>& wired,
+// wiring (their data addresses and plan.extra_peers), calls `connect_client` (when given)
+// with the hosts' data addresses, and waits for started. A client that cannot connect
+// fails the run (host "client", stage "network"). Calls `tick` between events. False on a
+// failure (hosts.failure()).
+bool launch_and_wire(HostGroup& hosts, const LaunchPlan& plan, const ConnectClient& connect_client,
                      const std::function<void()>& tick);
 
 }  // namespace sluice::console

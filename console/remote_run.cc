@@ -153,25 +153,16 @@ bool RemoteRun::launch_and_wire() {
   plan.placements = &placements_;
   plan.run_key = run_key_;
   plan.encrypt = options_.encrypt;
-  std::function<void()> wired;
+  ConnectClient connect_client;
   if (t_.client_stream() != nullptr) {
     // The `to: client` stream comes to this process, which discards it (a program that
     // wants it submits units: sluice serve, or sluice/application.h).
-    const std::string ip = hosts_.client(hosts_.active().front()).local_ip();
-    const std::string listen = (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip.empty() ? "127.0.0.1" : ip) + ":0";
+    const std::string listen = any_port_on(hosts_.client(hosts_.active().front()).local_ip());
     client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, options_.encrypt);
     plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
-    wired = [this] {
-      std::map<std::string, std::string> peers;
-      for (const auto& [i, address] : hosts_.data_addresses()) peers[hosts_.client(i).name()] = address;
-      try {
-        client_->connect(peers, 60s);
-      } catch (const std::exception& e) {
-        hosts_.fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", e.what()});
-      }
-    };
+    connect_client = [this](const std::map<std::string, std::string>& peers) { client_->connect(peers, 60s); };
   }
-  return console::launch_and_wire(hosts_, plan, wired, [this] {
+  return console::launch_and_wire(hosts_, plan, connect_client, [this] {
     redraw_progress();
     sample_status();
   });
