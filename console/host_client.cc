@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "control/tls_errors.h"
+#include "tls/tls_errors.h"
 
 namespace sluice::console {
 

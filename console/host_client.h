@@ -1,4 +1,4 @@
-// The console's side of a host daemon connection: connect, TLS 1.3 (control/tls.h: the
+// The console's side of a host daemon connection: connect, TLS 1.3 (tls/tls.h: the
 // token's PSK or certificates) and the hello, then exchange control messages
 // (control.proto) with a reader thread that turns everything the daemon says into events
 // on a queue shared by all hosts.
@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "control/codec.h"
-#include "control/tls.h"
+#include "tls/tls.h"
 #include "control/tls_channel.h"
 
 namespace sluice::console {

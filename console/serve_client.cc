@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "control/tls_errors.h"
+#include "tls/tls_errors.h"
 
 namespace sluice::console {
 

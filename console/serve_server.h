@@ -33,7 +33,7 @@
 
 #include "console/result_pump.h"
 #include "console/serve_session.h"
-#include "control/tls.h"
+#include "tls/tls.h"
 #include "daemons/admission.h"
 #include "daemons/log.h"
 #include "sluice/application.h"

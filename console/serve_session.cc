@@ -1,7 +1,7 @@
 #include "console/serve_session.h"
 
 #include "console/serve_server.h"
-#include "control/tls_errors.h"
+#include "tls/tls_errors.h"
 #include "daemons/log.h"
 
 namespace asio = boost::asio;

@@ -1,6 +1,6 @@
 // ServeSession: one client's connection to `sluice serve` (sluice submit or sluice stop).
 //
-// TLS 1.3 first (control/tls.h: the token's PSK, or certificates, exactly as sluiced), then
+// TLS 1.3 first (tls/tls.h: the token's PSK, or certificates, exactly as sluiced), then
 // the hello, both within 5 s; then one request (ServeProtocol decides what each message
 // does). A submit queues a unit (ServeServer::submit) and the session sends back, in this
 // order: accepted, the unit's results as the ResultPump hands them over (result_chunk), and
@@ -35,7 +35,7 @@
 
 #include "console/result_pump.h"
 #include "console/serve_protocol.h"
-#include "control/tls.h"
+#include "tls/tls.h"
 #include "daemons/admission.h"
 #include "sluice/application.h"
 

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "control/tls_errors.h"
+#include "tls/tls_errors.h"
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
 

@@ -1,6 +1,6 @@
 // ConsoleSession: one console's connection to sluiced, and the app daemon it launched.
 //
-// The connection must be TLS 1.3 (control/tls.h): the first byte tells. A TLS client gets
+// The connection must be TLS 1.3 (tls/tls.h): the first byte tells. A TLS client gets
 // the handshake, which authenticates both sides (the token's PSK, or certificates); a
 // console of protocol version 1 (plain-text frames) is told, in its own framing, to
 // upgrade; anything else is closed. Inside TLS the console says hello, then may launch one
@@ -30,7 +30,7 @@
 #include <boost/asio/ssl.hpp>
 
 #include "control/codec.h"
-#include "control/tls.h"
+#include "tls/tls.h"
 #include "daemons/admission.h"
 #include "daemons/app_supervisor.h"
 #include "daemons/console_protocol.h"
@@ -64,7 +64,7 @@ class ConsoleSession : public std::enable_shared_from_this<ConsoleSession>, priv
   void on_handshake(const boost::system::error_code& ec);
   void read_next();
   void on_read(const boost::system::error_code& ec, std::size_t n);
-  // A TLS-level failure, as the daemon explains it (control/tls_errors.h).
+  // A TLS-level failure, as the daemon explains it (tls/tls_errors.h).
   std::string tls_failure(const boost::system::error_code& ec, bool established);
   void on_written(const boost::system::error_code& ec);
   void arm_deadline(std::chrono::steady_clock::duration after, std::string what);

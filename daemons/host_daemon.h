@@ -23,7 +23,7 @@
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 
-#include "control/tls.h"
+#include "tls/tls.h"
 #include "daemons/admission.h"
 #include "daemons/app_supervisor.h"
 #include "daemons/console_session.h"

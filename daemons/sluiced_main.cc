@@ -8,8 +8,8 @@
 // to PATH, atomically (a temporary file beside it, then rename), so that whoever started it
 // (the console's Slurm launcher) reads either nothing or the whole address.
 //
-// Serves consoles over TLS 1.3 (control/tls.h; the control protocol, core-cpp/proto/
-// control.proto, inside it). The TLS handshake authenticates both sides, with a key derived
+// Serves consoles over TLS 1.3 (tls/tls.h; the control protocol, control/control.proto,
+// inside it). The TLS handshake authenticates both sides, with a key derived
 // from the shared token (TLS-PSK) or with certificates signed by one CA, before a console
 // can do anything; then it may
 // launch one application, for which sluiced starts one sluice-appd in its own process group,
@@ -34,7 +34,7 @@
 #include <string>
 
 #include "control/auth.h"
-#include "control/tls.h"
+#include "tls/tls.h"
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
 #include "sluice/error.h"

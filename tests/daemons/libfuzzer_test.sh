@@ -77,7 +77,7 @@ for i, s in enumerate(seeds):
 PY
 
 status=0
-"$build/core-cpp/src/control/fuzz_control" "$work/control" -max_total_time="$seconds" -max_len=4096 \
+"$build/control/fuzz_control" "$work/control" -max_total_time="$seconds" -max_len=4096 \
   -print_final_stats=1 > "$work/control.log" 2>&1 || status=$?
 tail -3 "$work/control.log"
 [ "$status" -eq 0 ] || { echo "fuzz_control found a problem:"; tail -40 "$work/control.log"; exit 1; }

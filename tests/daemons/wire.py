@@ -28,7 +28,7 @@ def frame(body):
     return struct.pack(">I", len(body)) + body
 
 
-# Envelope field numbers (core-cpp/proto/control.proto).
+# Envelope field numbers (control/control.proto).
 HELLO, AUTH_RESULT, LAUNCH, WIRING, START_UNIT, FAILURE, ABORT, SHUTDOWN, HEARTBEAT, EXIT_REPORT, ERROR = \
     1, 4, 5, 7, 9, 12, 13, 14, 15, 16, 17
 

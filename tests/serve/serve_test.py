@@ -26,7 +26,7 @@ from harness import Failed, Harness, check, listening  # noqa: E402
 from tls_tools import Pki, SClient, psk  # noqa: E402
 from wire import HEARTBEAT, field, frame, hello, uint_field  # noqa: E402
 
-# Envelope field numbers of sluice serve's messages (core-cpp/proto/control.proto).
+# Envelope field numbers of sluice serve's messages (control/control.proto).
 SUBMIT, ACCEPTED, UNIT_ENDED = 18, 19, 21
 
 SAFETY = 60  # seconds: how long a wait may last before the test calls it a failure

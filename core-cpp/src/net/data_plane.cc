@@ -20,7 +20,7 @@
 #include "net/remote_endpoint.h"
 #include "net/routes.h"
 #include "stream/waiter.h"
-#include "control/tls.h"
+#include "tls/tls.h"
 
 namespace sluice {
 

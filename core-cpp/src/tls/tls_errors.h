@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "control/tls.h"
+#include "tls/tls.h"
 
 namespace sluice::control {
 

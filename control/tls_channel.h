@@ -20,8 +20,8 @@
 #include <string>
 
 #include "control/codec.h"
-#include "control/tls.h"
-#include "control/tls_errors.h"
+#include "tls/tls.h"
+#include "tls/tls_errors.h"
 
 namespace sluice::control {
 

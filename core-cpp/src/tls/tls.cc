@@ -1,4 +1,4 @@
-#include "control/tls.h"
+#include "tls/tls.h"
 
 #include <arpa/inet.h>
 #include <sys/stat.h>

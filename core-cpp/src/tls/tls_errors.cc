@@ -1,4 +1,4 @@
-#include "control/tls_errors.h"
+#include "tls/tls_errors.h"
 
 #include <openssl/err.h>
 #include <openssl/x509.h>

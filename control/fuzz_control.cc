@@ -2,7 +2,7 @@
 // chunks split at the first byte's value, with the rules of fuzz_check.h checked (every
 // decoded message round-trips; every rejection says why and is final).
 // Build with clang and -DSLUICE_BUILD_FUZZERS=ON; run (see docs/protocol.md):
-//   build-fuzz/core-cpp/src/control/fuzz_control -max_total_time=60
+//   build-fuzz/control/fuzz_control -max_total_time=60
 #include <cstddef>
 #include <cstdint>
 
