@@ -25,7 +25,7 @@ std::string token_path(const std::string& path) {
 
 std::optional<Credentials> load_credentials(const ControlOptions& options) {
   Credentials credentials;
-  control::TlsOptions tls;
+  tls::TlsOptions tls;
   tls.cert_file = options.cert_file;
   tls.key_file = options.key_file;
   tls.ca_file = options.ca_file;
@@ -39,7 +39,7 @@ std::optional<Credentials> load_credentials(const ControlOptions& options) {
     return std::nullopt;
   }
   try {
-    credentials.tls = control::TlsContext::create(control::TlsContext::Role::kClient, tls);
+    credentials.tls = tls::TlsContext::create(tls::TlsContext::Role::kClient, tls);
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
     return std::nullopt;

@@ -107,7 +107,7 @@ std::string HostClient::channel_error(bool* explained) const {
   const auto& failure = channel_->failure();
   if (!failure || (failure->eof && failure->established)) return channel_->error();
   if (explained != nullptr) *explained = true;
-  return control::explain_client_failure(*failure, credentials_.tls->options(), credentials_.token_file);
+  return tls::explain_client_failure(*failure, credentials_.tls->options(), credentials_.token_file);
 }
 
 std::optional<std::string> HostClient::connect(const Credentials& credentials, std::chrono::milliseconds timeout) {

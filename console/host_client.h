@@ -38,7 +38,7 @@ struct HostEvent {
 // How the console proves who it is: a TLS client context (the token's PSK, or
 // certificates), and where the token came from, for advice.
 struct Credentials {
-  std::shared_ptr<const control::TlsContext> tls;
+  std::shared_ptr<const tls::TlsContext> tls;
   std::string token_file;  // PSK mode: the file the token was read from
 };
 

@@ -29,7 +29,7 @@ std::string ServeClient::error() const {
   if (!channel_) return "not connected";
   const auto& failure = channel_->failure();
   if (!failure || (failure->eof && failure->established)) return channel_->error();
-  return control::explain_client_failure(*failure, credentials_.tls->options(), credentials_.token_file);
+  return tls::explain_client_failure(*failure, credentials_.tls->options(), credentials_.token_file);
 }
 
 std::optional<std::string> ServeClient::connect(const Credentials& credentials, std::chrono::milliseconds timeout) {

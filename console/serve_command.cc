@@ -57,8 +57,8 @@ std::optional<boost::asio::ip::tcp::endpoint> listen_endpoint(const ServeOptions
 
 // The TLS that clients must pass: the token (the daemons', read as a daemon reads it), or
 // the certificates. Null after printing why they cannot be used.
-std::shared_ptr<control::TlsContext> client_tls(const ControlOptions& control) {
-  control::TlsOptions tls;
+std::shared_ptr<tls::TlsContext> client_tls(const ControlOptions& control) {
+  tls::TlsOptions tls;
   tls.cert_file = control.cert_file;
   tls.key_file = control.key_file;
   tls.ca_file = control.ca_file;
@@ -71,7 +71,7 @@ std::shared_ptr<control::TlsContext> client_tls(const ControlOptions& control) {
     }
   }
   try {
-    return control::TlsContext::create(control::TlsContext::Role::kServer, tls);
+    return tls::TlsContext::create(tls::TlsContext::Role::kServer, tls);
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
     return nullptr;
@@ -94,7 +94,7 @@ int serve_command(const ServeOptions& options) {
     std::cerr << e.what() << "\n";
     return kExitBadTopology;
   }
-  std::shared_ptr<control::TlsContext> tls = client_tls(options.control);
+  std::shared_ptr<tls::TlsContext> tls = client_tls(options.control);
   if (!tls) return kExitHostUnavailable;
 
   std::optional<Application> app;

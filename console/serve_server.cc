@@ -20,7 +20,7 @@ namespace sluice::console {
 namespace {
 
 // Asio's context frees its SSL_CTX: give it a reference of its own.
-SSL_CTX* shared(const std::shared_ptr<control::TlsContext>& tls) {
+SSL_CTX* shared(const std::shared_ptr<tls::TlsContext>& tls) {
   SSL_CTX_up_ref(tls->native());
   return tls->native();
 }
@@ -44,7 +44,7 @@ std::string unit_line(const UnitReport& r) {
 
 }  // namespace
 
-ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, std::shared_ptr<control::TlsContext> tls)
+ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, std::shared_ptr<tls::TlsContext> tls)
     : app_(app),
       signals_(io_, SIGINT, SIGTERM),
       acceptor_(io_),

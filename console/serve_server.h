@@ -45,7 +45,7 @@ class ServeServer {
   // Binds `listen` and listens (throws sluice::Error when it cannot); clients must pass
   // `tls` (a server context). `app` outlives the server.
   ServeServer(Application& app, const boost::asio::ip::tcp::endpoint& listen,
-              std::shared_ptr<control::TlsContext> tls);
+              std::shared_ptr<tls::TlsContext> tls);
   ~ServeServer();
   ServeServer(const ServeServer&) = delete;
   ServeServer& operator=(const ServeServer&) = delete;
@@ -62,7 +62,7 @@ class ServeServer {
   // For the sessions, on the io_context's thread.
   boost::asio::io_context& io() { return io_; }
   boost::asio::ssl::context& ssl() { return ssl_; }
-  const control::TlsOptions& tls_options() const { return tls_->options(); }
+  const tls::TlsOptions& tls_options() const { return tls_->options(); }
   daemon::RateLimited& strangers_log() { return strangers_log_; }
   // Appends a unit with `work` for `session`; the job that forwards its results, or why
   // not (the server is stopping). `*ahead`: units accepted before it that have not ended.
@@ -91,7 +91,7 @@ class ServeServer {
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  std::shared_ptr<control::TlsContext> tls_;
+  std::shared_ptr<tls::TlsContext> tls_;
   boost::asio::ssl::context ssl_;  // over tls_'s SSL_CTX (a reference of its own)
   boost::asio::steady_timer finish_deadline_;
   daemon::RateLimited strangers_log_{5.0, 20.0};  // unauthenticated connections: 20, then 5/s

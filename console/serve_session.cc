@@ -33,7 +33,7 @@ ServeSession::ServeSession(tcp::socket socket, ServeServer& server, std::uint64_
   const auto ep = stream_.lowest_layer().remote_endpoint(ec);
   label_ = "client #" + std::to_string(id_) + " (" +
            (ec ? std::string("unknown peer") : ep.address().to_string() + ":" + std::to_string(ep.port())) + ")";
-  control::TlsContext::attach(stream_.native_handle(), &notes_);
+  tls::TlsContext::attach(stream_.native_handle(), &notes_);
 }
 
 void ServeSession::start() {
@@ -107,7 +107,7 @@ void ServeSession::arm_deadline(std::chrono::steady_clock::duration after, std::
 // --- TLS ------------------------------------------------------------------------------------
 
 std::string ServeSession::tls_failure(const boost::system::error_code& ec, bool established) {
-  control::TlsFailure f;
+  tls::TlsFailure f;
   f.established = established;
   if (ec.category() == asio::error::get_ssl_category()) {
     f.error = static_cast<unsigned int>(ec.value());
@@ -117,7 +117,7 @@ std::string ServeSession::tls_failure(const boost::system::error_code& ec, bool 
     return "TLS: " + ec.message();
   }
   f.collect(stream_.native_handle());
-  return control::explain_server_failure(f, server_.tls_options());
+  return tls::explain_server_failure(f, server_.tls_options());
 }
 
 void ServeSession::on_handshake(const boost::system::error_code& ec) {
@@ -226,7 +226,7 @@ void ServeSession::opened(const std::string& client) {
   const SSL* ssl = stream_.native_handle();
   const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl);
   std::string how = std::string(SSL_get_version(ssl)) + ", " + (cipher != nullptr ? SSL_CIPHER_get_name(cipher) : "?");
-  how += server_.tls_options().certificates() ? ", certificate " + control::peer_subject(stream_.native_handle())
+  how += server_.tls_options().certificates() ? ", certificate " + tls::peer_subject(stream_.native_handle())
                                               : ", token (PSK)";
   dlog::debug(label_ + ": authenticated (" + how + ")" + (client.empty() ? "" : ": " + client));
   Envelope r;

@@ -104,7 +104,7 @@ class ServeSession : public std::enable_shared_from_this<ServeSession>,
   ServeServer& server_;
   const std::uint64_t id_;
   sluiced::Admission::Ticket ticket_;
-  control::TlsNotes notes_;  // before stream_: its SSL object points here
+  tls::TlsNotes notes_;  // before stream_: its SSL object points here
   TlsStream stream_;
   ServeProtocol protocol_;
   std::string label_;

@@ -63,7 +63,7 @@ const BIO_METHOD* socket_method() {
 
 }  // namespace
 
-TlsChannel::TlsChannel(int fd, std::shared_ptr<const TlsContext> context) : fd_(fd), context_(std::move(context)) {
+TlsChannel::TlsChannel(int fd, std::shared_ptr<const tls::TlsContext> context) : fd_(fd), context_(std::move(context)) {
   ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
   ssl_ = SSL_new(context_->native());
   BIO* bio = ssl_ != nullptr ? BIO_new(socket_method()) : nullptr;
@@ -75,7 +75,7 @@ TlsChannel::TlsChannel(int fd, std::shared_ptr<const TlsContext> context) : fd_(
   BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd_)));
   SSL_set_bio(ssl_, bio, bio);  // ssl_ owns it
   SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE);
-  TlsContext::attach(ssl_, &notes_);
+  tls::TlsContext::attach(ssl_, &notes_);
 }
 
 TlsChannel::~TlsChannel() {
@@ -101,7 +101,7 @@ bool TlsChannel::wait(bool write, Clock::time_point deadline) {
 }
 
 void TlsChannel::fail(int result, bool established) {
-  TlsFailure f;
+  tls::TlsFailure f;
   f.established = established;
   const int kind = SSL_get_error(ssl_, result);
   const int saved_errno = errno;
@@ -130,7 +130,7 @@ bool TlsChannel::handshake(const std::string& host, Clock::time_point deadline) 
     error_ = "cannot create a TLS connection (OpenSSL: out of memory?)";
     return false;
   }
-  if (context_->certificates() && !TlsContext::expect_peer_name(ssl_, host)) {
+  if (context_->certificates() && !tls::TlsContext::expect_peer_name(ssl_, host)) {
     error_ = "cannot check the daemon's certificate against '" + host + "'";
     return false;
   }

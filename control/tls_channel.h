@@ -28,7 +28,7 @@ namespace sluice::control {
 class TlsChannel {
  public:
   // Takes ownership of `fd`, a connected TCP socket; `context` must be a client context.
-  TlsChannel(int fd, std::shared_ptr<const TlsContext> context);
+  TlsChannel(int fd, std::shared_ptr<const tls::TlsContext> context);
   ~TlsChannel();
   TlsChannel(const TlsChannel&) = delete;
   TlsChannel& operator=(const TlsChannel&) = delete;
@@ -50,7 +50,7 @@ class TlsChannel {
 
   // The last receive side error, as a sentence; for TLS failures the raw facts too.
   const std::string& error() const { return error_; }
-  const std::optional<TlsFailure>& failure() const { return failure_; }
+  const std::optional<tls::TlsFailure>& failure() const { return failure_; }
   // "TLS 1.3, TLS_AES_128_GCM_SHA256, PSK" after the handshake.
   std::string description();
 
@@ -61,14 +61,14 @@ class TlsChannel {
   bool wait(bool write, std::chrono::steady_clock::time_point deadline);
 
   int fd_;
-  std::shared_ptr<const TlsContext> context_;
-  TlsNotes notes_;
+  std::shared_ptr<const tls::TlsContext> context_;
+  tls::TlsNotes notes_;
   std::mutex mu_;  // guards ssl_ (every SSL_* call) and the send side
   SSL* ssl_ = nullptr;
   bool established_ = false;
   FrameDecoder decoder_;               // receive side
   std::string error_;                  // receive side
-  std::optional<TlsFailure> failure_;  // receive side (and the handshake)
+  std::optional<tls::TlsFailure> failure_;  // receive side (and the handshake)
 };
 
 }  // namespace sluice::control

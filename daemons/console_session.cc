@@ -43,7 +43,7 @@ ConsoleSession::ConsoleSession(tcp::socket socket, HostDaemon& daemon, std::uint
   auto ep = stream_.socket().lowest_layer().remote_endpoint(ec);
   peer_ = ec ? std::string("unknown peer") : ep.address().to_string() + ":" + std::to_string(ep.port());
   peer_ = "console #" + std::to_string(id_) + " (" + peer_ + ")";
-  control::TlsContext::attach(stream_.socket().native_handle(), &notes_);
+  tls::TlsContext::attach(stream_.socket().native_handle(), &notes_);
 }
 
 void ConsoleSession::start() {
@@ -134,7 +134,7 @@ void ConsoleSession::handshake() {
 }
 
 std::string ConsoleSession::tls_failure(const boost::system::error_code& ec, bool established) {
-  control::TlsFailure f;
+  tls::TlsFailure f;
   f.established = established;
   if (ec.category() == asio::error::get_ssl_category()) {
     f.error = static_cast<unsigned int>(ec.value());
@@ -145,7 +145,7 @@ std::string ConsoleSession::tls_failure(const boost::system::error_code& ec, boo
     return "TLS: " + ec.message();
   }
   f.collect(stream_.socket().native_handle());
-  return control::explain_server_failure(f, daemon_.config().tls);
+  return tls::explain_server_failure(f, daemon_.config().tls);
 }
 
 void ConsoleSession::on_handshake(const boost::system::error_code& ec) {
@@ -196,7 +196,7 @@ void ConsoleSession::opened(const std::string& client) {
   const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl);
   std::string how = std::string(SSL_get_version(ssl)) + ", " + (cipher != nullptr ? SSL_CIPHER_get_name(cipher) : "?");
   if (daemon_.config().tls.certificates()) {
-    how += ", certificate " + control::peer_subject(stream_.socket().native_handle());
+    how += ", certificate " + tls::peer_subject(stream_.socket().native_handle());
   } else {
     how += ", token (PSK)";
   }

@@ -87,7 +87,7 @@ class ConsoleSession : public std::enable_shared_from_this<ConsoleSession>, priv
   HostDaemon& daemon_;
   const std::uint64_t id_;
   Admission::Ticket ticket_;
-  control::TlsNotes notes_;  // before stream_: its SSL object points here
+  tls::TlsNotes notes_;  // before stream_: its SSL object points here
   FrameStream<TlsStream> stream_;
   ConsoleProtocol protocol_;
   std::string peer_;

@@ -33,7 +33,7 @@ tcp::endpoint resolve_listen(asio::io_context& io, const std::string& listen) {
 }
 
 // Asio's context frees its SSL_CTX: give it a reference of its own.
-SSL_CTX* shared(const std::shared_ptr<control::TlsContext>& tls) {
+SSL_CTX* shared(const std::shared_ptr<tls::TlsContext>& tls) {
   SSL_CTX_up_ref(tls->native());
   return tls->native();
 }
@@ -60,7 +60,7 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
       child_signals_(io_, SIGCHLD),
       acceptor_(io_),
       config_(std::move(config)),
-      tls_(control::TlsContext::create(control::TlsContext::Role::kServer, config_.tls)),
+      tls_(tls::TlsContext::create(tls::TlsContext::Role::kServer, config_.tls)),
       ssl_(shared(tls_)),
       accept_pause_(io_) {
   const tcp::endpoint endpoint = resolve_listen(io_, listen);

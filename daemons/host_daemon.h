@@ -33,7 +33,7 @@
 namespace sluice::sluiced {
 
 struct Config {
-  control::TlsOptions tls;  // the token (TLS-PSK), or --cert/--key/--ca
+  tls::TlsOptions tls;  // the token (TLS-PSK), or --cert/--key/--ca
   std::string appd_path;    // the sluice-appd executable
   // --metrics ADDR:PORT: serve /metrics (Prometheus text) there; "" = no. Loopback
   // unless metrics_public (--metrics-public).
@@ -94,7 +94,7 @@ class HostDaemon {
   boost::asio::signal_set child_signals_;
   boost::asio::ip::tcp::acceptor acceptor_;
   Config config_;
-  std::shared_ptr<control::TlsContext> tls_;
+  std::shared_ptr<tls::TlsContext> tls_;
   boost::asio::ssl::context ssl_;  // over tls_'s SSL_CTX (a reference of its own)
   boost::asio::steady_timer accept_pause_;
   std::chrono::milliseconds accept_backoff_{0};

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   dlog::log_name() = "sluiced";
   std::string listen = "127.0.0.1:7700";
   std::string token_file;
-  sluice::control::TlsOptions tls;
+  sluice::tls::TlsOptions tls;
   std::string appd = default_appd_path();
   std::string ready_file;
   std::string metrics;

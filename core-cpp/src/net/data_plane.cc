@@ -45,7 +45,7 @@ constexpr char kDataPskLabel[] = "sluice data psk v1";
 // A TLS 1.3 PSK context for the data connections, and the same as Asio wants it. The
 // TlsContext must outlive the Asio one: its SSL_CTX's callbacks find their key through it.
 struct DataTls {
-  std::shared_ptr<control::TlsContext> keys;
+  std::shared_ptr<tls::TlsContext> keys;
   std::unique_ptr<asio::ssl::context> asio;
 };
 
@@ -56,12 +56,12 @@ DataPlaneOptions checked(DataPlaneOptions options) {
   return options;
 }
 
-DataTls data_tls(control::TlsContext::Role role, const std::string& key) {
-  control::TlsOptions options;
+DataTls data_tls(tls::TlsContext::Role role, const std::string& key) {
+  tls::TlsOptions options;
   options.token = key;
   options.psk_label = kDataPskLabel;
   DataTls tls;
-  tls.keys = control::TlsContext::create(role, options);
+  tls.keys = tls::TlsContext::create(role, options);
   SSL_CTX_up_ref(tls.keys->native());  // Asio's context takes its own reference
   tls.asio = std::make_unique<asio::ssl::context>(tls.keys->native());
   return tls;
@@ -145,8 +145,8 @@ DataPlane::Impl::Impl(const topo::Topology& t, const std::map<std::string, Place
     : topology(t),
       options(checked(std::move(o))),
       routes(t, placements, self, options.encrypt_all),
-      tls_client(routes.any_encrypted() ? data_tls(control::TlsContext::Role::kClient, options.key) : DataTls{}),
-      tls_server(routes.any_encrypted() ? data_tls(control::TlsContext::Role::kServer, options.key) : DataTls{}),
+      tls_client(routes.any_encrypted() ? data_tls(tls::TlsContext::Role::kClient, options.key) : DataTls{}),
+      tls_server(routes.any_encrypted() ? data_tls(tls::TlsContext::Role::kServer, options.key) : DataTls{}),
       decoder(routes.limits()),
       work(asio::make_work_guard(io)),
       log("sluice data plane (" + self + "): "),

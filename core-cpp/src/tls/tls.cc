@@ -15,7 +15,7 @@
 
 #include "sluice/error.h"
 
-namespace sluice::control {
+namespace sluice::tls {
 
 namespace {
 
@@ -309,4 +309,4 @@ std::string peer_subject(SSL* ssl) {
   return out;
 }
 
-}  // namespace sluice::control
+}  // namespace sluice::tls

@@ -25,7 +25,7 @@
 #include <memory>
 #include <string>
 
-namespace sluice::control {
+namespace sluice::tls {
 
 // The PSK identity and the HKDF label (docs/protocol.md, "Control messages").
 inline constexpr char kPskIdentity[] = "sluice";
@@ -104,6 +104,6 @@ class TlsContext {
 // The peer's certificate subject ("CN=alice,O=lab"), or "" without one.
 std::string peer_subject(SSL* ssl);
 
-}  // namespace sluice::control
+}  // namespace sluice::tls
 
 #endif  // SLUICE_CONTROL_TLS_H_

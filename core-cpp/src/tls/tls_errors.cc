@@ -3,7 +3,7 @@
 #include <openssl/err.h>
 #include <openssl/x509.h>
 
-namespace sluice::control {
+namespace sluice::tls {
 
 namespace {
 
@@ -43,7 +43,7 @@ void TlsFailure::collect(SSL* ssl) {
   if (ssl == nullptr) return;
   verify_result = SSL_get_verify_result(ssl);
   if (const TlsNotes* n = TlsContext::notes(ssl)) notes = *n;
-  peer_subject = control::peer_subject(ssl);
+  peer_subject = tls::peer_subject(ssl);
 }
 
 int received_alert(unsigned long error) {
@@ -187,4 +187,4 @@ std::string explain_server_failure(const TlsFailure& f, const TlsOptions& option
   return "TLS failed: " + openssl_text(f.error);
 }
 
-}  // namespace sluice::control
+}  // namespace sluice::tls

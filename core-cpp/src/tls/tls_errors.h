@@ -14,7 +14,7 @@
 
 #include "tls/tls.h"
 
-namespace sluice::control {
+namespace sluice::tls {
 
 struct TlsFailure {
   unsigned long error = 0;       // the first OpenSSL error (ERR_get_error; an Asio ssl error's value)
@@ -42,6 +42,6 @@ std::string explain_server_failure(const TlsFailure& failure, const TlsOptions& 
 // True when `failure` is a record that failed its integrity check, sent or received.
 bool tampered(const TlsFailure& failure);
 
-}  // namespace sluice::control
+}  // namespace sluice::tls
 
 #endif  // SLUICE_CONTROL_TLS_ERRORS_H_
