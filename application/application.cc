@@ -121,6 +121,8 @@ void Application::abort() {
   if (state_) state_->core->stop(true);
 }
 
+std::shared_ptr<AppCore> core_of(const Application& app) { return app.state_ ? app.state_->core : nullptr; }
+
 const std::string& Application::name() const { return state_->core->topology().name; }
 bool Application::remote() const { return state_->core->remote(); }
 std::uint64_t Application::units_ended() const { return state_->core->units_ended(); }

@@ -95,6 +95,7 @@ std::shared_ptr<Unit::State> AppCore::submit(std::string payload) {
   if (stopping_) throw Error("the application is stopped; submit units before stop(), or open it again");
   auto unit = std::make_shared<Unit::State>(shared_from_this(), next_index_++, std::move(payload));
   queue_.push_back(unit);
+  if (watcher_ != nullptr) watcher_->unit_queued(unit->index, unit->work);
   changed_.notify_all();
   return unit;
 }
@@ -133,6 +134,29 @@ std::uint64_t AppCore::units_ended() const {
   return ended_;
 }
 
+void AppCore::set_watcher(AppWatcher* watcher) {
+  std::lock_guard<std::mutex> lock(mu_);
+  watcher_ = watcher;
+}
+
+std::optional<DeploymentSample> AppCore::sample() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (current_ == nullptr && carried_.empty()) return std::nullopt;
+  DeploymentSample s;
+  if (current_ != nullptr) s = current_->sample();
+  if (s.streams.empty()) {
+    s.streams = carried_;
+    for (StreamStats& st : s.streams) st.queued = st.capacity = 0;  // nothing is queued in a retired deployment
+  } else {
+    for (std::size_t i = 0; i < carried_.size() && i < s.streams.size(); ++i) {
+      StreamStats old = carried_[i];
+      old.queued = old.capacity = 0;
+      add_counters(s.streams[i], old);
+    }
+  }
+  return s;
+}
+
 void AppCore::end_unit(Unit::State& unit, UnitReport report) {
   unit.close_results();
   {
@@ -144,6 +168,7 @@ void AppCore::end_unit(Unit::State& unit, UnitReport report) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++ended_;
+  if (watcher_ != nullptr) watcher_->unit_ended(*unit.report);
 }
 
 std::optional<Failure> AppCore::ensure_deployed() {
@@ -164,11 +189,19 @@ std::optional<Failure> AppCore::ensure_deployed() {
   return failure;
 }
 
-void AppCore::retire_deployment() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    current_ = nullptr;
+void AppCore::let_go_of_deployment() {
+  const std::vector<StreamStats> last = deployment_ ? deployment_->stream_stats() : std::vector<StreamStats>{};
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = nullptr;
+  if (carried_.empty()) {
+    carried_ = last;
+  } else {
+    for (std::size_t i = 0; i < carried_.size() && i < last.size(); ++i) add_counters(carried_[i], last[i]);
   }
+}
+
+void AppCore::retire_deployment() {
+  let_go_of_deployment();
   if (!deployment_) return;
   if (deployment_->stuck()) {
     // Copies are stuck in user code: destroying the deployment would wait for them forever.
@@ -204,10 +237,7 @@ void AppCore::run() {
     }
     run_one(*unit);
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    current_ = nullptr;
-  }
+  let_go_of_deployment();
   // Destroy every deployment here, on the thread that made them (a deployment across hosts
   // is single-threaded).
   if (deployment_ && deployment_->stuck()) (void)deployment_.release();
@@ -254,6 +284,7 @@ void AppCore::run_one(Unit::State& unit) {
     std::lock_guard<std::mutex> lock(mu_);
     running_ = &unit;
     cancel_now = cancel_now || aborting_;
+    if (watcher_ != nullptr) watcher_->unit_started(unit.index);
   }
   if (cancel_now) deployment_->cancel("unit " + std::to_string(unit.index) + " was cancelled by its client");
   const auto started = Clock::now();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "application/deployment.h"
+#include "application/watch.h"
 #include "runtime/failure.h"
 #include "sluice/application.h"
 #include "stream/input_port.h"
@@ -73,6 +74,10 @@ struct sluice::Unit::State {
 namespace sluice {
 
 // Makes a deployment of `topology` (embedded or across hosts). Throws sluice::Error.
+// The AppCore behind `app` (null for a moved-from Application): for what the public API
+// does not offer, such as sluice serve's live view (set_watcher, sample).
+std::shared_ptr<AppCore> core_of(const Application& app);
+
 using DeploymentFactory = std::function<std::unique_ptr<Deployment>(const topo::Topology&)>;
 
 class AppCore : public std::enable_shared_from_this<AppCore> {
@@ -93,6 +98,13 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   void stop(bool abort);
   std::uint64_t units_ended() const;
 
+  // Tells `watcher` about every unit from now on (null: nobody). Call before start(); the
+  // watcher must outlive stop().
+  void set_watcher(AppWatcher* watcher);
+  // What the application's streams carried over its whole life (deployments replaced after a
+  // failed unit included) and what its copies do now; nullopt before the first deployment.
+  std::optional<DeploymentSample> sample() const;
+
  private:
   void run();  // the runner thread
   void run_one(Unit::State& unit);
@@ -100,6 +112,8 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   std::optional<Failure> ensure_deployed();
   void end_unit(Unit::State& unit, UnitReport report);
   void retire_deployment();
+  // No deployment is current from now on; its counters join carried_.
+  void let_go_of_deployment();
 
   const topo::Topology topology_;
   const DeploymentFactory factory_;
@@ -116,7 +130,9 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   bool start_done_ = false;
   std::optional<Failure> start_failure_;
   Unit::State* running_ = nullptr;
-  Deployment* current_ = nullptr;  // the runner's deployment, for cancel()
+  Deployment* current_ = nullptr;  // the runner's deployment, for cancel() and sample()
+  AppWatcher* watcher_ = nullptr;
+  std::vector<StreamStats> carried_;  // counters of the deployments retired so far
   std::thread runner_;
 
   // The runner thread's own.

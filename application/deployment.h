@@ -5,8 +5,8 @@
 //
 // A deployment that had a failed unit is not used again: the Application makes a new one.
 //
-// Thread safety: start, run_unit and the destructor from the runner thread only; cancel and
-// stream_stats from any thread.
+// Thread safety: start, run_unit, stream_stats and the destructor from the runner thread
+// only; cancel and sample from any thread.
 #ifndef SLUICE_APPLICATION_DEPLOYMENT_H_
 #define SLUICE_APPLICATION_DEPLOYMENT_H_
 
@@ -15,10 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "console/host_stats.h"
 #include "runtime/engine.h"
 #include "runtime/failure.h"
 
 namespace sluice {
+
+// What a deployment is doing, for a live view (sluice serve --ui).
+struct DeploymentSample {
+  std::vector<StreamStats> streams;           // one per topology stream, counters since start
+  std::vector<CopyActivity> copies;           // what each copy does
+  std::vector<console::HostTraffic> hosts;    // each host's share (empty when embedded)
+};
 
 class InputPort;
 
@@ -37,6 +45,9 @@ class Deployment {
   virtual void cancel(const std::string& reason) = 0;
   // Every stream's traffic since start (summed over hosts).
   virtual std::vector<StreamStats> stream_stats() const = 0;
+  // The latest of the above with what every copy does (across hosts: as of the hosts' last
+  // reports while a unit ran).
+  virtual DeploymentSample sample() const = 0;
   // Copies stuck in user code after a failure: the deployment cannot be destroyed safely.
   virtual bool stuck() const = 0;
 };

@@ -22,6 +22,7 @@ class EmbeddedDeployment final : public Deployment {
   }
   void cancel(const std::string& reason) override { engine_.cancel(reason); }
   std::vector<StreamStats> stream_stats() const override { return engine_.stream_stats(); }
+  DeploymentSample sample() const override { return {engine_.stream_stats(), engine_.activity(), {}}; }
   bool stuck() const override { return !engine_.stuck_copies().empty(); }
 
  private:

@@ -67,9 +67,8 @@ class RemoteDeployment final : public Deployment {
     if (!credentials) return Failure{"", -1, "", 0, "connect", "the credentials cannot be used (see above)"};
     std::vector<std::unique_ptr<console::HostClient>> clients = console::connect_all(t_, *credentials, false);
     if (clients.empty()) return Failure{"", -1, "", 0, "connect", "a host daemon cannot be reached (see above)"};
-    placements_ = console::place_copies(t_);
+    placements_ = console::place_with_client(t_);
     const bool has_client = t_.client_stream() != nullptr;
-    if (has_client) placements_[std::string(topo::kClient)].local[std::string(topo::kClient)] = {0};
     const std::string listen =
         shared_->options.client_listen.empty() ? console::any_port_on(clients.front()->local_ip()) : shared_->options.client_listen;
     stats_ = std::make_unique<console::HostStats>(t_, clients.size());
@@ -104,9 +103,9 @@ class RemoteDeployment final : public Deployment {
     m.mutable_start_unit()->set_index(index);
     m.mutable_start_unit()->set_payload(work);
     hosts_->broadcast(m);
-    if (!hosts_->wait_all(Envelope::kUnitDone, index, std::chrono::hours(24 * 365), [this, index] { tick(index); })) {
-      return fail();
-    }
+    const bool done = hosts_->wait_all(Envelope::kUnitDone, index, std::chrono::hours(24 * 365), [this, index] { tick(index); });
+    publish_sample(true);
+    if (!done) return fail();
     return std::nullopt;
   }
 
@@ -121,12 +120,17 @@ class RemoteDeployment final : public Deployment {
   }
 
   std::vector<StreamStats> stream_stats() const override { return stats_ ? stats_->merged() : std::vector<StreamStats>{}; }
+  DeploymentSample sample() const override {
+    std::lock_guard<std::mutex> lock(sample_mu_);
+    return sample_;
+  }
   bool stuck() const override { return false; }  // stuck copies are the app daemons': they are killed
 
  private:
   // Between events while the hosts work: a cancel, or a lost connection to the client's
   // producers, fails the unit.
   void tick(std::uint64_t unit) {
+    publish_sample(false);
     if (cancelled_.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(cancel_mu_);
       hosts_->fail_run(Failure{"", -1, "", unit, "cancelled", cancel_reason_});
@@ -135,6 +139,17 @@ class RemoteDeployment final : public Deployment {
         hosts_->fail_run(Failure{"", -1, std::string(topo::kClient), unit, "network", *lost});
       }
     }
+  }
+
+  // Copies what the hosts said last for sample() (HostStats belongs to the runner thread), at
+  // most four times a second unless `now`.
+  void publish_sample(bool now) {
+    const auto at = std::chrono::steady_clock::now();
+    if (!now && at - published_ < std::chrono::milliseconds(250)) return;
+    published_ = at;
+    DeploymentSample s{stats_->merged(), stats_->activity(), console::host_traffic(*hosts_, *stats_)};
+    std::lock_guard<std::mutex> lock(sample_mu_);
+    sample_ = std::move(s);
   }
 
   Failure fail() {
@@ -165,6 +180,9 @@ class RemoteDeployment final : public Deployment {
   bool released_ = false;
   std::atomic<bool> cancelled_{false};
   std::mutex cancel_mu_;
+  std::chrono::steady_clock::time_point published_;
+  mutable std::mutex sample_mu_;  // guards sample_
+  DeploymentSample sample_;
   std::string cancel_reason_;
 };
 

@@ -30,6 +30,15 @@ struct LauncherOptions {
   std::string sluiced;    // --sluiced: the host daemon on the nodes; "" = next to the console
 };
 
+// --ui ADDR:PORT: serve the run's page, /api/status and /metrics there ("" = no);
+// --ui-public: allow an address that is not loopback; --ui-linger: seconds to keep serving
+// the final state after the run (sluice run and sluice serve alike).
+struct UiOptions {
+  std::string address;
+  bool allow_public = false;
+  double linger = 0;
+};
+
 struct RunOptions {
   std::string topology_path;
   std::vector<std::string> work;  // replaces the topology's work: when not empty
@@ -44,12 +53,7 @@ struct RunOptions {
   // --encrypt: across hosts, every stream's data over TLS (as if each had encrypt: true).
   bool encrypt = false;
   LauncherOptions launch;  // --launcher ...
-  // --ui ADDR:PORT: serve the run's page, /api/status and /metrics there ("" = no);
-  // --ui-public: allow an address that is not loopback; --ui-linger: seconds to keep
-  // serving the final state after the run.
-  std::string ui;
-  bool ui_public = false;
-  double ui_linger = 0;
+  UiOptions ui;
 };
 
 // `sluice serve` (docs/console.md): deploys the topology once and runs the units clients
@@ -62,6 +66,7 @@ struct ServeOptions {
   ControlOptions control;                 // clients and host daemons alike
   bool encrypt = false;                   // --encrypt
   LauncherOptions launch;                 // --launcher slurm and its options (not run_dir, sluiced)
+  UiOptions ui;                           // --ui, --ui-public, --ui-linger
 };
 
 // `sluice submit ADDR:PORT --work PAYLOAD [--results FILE]`.

@@ -222,4 +222,14 @@ void HostGroup::teardown(bool abort) {
   for (auto& c : clients_) c->close();
 }
 
+std::vector<HostTraffic> host_traffic(HostGroup& hosts, const HostStats& stats) {
+  std::vector<HostTraffic> traffic;
+  for (int i : hosts.active()) {
+    HostTraffic h = traffic_of(hosts.client(i).name(), stats.of_host(i));
+    h.report_age_seconds = stats.report_age_seconds(i);
+    traffic.push_back(h);
+  }
+  return traffic;
+}
+
 }  // namespace sluice::console

@@ -99,6 +99,9 @@ class HostGroup {
   std::uint64_t heartbeat_seq_ = 0;
 };
 
+// Every active host's traffic, as `stats` last heard it.
+std::vector<HostTraffic> host_traffic(HostGroup& hosts, const HostStats& stats);
+
 }  // namespace sluice::console
 
 #endif  // SLUICE_CONSOLE_HOST_GROUP_H_

@@ -53,6 +53,19 @@ double HostStats::report_age_seconds(int host) const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - *at).count();
 }
 
+HostTraffic traffic_of(const std::string& host, const std::vector<StreamStats>& streams) {
+  HostTraffic h;
+  h.host = host;
+  for (const StreamStats& s : streams) {
+    h.buffers_written += s.buffers;
+    h.bytes_written += s.bytes;
+    h.buffers_read += s.consumed;
+    h.producer_blocked_ns += s.producer_blocked_ns;
+    h.consumer_blocked_ns += s.consumer_blocked_ns;
+  }
+  return h;
+}
+
 std::vector<StreamStats> HostStats::merged() const {
   std::vector<StreamStats> out;
   for (std::size_t i = 0; i < topology_.streams.size(); ++i) {
@@ -62,14 +75,7 @@ std::vector<StreamStats> HostStats::merged() const {
     s.consumer_copies = topology_.copies_of(topology_.streams[i].to.filter);
     for (const auto& host : per_host_) {
       auto it = host.find(labels_[i]);
-      if (it == host.end()) continue;
-      s.buffers += it->second.buffers;
-      s.bytes += it->second.bytes;
-      s.producer_blocked_ns += it->second.producer_blocked_ns;
-      s.consumer_blocked_ns += it->second.consumer_blocked_ns;
-      s.consumed += it->second.consumed;
-      s.queued += it->second.queued;
-      s.capacity += it->second.capacity;
+      if (it != host.end()) add_counters(s, it->second);
     }
     out.push_back(s);
   }

@@ -19,6 +19,20 @@
 
 namespace sluice::console {
 
+// One host's part of the traffic: what its copies wrote and read, over every stream.
+struct HostTraffic {
+  std::string host;
+  std::uint64_t buffers_written = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t buffers_read = 0;
+  std::uint64_t producer_blocked_ns = 0;
+  std::uint64_t consumer_blocked_ns = 0;
+  double report_age_seconds = -1;  // since its last report; -1: none yet (0 embedded)
+};
+
+// Host `host`'s traffic from its share of every stream (`streams`, one per stream).
+HostTraffic traffic_of(const std::string& host, const std::vector<StreamStats>& streams);
+
 class HostStats {
  public:
   // `topology` must outlive the HostStats; `hosts` is the number of hosts.

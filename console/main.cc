@@ -57,6 +57,18 @@ void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& l
       ->needs(launcher);
 }
 
+// --ui, --ui-public, --ui-linger; `what` is "run" or "application" in the help.
+void add_ui_options(CLI::App* command, sluice::console::UiOptions& ui, const std::string& what) {
+  command->add_option("--ui", ui.address,
+                      "serve a live view of the " + what + " at ADDR:PORT (or PORT, on 127.0.0.1; 0 picks a free port): "
+                      "the page at /, its JSON at /api/status, Prometheus metrics at /metrics");
+  command->add_flag("--ui-public", ui.allow_public,
+                    "let --ui listen on an address that is not loopback (anyone who reaches it sees the " + what + ")");
+  command->add_option("--ui-linger", ui.linger,
+                      "after the " + what + " ended, keep serving its final state for SECONDS (Ctrl-C ends it sooner)")
+      ->check(CLI::NonNegativeNumber);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,14 +111,7 @@ int main(int argc, char** argv) {
       "fail the run when no buffer has moved for SECONDS, saying what each copy waits on (without it, that "
       "report is printed after 10 s and the run goes on waiting)");
   stall->check(CLI::PositiveNumber);
-  run_cmd->add_option("--ui", run.ui,
-                      "serve a live view of the run at ADDR:PORT (or PORT, on 127.0.0.1; 0 picks a free port): the "
-                      "page at /, its JSON at /api/status, Prometheus metrics at /metrics");
-  run_cmd->add_flag("--ui-public", run.ui_public,
-                    "let --ui listen on an address that is not loopback (anyone who reaches it sees the run)");
-  run_cmd->add_option("--ui-linger", run.ui_linger,
-                      "after the run, keep serving its final state for SECONDS (Ctrl-C ends it sooner)")
-      ->check(CLI::NonNegativeNumber);
+  add_ui_options(run_cmd, run.ui, "run");
 
   ServeOptions serve;
   CLI::App* serve_cmd = app.add_subcommand("serve", "deploy a topology once and run the units of work clients "
@@ -122,6 +127,7 @@ int main(int argc, char** argv) {
           ->check(hosts_option_problem);
   add_control_options(serve_cmd, serve.control);
   add_launcher_options(serve_cmd, serve.launch, serve_hosts_option, true);
+  add_ui_options(serve_cmd, serve.ui, "application");
   serve_cmd->add_flag("--encrypt", serve.encrypt,
                       "across hosts, send every stream's data over TLS, as if each stream said encrypt: true");
 

@@ -65,4 +65,10 @@ std::map<std::string, Placement> place_copies(const topo::Topology& t) {
   return out;
 }
 
+std::map<std::string, Placement> place_with_client(const topo::Topology& topology) {
+  std::map<std::string, Placement> placements = place_copies(topology);
+  if (topology.client_stream() != nullptr) placements[std::string(topo::kClient)].local[std::string(topo::kClient)] = {0};
+  return placements;
+}
+
 }  // namespace sluice::console

@@ -23,6 +23,8 @@ void apply_hosts_option(topo::Topology& topology, const std::string& hosts);
 // hosts: order, the deal continuing from one such filter to the next in file order (so
 // `read` and `count`, one copy each, land on hosts a and b). Hosts with no copy are left out.
 std::map<std::string, Placement> place_copies(const topo::Topology& topology);
+// The same, and the program that reads `to: client` as the one copy on pseudo-host "client".
+std::map<std::string, Placement> place_with_client(const topo::Topology& topology);
 
 // The token file the console reads: `path`, or ~/.config/sluice/token when empty.
 std::string token_path(const std::string& path);

@@ -117,21 +117,7 @@ void RemoteRun::redraw_progress(bool clear) {
 void RemoteRun::sample_status(bool now) {
   if (status_ == nullptr || (!now && Clock::now() - last_sample_ < 250ms)) return;
   last_sample_ = Clock::now();
-  std::vector<HostTraffic> traffic;
-  for (int i : hosts_.active()) {
-    HostTraffic h;
-    h.host = hosts_.client(i).name();
-    for (const StreamStats& s : stats_.of_host(i)) {
-      h.buffers_written += s.buffers;
-      h.bytes_written += s.bytes;
-      h.buffers_read += s.consumed;
-      h.producer_blocked_ns += s.producer_blocked_ns;
-      h.consumer_blocked_ns += s.consumer_blocked_ns;
-    }
-    h.report_age_seconds = stats_.report_age_seconds(i);
-    traffic.push_back(h);
-  }
-  status_->sample(stats_.merged(), stats_.activity(), traffic);
+  status_->sample(stats_.merged(), stats_.activity(), host_traffic(hosts_, stats_));
 }
 
 void RemoteRun::check_stall(std::uint64_t unit) {
@@ -269,12 +255,11 @@ int run_remote(const RunOptions& options, topo::Topology& topology) {
     }
   }
   // Placed once the hosts are known (a launcher may have made them).
-  std::map<std::string, Placement> placements = place_copies(topology);
-  if (topology.client_stream() != nullptr) placements[std::string(topo::kClient)].local[std::string(topo::kClient)] = {0};
+  std::map<std::string, Placement> placements = place_with_client(topology);
   RunStatus status(topology, placements);
   std::unique_ptr<UiServer> ui;
   try {
-    ui = start_ui(options.ui, options.ui_public, status);
+    ui = start_ui(options.ui, status);
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
     if (launcher) launcher->stop(true);
@@ -303,7 +288,7 @@ int run_remote(const RunOptions& options, topo::Topology& topology) {
     }
   }
   if (launcher) launcher->stop(exit_status != kExitOk);
-  if (ui) linger(ui->url(), options.ui_linger);
+  if (ui) linger(ui->url(), options.ui.linger);
   return exit_status;
 }
 

@@ -15,6 +15,7 @@
 #include "console/report.h"
 #include "console/run_status.h"
 #include "console/stall_watch.h"
+#include "console/status_sampler.h"
 #include "console/ui_server.h"
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
@@ -174,41 +175,6 @@ class StallMonitor {
   std::thread thread_;
 };
 
-// Feeds the --ui's RunStatus from the Engine four times a second (from a thread of its
-// own), so the page's twice-a-second polls always find fresh rates.
-class StatusSampler {
- public:
-  StatusSampler(const Engine& engine, RunStatus* status) : engine_(engine), status_(status) {
-    if (status_ == nullptr) return;
-    thread_ = std::thread([this] { loop(); });
-  }
-  ~StatusSampler() {
-    if (status_ == nullptr) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-
- private:
-  void loop() {
-    pthread_setname_np(pthread_self(), "sluice-ui-feed");  // beside the server's "sluice-ui"
-    std::unique_lock<std::mutex> lock(mu_);
-    do {
-      status_->sample(engine_.stream_stats(), engine_.activity());
-    } while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; }));
-  }
-
-  const Engine& engine_;
-  RunStatus* const status_;
-  std::mutex mu_;  // guards stop_
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -233,7 +199,7 @@ int run_command(const RunOptions& options) {
   RunStatus status(topology);
   std::unique_ptr<UiServer> ui;
   try {
-    ui = start_ui(options.ui, options.ui_public, status);
+    ui = start_ui(options.ui, status);
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
     return kExitUsage;
@@ -253,7 +219,7 @@ int run_command(const RunOptions& options) {
       report.failure = Failure{"", -1, "local", 0, "create", e.what()};
       report.exit_code = kExitRunFailed;
       status.finish(report);
-      linger(ui->url(), options.ui_linger);
+      linger(ui->url(), options.ui.linger);
     }
     return kExitRunFailed;
   }
@@ -261,7 +227,7 @@ int run_command(const RunOptions& options) {
     SignalWatcher signals(*engine);
     ProgressLine progress(*engine, show_progress);
     StallMonitor stalls(*engine, options);
-    StatusSampler sampler(*engine, watched);
+    StatusSampler sampler(watched, [&engine](RunStatus& s) { s.sample(engine->stream_stats(), engine->activity()); });
     report.failure = engine->start();
     if (!report.failure) status.started();
     for (std::size_t i = 0; i < topology.work.size() && !report.failure; ++i) {
@@ -304,7 +270,7 @@ int run_command(const RunOptions& options) {
   }
   status.finish(report);
   const int exit_status = print_report(report, options.metrics_path, "stuck in user code");
-  if (ui) linger(ui->url(), options.ui_linger);
+  if (ui) linger(ui->url(), options.ui.linger);
   if (!report.stuck.empty()) {
     // Threads are stuck in user code; they cannot be joined, so do not try.
     std::cerr.flush();

@@ -132,11 +132,40 @@ void RunStatus::unit_started(std::uint64_t index) {
 
 void RunStatus::unit_ended(const UnitRecord& unit) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (unit.index < units_.size()) {
-    units_[unit.index] = unit;
-    unit_ended_[unit.index] = true;
+  record_end(unit);
+  if (current_unit_ == unit.index) current_unit_.reset();
+}
+
+void RunStatus::serving() {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_ended_ = true;
+  units_.clear();
+  unit_ended_.clear();
+  first_unit_ = 0;
+}
+
+void RunStatus::unit_queued(std::uint64_t index, const std::string& work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!open_ended_ || index != first_unit_ + units_.size()) return;  // not serving, or not the next one
+  units_.push_back(UnitRecord{index, work, 0, false, ""});
+  unit_ended_.push_back(false);
+  while (units_.size() > kUnitsListed && unit_ended_.front()) {
+    earlier_finished_ += units_.front().finished ? 1 : 0;
+    units_.pop_front();
+    unit_ended_.pop_front();
+    ++first_unit_;
   }
-  current_unit_.reset();
+}
+
+void RunStatus::unit_failed(const Failure& failure) {
+  std::lock_guard<std::mutex> lock(mu_);
+  failure_ = failure;
+}
+
+void RunStatus::record_end(const UnitRecord& unit) {
+  if (unit.index < first_unit_ || unit.index - first_unit_ >= units_.size()) return;
+  units_[unit.index - first_unit_] = unit;
+  unit_ended_[unit.index - first_unit_] = true;
 }
 
 void RunStatus::sample(std::vector<StreamStats> streams, const std::vector<CopyActivity>& copies,
@@ -162,13 +191,8 @@ void RunStatus::sample(std::vector<StreamStats> streams, const std::vector<CopyA
 void RunStatus::finish(const RunReport& report) {
   std::lock_guard<std::mutex> lock(mu_);
   if (report.streams.size() == base_.streams.size()) history_.push_back(Sample{Clock::now(), report.streams});
-  for (const UnitRecord& u : report.units) {
-    if (u.index < units_.size()) {
-      units_[u.index] = u;
-      unit_ended_[u.index] = true;
-    }
-  }
-  failure_ = report.failure;
+  for (const UnitRecord& u : report.units) record_end(u);
+  if (report.failure || !open_ended_) failure_ = report.failure;
   stuck_ = report.stuck;
   exit_code_ = report.exit_code;
   final_wall_ = report.wall_seconds;
@@ -182,7 +206,9 @@ StatusSnapshot RunStatus::snapshot() const {
   const Clock::time_point now = Clock::now();
   s.ended = ended_;
   s.exit_code = exit_code_;
-  s.status = ended_ ? (failure_ ? "failed" : "ok") : started_ ? "running" : "starting";
+  // sluice serve goes on after a failed unit: how it ended is its exit status.
+  const bool failed = open_ended_ ? exit_code_ != 0 : failure_.has_value();
+  s.status = ended_ ? (failed ? "failed" : "ok") : started_ ? "running" : "starting";
   s.wall_seconds = ended_ ? final_wall_ : std::chrono::duration<double>(now - start_).count();
   const Sample& newest = history_.back();
   const Sample& oldest = history_.front();
@@ -198,22 +224,18 @@ StatusSnapshot RunStatus::snapshot() const {
   s.copies = copies_;
   for (StatusSnapshot::Host& h : s.hosts) {
     if (embedded_) {
+      h.traffic = traffic_of(h.name, newest.streams);
       h.traffic.report_age_seconds = 0;
-      for (const StreamStats& st : newest.streams) {
-        h.traffic.buffers_written += st.buffers;
-        h.traffic.bytes_written += st.bytes;
-        h.traffic.buffers_read += st.consumed;
-        h.traffic.producer_blocked_ns += st.producer_blocked_ns;
-        h.traffic.consumer_blocked_ns += st.consumer_blocked_ns;
-      }
     } else if (auto it = traffic_.find(h.name); it != traffic_.end()) {
       h.traffic = it->second;
     }
   }
-  s.units = units_;
+  s.units.assign(units_.begin(), units_.end());
+  s.earlier_units = first_unit_;
+  s.earlier_finished = earlier_finished_;
   for (std::size_t i = 0; i < s.units.size(); ++i) {
     UnitRecord& u = s.units[i];
-    if (current_unit_ && *current_unit_ == i) {
+    if (current_unit_ && *current_unit_ == u.index) {
       u.state = "running";
       u.seconds = std::chrono::duration<double>(now - unit_start_).count();
     } else if (unit_ended_[i]) {

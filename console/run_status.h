@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "console/host_stats.h"
 #include "console/report.h"
 #include "runtime/engine.h"
 #include "runtime/failure.h"
@@ -39,17 +40,6 @@ struct StreamRate {
 // The one place rates are computed: from `before` to `after`, `seconds` apart. Blocked
 // shares divide by the copies (after's) and are capped at 1.
 StreamRate rate_between(const StreamStats& before, const StreamStats& after, double seconds);
-
-// One host's part of the traffic: what its copies wrote and read, over every stream.
-struct HostTraffic {
-  std::string host;
-  std::uint64_t buffers_written = 0;
-  std::uint64_t bytes_written = 0;
-  std::uint64_t buffers_read = 0;
-  std::uint64_t producer_blocked_ns = 0;
-  std::uint64_t consumer_blocked_ns = 0;
-  double report_age_seconds = -1;  // since its last report; -1: none yet (0 embedded)
-};
 
 // A run at one moment: everything a view needs, copied out.
 struct StatusSnapshot {
@@ -88,7 +78,9 @@ struct StatusSnapshot {
   std::vector<Stream> streams;
   std::vector<CopyActivity> copies;  // every copy, in topology order, with its host
   std::vector<Host> hosts;
-  std::vector<UnitRecord> units;     // every unit of work, in order
+  std::vector<UnitRecord> units;     // every unit of work, in order (sluice serve: the latest)
+  std::uint64_t earlier_units = 0;   // sluice serve: units no longer listed in `units`
+  std::uint64_t earlier_finished = 0;  // how many of those finished
   std::optional<std::uint64_t> current_unit;
   std::optional<Failure> failure;
   std::vector<std::string> stuck;
@@ -108,6 +100,15 @@ class RunStatus {
   void started();
   void unit_started(std::uint64_t index);
   void unit_ended(const UnitRecord& unit);
+  // sluice serve: the run's units are not known in advance (the topology's work: list is
+  // not what runs); they come with unit_queued, numbered from 0.
+  void serving();
+  // sluice serve: unit `index` (the next one) was submitted. The oldest ended units are
+  // forgotten beyond kUnitsListed (only counted).
+  void unit_queued(std::uint64_t index, const std::string& work);
+  static constexpr std::size_t kUnitsListed = 200;
+  // sluice serve: a unit failed, the application goes on: shown as the latest failure.
+  void unit_failed(const Failure& failure);
   // The latest counters: `streams` one per topology stream, in order; `copies` what each
   // copy does (those not listed keep what they said last); `hosts` each host's traffic
   // (ignored when embedded: the streams are all of it).
@@ -119,6 +120,8 @@ class RunStatus {
   StatusSnapshot snapshot() const;
 
  private:
+  void record_end(const UnitRecord& unit);  // REQUIRES: mu_ held
+
   struct Sample {
     Clock::time_point at;
     std::vector<StreamStats> streams;
@@ -137,8 +140,11 @@ class RunStatus {
   std::deque<Sample> history_;  // the last ~second of samples, oldest first (never empty)
   std::vector<CopyActivity> copies_;
   std::map<std::string, HostTraffic> traffic_;  // host -> its latest
-  std::vector<UnitRecord> units_;
-  std::vector<bool> unit_ended_;
+  std::deque<UnitRecord> units_;     // units first_unit_, first_unit_ + 1, ...
+  std::deque<bool> unit_ended_;
+  std::uint64_t first_unit_ = 0;
+  bool open_ended_ = false;  // units come as they are submitted (sluice serve)
+  std::uint64_t earlier_finished_ = 0;
   std::optional<std::uint64_t> current_unit_;
   Clock::time_point unit_start_;
   std::optional<Failure> failure_;

@@ -109,6 +109,65 @@ TEST(RunStatus, SnapshotFollowsTheRunAndKeepsTheFinalCounters) {
   EXPECT_NE(metrics.find("sluice_run_ended{topology=\"t\"} 1\n"), std::string::npos) << metrics;
 }
 
+// sluice serve: units arrive as clients submit them, a failed one is shown while serving
+// goes on, only the latest kUnitsListed are listed (the rest counted), and how serving
+// ended is its exit status, not the last failed unit.
+TEST(RunStatus, OpenEndedUnitsAsSluiceServeFeedsThem) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t);
+  status.serving();
+  status.started();
+  const std::uint64_t listed = RunStatus::kUnitsListed;
+  // The topology's own work: (one, two) is not what serve runs: clients' units are.
+  EXPECT_TRUE(status.snapshot().units.empty());
+  status.unit_queued(0, "q0");
+  status.unit_queued(7, "out of order");  // not the next one: ignored
+  status.unit_started(0);
+  StatusSnapshot s = status.snapshot();
+  ASSERT_EQ(s.units.size(), 1u);
+  EXPECT_EQ(s.units[0].work, "q0");
+  EXPECT_EQ(s.units[0].state, "running");
+  status.unit_queued(1, "q1");  // waits behind unit 0
+  status.unit_ended(UnitRecord{0, "q0", 0.5, false, ""});
+  status.unit_failed(Failure{"b", 1, "local", 0, "process", "boom"});
+  s = status.snapshot();
+  EXPECT_EQ(s.status, "running");  // serving goes on
+  ASSERT_TRUE(s.failure.has_value());
+  EXPECT_EQ(s.failure->filter, "b");
+  EXPECT_EQ(s.units[0].state, "failed");
+  EXPECT_EQ(s.units[1].state, "pending");
+  // Ended units beyond the limit are forgotten from the front, up to the first pending one:
+  // the failed unit 0 goes, the pending unit 1 and everything after it stay.
+  for (std::uint64_t i = 2; i < listed + 50; ++i) {
+    status.unit_queued(i, "u" + std::to_string(i));
+    status.unit_started(i);
+    status.unit_ended(UnitRecord{i, "u" + std::to_string(i), 0.01, true, ""});
+  }
+  s = status.snapshot();
+  EXPECT_EQ(s.units.size(), listed + 49);
+  EXPECT_EQ(s.units.front().index, 1u);
+  EXPECT_EQ(s.earlier_units, 1u);
+  EXPECT_EQ(s.earlier_finished, 0u);
+  status.unit_ended(UnitRecord{1, "q1", 0.01, true, ""});
+  status.unit_queued(listed + 50, "last");
+  s = status.snapshot();
+  EXPECT_EQ(s.units.size(), listed);
+  EXPECT_EQ(s.earlier_units, 51u);
+  EXPECT_EQ(s.earlier_finished, 50u);  // units 0..50 but the failed unit 0
+  EXPECT_EQ(s.units.front().index, 51u);
+  EXPECT_EQ(s.units.back().work, "last");
+  EXPECT_EQ(s.units.back().state, "pending");
+  const std::string metrics = status_metrics(s);
+  EXPECT_NE(metrics.find("sluice_units{topology=\"t\"} " + std::to_string(listed + 51)), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("sluice_units_finished{topology=\"t\"} " + std::to_string(listed + 49)), std::string::npos);
+  RunReport end;
+  end.exit_code = 0;
+  status.finish(end);
+  s = status.snapshot();
+  EXPECT_EQ(s.status, "ok");  // stopped cleanly, though a unit had failed
+  ASSERT_TRUE(s.failure.has_value());  // still shown
+}
+
 TEST(UiResponse, ServesThreePathsAndNothingElse) {
   const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
   RunStatus status(t);

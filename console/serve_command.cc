@@ -1,5 +1,8 @@
 // `sluice serve`: the Application (sluice/application.h) deployed once, driven by the units
 // clients submit over the network (console/serve_server.h).
+#include <pthread.h>
+#include <signal.h>
+
 #include <iostream>
 #include <optional>
 
@@ -7,6 +10,7 @@
 #include "console/exit_codes.h"
 #include "console/remote.h"
 #include "console/serve_server.h"
+#include "console/serve_ui.h"
 #include "control/auth.h"
 #include "daemons/log.h"
 #include "http/listen_address.h"
@@ -78,6 +82,21 @@ std::shared_ptr<tls::TlsContext> client_tls(const ControlOptions& control) {
   }
 }
 
+// Blocks or unblocks SIGINT and SIGTERM in this thread (and in the threads it starts).
+void block_signals(bool block) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
+}
+
+// While it lives, threads started by this one are born with SIGINT and SIGTERM blocked.
+struct SignalsBlocked {
+  SignalsBlocked() { block_signals(true); }
+  ~SignalsBlocked() { block_signals(false); }
+};
+
 }  // namespace
 
 int serve_command(const ServeOptions& options) {
@@ -86,8 +105,9 @@ int serve_command(const ServeOptions& options) {
   const std::optional<boost::asio::ip::tcp::endpoint> listen = listen_endpoint(options);
   if (!listen) return kExitUsage;
   // Everything sluice run checks before it starts anything, with its exit status.
+  topo::Topology topology;  // as the Application deploys it (--ui draws it)
   try {
-    topo::Topology topology = topo::parse_topology_file(options.topology_path);
+    topology = topo::parse_topology_file(options.topology_path);
     if (!options.hosts.empty()) apply_hosts_option(topology, options.hosts);
     check_loadable(topology);
   } catch (const std::exception& e) {
@@ -111,20 +131,33 @@ int serve_command(const ServeOptions& options) {
     std::cerr << "sluice: " << e.what() << " (--listen)\n";
     return kExitUsage;
   }
+  // SIGINT and SIGTERM stay blocked in the --ui's threads: the server takes them (Asio),
+  // then the linger after it (sigtimedwait).
+  std::unique_ptr<ServeUi> ui;
+  try {
+    const SignalsBlocked blocked;
+    ui = ServeUi::start(options, topology, *app);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n";
+    return kExitUsage;
+  }
   try {
     app->start();
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
     return kExitRunFailed;
   }
+  if (ui) ui->started();
   const std::string at = server->bound_address();
   daemon::info("serving '" + app->name() + "' at " + at + " (" + server->security() + ", " +
                (app->remote() ? "across hosts" : "embedded") + "): sluice submit " + at +
                " --work PAYLOAD appends a unit; sluice stop " + at + " or Ctrl-C ends it");
   const int status = server->run();
+  block_signals(true);  // before the server stops taking them: a late Ctrl-C ends the linger
   server.reset();
   app.reset();
   daemon::info(status == kExitOk ? "stopped" : "stopped (interrupted)");
+  if (ui) ui->finish_and_linger(status, options.ui.linger);
   return status;
 }
 

@@ -68,7 +68,7 @@ function draw(s){
   const st=document.getElementById("status");st.textContent=s.status+(s.ended?" (exit "+s.exit_code+")":"");st.className="st-"+s.status;st.dataset.status=s.status;
   document.getElementById("wall").textContent=s.wall_seconds.toFixed(1)+" s";
   const cur=s.units.find(u=>u.state==="running");
-  document.getElementById("unit").textContent=cur?("unit "+(cur.index+1)+"/"+s.units.length+" ["+cur.work+"]"):"";
+  document.getElementById("unit").textContent=cur?("unit "+(cur.index+1)+"/"+(s.earlier_units+s.units.length)+" ["+cur.work+"]"):"";
   const f=document.getElementById("failure");
   if(s.failure){const x=s.failure;f.style.display="block";f.dataset.filter=x.filter;
     f.textContent="failed: filter "+(x.filter||"-")+" copy "+x.copy+" on host "+(x.host||"-")+" in "+x.stage+" (unit "+x.unit+"): "+x.message;}
@@ -112,7 +112,7 @@ function draw(s){
   const done=s.units.filter(u=>u.state==="finished");const shown=new Set(done.slice(-10).map(u=>u.index));
   for(const u of s.units)if(u.state==="running"||u.state==="failed")shown.add(u.index);
   const pending=s.units.filter(u=>u.state==="pending").length;
-  document.getElementById("unitcount").textContent=done.length+" of "+s.units.length+" finished, "+pending+" pending";
+  document.getElementById("unitcount").textContent=(s.earlier_finished+done.length)+" of "+(s.earlier_units+s.units.length)+" finished, "+pending+" pending";
   for(const u of s.units)if(shown.has(u.index))row(ub,[u.index,u.work,u.state,u.seconds.toFixed(3)],{"data-unit":u.index,"data-state":u.state});
   const hb=document.querySelector("#hosts tbody");hb.innerHTML="";
   for(const h of s.hosts)row(hb,[h.name,h.address,h.copies,h.buffers_written,(h.bytes_written/1e6).toFixed(1),h.report_age_seconds<0?"-":h.report_age_seconds.toFixed(1)+" s ago"],{"data-host":h.name});

@@ -33,6 +33,8 @@ std::string status_json(const StatusSnapshot& s) {
     doc["units"].push_back({{"index", u.index}, {"work", u.work}, {"seconds", u.seconds},
                             {"finished", u.finished}, {"state", u.state}});
   }
+  doc["earlier_units"] = s.earlier_units;  // sluice serve: units no longer listed, and how many finished
+  doc["earlier_finished"] = s.earlier_finished;
   if (s.current_unit) doc["current_unit"] = *s.current_unit;
   doc["streams"] = nlohmann::json::array();
   for (const StatusSnapshot::Stream& st : s.streams) {
@@ -98,13 +100,14 @@ std::string status_metrics(const StatusSnapshot& s) {
   m.family("sluice_run_wall_seconds", "gauge", "Seconds since the run started (the whole run once it ended).");
   m.sample("sluice_run_wall_seconds", run, s.wall_seconds);
 
-  std::uint64_t finished = 0;
+  std::uint64_t finished = s.earlier_finished;
   for (const UnitRecord& u : s.units) finished += u.finished ? 1 : 0;
   m.family("sluice_units", "gauge", "Units of work in the run.");
-  m.sample("sluice_units", run, static_cast<std::uint64_t>(s.units.size()));
+  m.sample("sluice_units", run, s.earlier_units + s.units.size());
   m.family("sluice_units_finished", "gauge", "Units of work finished.");
   m.sample("sluice_units_finished", run, finished);
-  m.family("sluice_unit_seconds", "gauge", "How long each unit of work ran (so far, while it runs).");
+  m.family("sluice_unit_seconds", "gauge",
+           "How long each unit of work ran (so far, while it runs; sluice serve: the latest units).");
   for (const UnitRecord& u : s.units) {
     m.sample("sluice_unit_seconds", {{"unit", std::to_string(u.index)}, {"work", u.work}, {"state", u.state}},
              u.seconds);

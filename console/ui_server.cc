@@ -54,9 +54,10 @@ UiServer::~UiServer() {
 
 std::string UiServer::url() const { return "http://" + http::endpoint_text(server_->local_endpoint()) + "/"; }
 
-std::unique_ptr<UiServer> start_ui(const std::string& address, bool allow_public, const RunStatus& status) {
-  if (address.empty()) return nullptr;
-  auto server = std::make_unique<UiServer>(status, http::parse_listen_address(address, "--ui", allow_public, "--ui-public"));
+std::unique_ptr<UiServer> start_ui(const UiOptions& ui, const RunStatus& status) {
+  if (ui.address.empty()) return nullptr;
+  auto server =
+      std::make_unique<UiServer>(status, http::parse_listen_address(ui.address, "--ui", ui.allow_public, "--ui-public"));
   std::cerr << "sluice: watching the run at " << server->url() << std::endl;
   return server;
 }

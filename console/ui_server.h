@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "console/commands.h"
 #include "console/run_status.h"
 #include "http/http_server.h"
 
@@ -44,10 +45,10 @@ class UiServer {
   std::thread thread_;
 };
 
-// --ui: nullptr when `address` is "", else a server on it, its URL printed to stderr
+// --ui: nullptr when `ui.address` is "", else a server on it, its URL printed to stderr
 // ("sluice: watching the run at http://127.0.0.1:8080/"). Throws sluice::Error when the
-// address is malformed, not loopback without `allow_public`, or cannot be listened on.
-std::unique_ptr<UiServer> start_ui(const std::string& address, bool allow_public, const RunStatus& status);
+// address is malformed, not loopback without `ui.allow_public`, or cannot be listened on.
+std::unique_ptr<UiServer> start_ui(const UiOptions& ui, const RunStatus& status);
 
 // After the run: keeps the process (and so the server) up for `seconds`, or until SIGINT
 // or SIGTERM, saying so on stderr. REQUIRES: SIGINT and SIGTERM blocked in every thread.

@@ -27,10 +27,9 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
 from chromium_page import load, screenshot  # beside this file
+from ui_http import get, parse_metrics  # beside this file
 
 src, build, jar = sys.argv[1], sys.argv[2], sys.argv[3]
 sluice = os.path.join(build, "console", "sluice")
@@ -72,30 +71,9 @@ def topology():
     return path, filters, streams
 
 
-def get(url, method="GET"):
-    req = urllib.request.Request(url, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
 def promtool(text, when):
     p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
     check(p.returncode == 0, "promtool check metrics (%s): %s%s" % (when, p.stdout, p.stderr))
-
-
-def parse_metrics(text):
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        m = re.match(r'^(\w+)(\{(.*)\})? (\S+)$', line)
-        assert m, line
-        labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
-        out.setdefault(m.group(1), []).append((labels, float(m.group(4))))
-    return out
 
 
 def raw(port, data):

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import json
 import time
 
 BUILD, SOURCE, LIB, CHECKER = (os.path.abspath(a) for a in sys.argv[1:5])
@@ -25,6 +26,9 @@ sys.path.insert(0, os.path.join(SOURCE, "tests", "daemons"))
 from harness import Failed, Harness, check, listening  # noqa: E402
 from tls_tools import Pki, SClient, psk  # noqa: E402
 from wire import HEARTBEAT, field, frame, hello, uint_field  # noqa: E402
+sys.path.insert(0, os.path.join(SOURCE, "tests", "console"))
+from chromium_page import load, screenshot  # noqa: E402
+from ui_http import get, parse_metrics  # noqa: E402
 
 # Envelope field numbers of sluice serve's messages (control/control.proto).
 SUBMIT, ACCEPTED, UNIT_ENDED = 18, 19, 21
@@ -465,13 +469,21 @@ def interrupt_serve(h, topology):
 
 
 def across_hosts(h, topology):
-    """The same commands with the copies on two real host daemons: results byte for byte, a
-    failed unit then a good one (on a fresh deployment), and Ctrl-C on serve while a unit
-    runs: serve exits 130 and no app daemon, child process or data port is left."""
+    """The same commands with the copies on two real host daemons: results byte for byte (and
+    --ui's view of both hosts), a failed unit then a good one (on a fresh deployment), and
+    Ctrl-C on serve while a unit runs: serve exits 130 and no app daemon, child process or
+    data port is left."""
     a, b = h.start("a"), h.start("b")
-    serve = Serve(h, topology, "--hosts", f"a={a.address},b={b.address}")
+    serve = Serve(h, topology, "--hosts", f"a={a.address},b={b.address}", "--ui", "127.0.0.1:0")
     check("across hosts" in serve.text(), "serve runs the topology across hosts", serve.text())
     good_unit(h, serve, 300, 1000, "a unit across hosts")
+    url = ui_url(serve)
+    wait_for(lambda: [x["buffers"] for x in api_status(url)["streams"]] == [600, 600],
+             "serve --ui to count the unit's buffers across hosts")
+    s = api_status(url)
+    check({x["name"] for x in s["hosts"]} == {"a", "b"}, "--ui shows both hosts", s["hosts"])
+    check(sum(x["buffers_written"] for x in s["hosts"]) == 1200, "the hosts' shares add up", s["hosts"])
+    check({c["host"] for c in s["copies"] if c["filter"] != "client"} == {"a", "b"}, "each copy with its host", s["copies"])
     status, err, unit = submit(h, serve, "count=20 fail=stage")
     check(status == 1 and re.search(rf"failed: filter 'stage' copy 0 on host [ab] failed in process "
                                      rf"\(unit of work {unit}\): .*AppStage was told to fail", err),
@@ -486,6 +498,124 @@ def across_hosts(h, topology):
     check(not listening(serve.port), "serve's port is closed")
     h.no_orphans([p for d in (a, b) for p in d.app_pids()], "after SIGINT on serve")
     check(a.serving() and b.serving(), "the host daemons go on serving")
+
+
+def ui_url(serve):
+    m = re.search(r"watching the run at (http://\S+/)", serve.text())
+    check(m is not None, "serve --ui says where its page is", serve.text())
+    return m.group(1)
+
+
+def api_status(url):
+    code, body = get(url + "api/status")
+    check(code == 200, "/api/status answers 200", code, body[:500])
+    return json.loads(body)
+
+
+def metrics(url):
+    """/metrics, checked by promtool, as {name: [(labels, value)]}."""
+    code, text = get(url + "metrics")
+    check(code == 200, "/metrics answers 200", code)
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    check(p.returncode == 0, "promtool check metrics passes", p.stdout, p.stderr)
+    return parse_metrics(text)
+
+
+def stream_counter(m, name, stream):
+    return [v for labels, v in m[name] if labels["stream"] == stream]
+
+
+def settled_count(url):
+    """stage.out -> client's count once the view has caught up with a unit that ended (it
+    samples four times a second): the same in two reads a second apart."""
+    last = None
+    for _ in range(SAFETY):
+        now = api_status(url)["streams"][1]["buffers"]
+        if now == last:
+            return now
+        last = now
+        time.sleep(1)
+    raise Failed("the counters never settled")
+
+
+def watched(h, topology):
+    """serve --ui: the run's page, /api/status and /metrics over a deployed application: the
+    units clients submit as they come (running, finished, failed with filter, copy, host,
+    stage and message while serving goes on), rates while a unit runs (the page in headless
+    Chromium), counters that add up over units and over the fresh deployment after a failed
+    unit, and the final state after sluice stop until Ctrl-C ends the linger."""
+    serve = Serve(h, topology, "--ui", "127.0.0.1:0", "--ui-linger", "120")
+    url = ui_url(serve)
+    s = api_status(url)
+    check(s["status"] == "running" and s["units"] == [], "before any unit: running, no units", s)
+    check({f["name"] for f in s["filters"]} == {"src", "stage", "client"}, "the filters and the client", s["filters"])
+    good_unit(h, serve, 50, 100, "a first unit")
+    good_unit(h, serve, 70, 100, "a second unit")
+
+    def carried(want):
+        def ok():
+            st = api_status(url)
+            return [x["buffers"] for x in st["streams"]] == [want, want]
+        return ok
+    wait_for(carried(240), "/api/status to count 2 x (50 + 70) buffers on each stream")
+    m = metrics(url)
+    check(stream_counter(m, "sluice_stream_buffers_total", "stage.out -> client") == [240.0], "/metrics counts them too",
+          m["sluice_stream_buffers_total"])
+
+    # A unit that runs for a while, its results read as they come: rates while it runs.
+    slow = Submit(h, serve, "count=100000 sleep_ms=1")
+    unit = slow.wait_accepted()
+
+    def live():
+        st = api_status(url)
+        running = [u for u in st["units"] if u["state"] == "running"]
+        return running and running[0]["index"] == unit and all(x["rate"]["buffers_per_second"] > 0 for x in st["streams"])
+    wait_for(live, "/api/status to show the unit running and both streams moving")
+    status, dom, err = load(url, h.dir)
+    check(status == 0, "chromium --dump-dom", err[-2000:])
+    check({"src", "stage"} <= dom.filters, "the page draws the filters", dom.filters)
+    check(set(dom.edges) == {"src.out -> stage.in", "stage.out -> client"}, "the page draws both streams", dom.edges)
+    check(all(v > 0 for v in dom.edges.values()), "the page's live rates", dom.edges)
+    check(dom.status == "running", "the page says running", dom.status)
+    shot = os.path.join(BUILD, "Testing", "serve_ui_page.png")
+    os.makedirs(os.path.dirname(shot), exist_ok=True)
+    ok, err = screenshot(url, h.dir, shot)
+    check(ok, "chromium --screenshot", err[-2000:])
+    slow.proc.send_signal(signal.SIGINT)  # its unit is cancelled
+    slow.wait()
+
+    status, err, failed = submit(h, serve, "count=20 fail=stage")
+    check(status == 1, "a failing unit", err)
+    s = api_status(url)
+    check(s["status"] == "running", "serving goes on after a failed unit", s["status"])
+    f = s.get("failure") or {}
+    check(f.get("filter") == "stage" and f.get("copy") == 0 and f.get("stage") == "process" and f.get("unit") == failed
+          and "AppStage was told to fail" in f.get("message", "") and f.get("host"),
+          "the failure names filter, copy, host, stage, unit and message", f)
+    states = {u["index"]: u["state"] for u in s["units"]}
+    check(states.get(unit) == "failed" and states.get(failed) == "failed", "the cancelled and failed units", states)
+    before = settled_count(url)
+    good_unit(h, serve, 30, 100, "the unit after a failed one (a fresh deployment)")
+    wait_for(lambda: api_status(url)["streams"][1]["buffers"] == before + 60,
+             f"the counters to go on from where the failed deployment left them ({before} + 60; "
+             f"now {api_status(url)['streams'][1]['buffers']})")
+
+    stop = subprocess.run([h.console, "stop", serve.address, "--token-file", h.token], capture_output=True, text=True,
+                          timeout=SAFETY)
+    check(stop.returncode == 0, "sluice stop", stop.stderr)
+    wait_for(lambda: "final state stays at" in serve.text(), "serve to linger with its final state")
+    s = api_status(url)
+    check(s["ended"] and s["status"] == "ok" and s["exit_code"] == 0, "ended, ok, exit 0 (a unit failed, serving did not)",
+          s["status"], s["exit_code"])
+    m = metrics(url)
+    check(m["sluice_units"][0][1] == 5 and m["sluice_units_finished"][0][1] == 3, "5 units, 3 finished",
+          m["sluice_units"], m["sluice_units_finished"])
+    check(stream_counter(m, "sluice_stream_buffers_total", "stage.out -> client") == [float(before + 60)],
+          "the final counter", m["sluice_stream_buffers_total"])
+    check(serve.proc.poll() is None, "serve lingers")
+    serve.proc.send_signal(signal.SIGINT)
+    check(serve.wait() == 0, "Ctrl-C ends the linger; serve exits 0 as sluice stop asked", serve.text()[-2000:])
+    check(not listening(int(url.rsplit(":", 1)[1].strip("/"))), "the --ui port is closed")
 
 
 def refusals(h, topology):
@@ -511,7 +641,7 @@ streams:
 
 def main():
     tests = [refusals, serve_submit_stop, two_submitters, failing_then_good, submitter_gone, strangers,
-             hostile_clients, certificates, interrupt_serve, across_hosts]
+             hostile_clients, certificates, interrupt_serve, across_hosts, watched]
     if sys.argv[5:]:
         tests = [t for t in tests if t.__name__ in sys.argv[5:]]
     failed = 0

@@ -175,6 +175,8 @@ class Application {
  private:
   struct State;
   explicit Application(std::unique_ptr<State> state);
+  // The implementation behind it, for sluice serve's live view (application/core.h).
+  friend std::shared_ptr<AppCore> core_of(const Application& app);
   std::unique_ptr<State> state_;
 };
 

@@ -363,6 +363,16 @@ void Engine::cancel(const std::string& reason, const std::string& stage) {
   state_->fail(Failure{"", -1, state_->options.host, state_->unit, stage, reason});
 }
 
+void add_counters(StreamStats& into, const StreamStats& from) {
+  into.buffers += from.buffers;
+  into.bytes += from.bytes;
+  into.consumed += from.consumed;
+  into.producer_blocked_ns += from.producer_blocked_ns;
+  into.consumer_blocked_ns += from.consumer_blocked_ns;
+  into.queued += from.queued;
+  into.capacity += from.capacity;
+}
+
 std::vector<StreamStats> Engine::stream_stats() const {
   std::vector<StreamStats> out;
   for (const auto& stream : state_->graph.streams()) {

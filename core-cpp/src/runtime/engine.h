@@ -61,6 +61,9 @@ struct StreamStats {
   std::uint64_t capacity = 0;  // what those queues hold at most (depth per consumer copy here)
 };
 
+// Adds `from`'s counters, queue depth and capacity to `into` (label and copy counts stay).
+void add_counters(StreamStats& into, const StreamStats& from);
+
 // What one copy is doing right now (Engine::activity), for the console's stall report.
 struct CopyActivity {
   std::string filter;
