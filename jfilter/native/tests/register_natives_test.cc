@@ -35,9 +35,9 @@ class JniRegisterNatives : public ::testing::Test {
   void SetUp() override {
     testing_filters::RunOutcome out = run(R"(
 filters:
-  src:  {class: "jtest::JSource", args: {count: 1}}
+  src:  {class: "testing_filters::TestSource", args: {count: 1, size: 64}}
   mid:  {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@]}
-  sink: {class: "jtest::JSink"}
+  sink: {class: "testing_filters::TestSink"}
 streams:
   - {from: src.out, to: mid.in}
   - {from: mid.out, to: sink.in}
