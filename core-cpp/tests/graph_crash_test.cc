@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string>
 
-#include "graph_harness.h"
+#include "testing/graph_harness.h"
 #include "runtime/crash_report.h"
 
 namespace sluice::crash {

@@ -1,8 +1,8 @@
 // Failures stop the whole run promptly and are reported precisely.
 #include <gtest/gtest.h>
 
-#include "graph_harness.h"
-#include "test_filters.h"
+#include "testing/graph_harness.h"
+#include "testing/graph_test_filters.h"
 
 namespace testing_filters {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <set>
 
-#include "graph_harness.h"
-#include "test_filters.h"
+#include "testing/graph_harness.h"
+#include "testing/graph_test_filters.h"
 
 namespace testing_filters {
 namespace {

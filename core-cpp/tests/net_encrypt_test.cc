@@ -13,7 +13,7 @@
 #include <boost/asio.hpp>
 
 #include "net_cluster.h"
-#include "test_filters.h"
+#include "testing/graph_test_filters.h"
 
 namespace testing_filters {
 namespace {
@@ -83,7 +83,8 @@ class RecordingProxy {
   std::string recorded_;
 };
 
-const std::string kMagic = "\x1e\xab\x57\x7e";  // test_filters.cc's record magic, little-endian
+// The test records' magic as it crosses the wire (little-endian).
+const std::string kMagic(reinterpret_cast<const char*>(&testing_filters::kRecordMagic), 4);
 
 std::string two_streams(const std::string& first_encrypt, const std::string& defaults = "") {
   return "defaults: {buffer_size: 256B, depth: 8" + defaults + "}\n"

@@ -16,7 +16,7 @@
 #include <map>
 #include <string>
 
-#include "graph_harness.h"
+#include "testing/graph_harness.h"
 #include "net_cluster.h"
 
 namespace testing_filters {

@@ -9,7 +9,7 @@
 #include "net/routes.h"
 #include "net_cluster.h"
 #include "net_test_util.h"
-#include "test_filters.h"
+#include "testing/graph_test_filters.h"
 
 namespace testing_filters {
 namespace {

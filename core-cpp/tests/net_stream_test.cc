@@ -7,7 +7,7 @@
 
 #include "net_cluster.h"
 #include "stream/output_port.h"
-#include "test_filters.h"
+#include "testing/graph_test_filters.h"
 
 namespace testing_filters {
 namespace {

@@ -6,10 +6,10 @@
 #include "jni_util.h"
 #include "org_sluice_Buffer.h"
 #include "org_sluice_Context.h"
-#include "org_sluice_Embedded.h"
 #include "org_sluice_InputStream.h"
 #include "org_sluice_Logger.h"
 #include "org_sluice_OutputStream.h"
+#include "register_natives.h"
 #include "sluice/error.h"
 
 namespace sluice::jni {
@@ -19,45 +19,35 @@ namespace {
 JavaTypes loaded;
 std::once_flag once;
 
-#define NATIVE(cls, name, signature) {const_cast<char*>(#name), const_cast<char*>(signature), reinterpret_cast<void*>(&Java_org_sluice_##cls##_##name)}
-
 struct NativeClass {
   const char* name;
   std::initializer_list<JNINativeMethod> methods;
 };
 
+// Checked against the classes when registered (register_natives.h).
 const NativeClass kNatives[] = {
     {"org/sluice/Buffer",
-     {NATIVE(Buffer, nClose, "(J)V"), NATIVE(Buffer, nShared, "(Lorg/sluice/Peer;J)Lorg/sluice/Buffer;")}},
-    {"org/sluice/InputStream", {NATIVE(InputStream, nRead, "(J)J")}},
+     {SLUICE_NATIVE(Buffer, nClose, "(J)V"), SLUICE_NATIVE(Buffer, nShared, "(Lorg/sluice/Peer;J)Lorg/sluice/Buffer;")}},
+    {"org/sluice/InputStream", {SLUICE_NATIVE(InputStream, nRead, "(J)J")}},
     {"org/sluice/OutputStream",
-     {NATIVE(OutputStream, nAllocate, "(J)J"), NATIVE(OutputStream, nWrite, "(JJIJ)V"),
-      NATIVE(OutputStream, nBufferSize, "(J)I")}},
+     {SLUICE_NATIVE(OutputStream, nAllocate, "(J)J"), SLUICE_NATIVE(OutputStream, nWrite, "(JJIJ)V"),
+      SLUICE_NATIVE(OutputStream, nBufferSize, "(J)I")}},
     {"org/sluice/Context",
-     {NATIVE(Context, nInput, "(JLjava/lang/String;)J"), NATIVE(Context, nOutput, "(JLjava/lang/String;)J"),
-      NATIVE(Context, nHasInput, "(JLjava/lang/String;)Z"), NATIVE(Context, nHasOutput, "(JLjava/lang/String;)Z"),
-      NATIVE(Context, nArg, "(JLjava/lang/String;Z)Ljava/lang/String;"),
-      NATIVE(Context, nArgLong, "(JLjava/lang/String;)J"), NATIVE(Context, nArgDouble, "(JLjava/lang/String;)D"),
-      NATIVE(Context, nArgBoolean, "(JLjava/lang/String;)Z"),
-      NATIVE(Context, nArgPath, "(JLjava/lang/String;)Ljava/lang/String;")}},
-    {"org/sluice/Logger", {NATIVE(Logger, nLog, "(Ljava/lang/String;ILjava/lang/String;)V")}},
-    {"org/sluice/Embedded", {NATIVE(Embedded, nRun, "(Ljava/lang/String;Ljava/lang/String;)[Ljava/lang/String;")}},
+     {SLUICE_NATIVE(Context, nInput, "(JLjava/lang/String;)J"), SLUICE_NATIVE(Context, nOutput, "(JLjava/lang/String;)J"),
+      SLUICE_NATIVE(Context, nHasInput, "(JLjava/lang/String;)Z"),
+      SLUICE_NATIVE(Context, nHasOutput, "(JLjava/lang/String;)Z"),
+      SLUICE_NATIVE(Context, nArg, "(JLjava/lang/String;Z)Ljava/lang/String;"),
+      SLUICE_NATIVE(Context, nArgLong, "(JLjava/lang/String;)J"),
+      SLUICE_NATIVE(Context, nArgDouble, "(JLjava/lang/String;)D"),
+      SLUICE_NATIVE(Context, nArgBoolean, "(JLjava/lang/String;)Z"),
+      SLUICE_NATIVE(Context, nArgPath, "(JLjava/lang/String;)Ljava/lang/String;")}},
+    {"org/sluice/Logger", {SLUICE_NATIVE(Logger, nLog, "(Ljava/lang/String;ILjava/lang/String;)V")}},
 };
-
-#undef NATIVE
 
 // Throws sluice::Error naming what is missing, with the Java exception's description.
 [[noreturn]] void missing(JNIEnv* env, const std::string& what) {
-  std::string why;
-  if (env->ExceptionCheck()) {
-    jthrowable t = env->ExceptionOccurred();
-    env->ExceptionClear();
-    jclass type = env->GetObjectClass(t);
-    jmethodID to_string = env->GetMethodID(type, "toString", "()Ljava/lang/String;");
-    auto text = static_cast<jstring>(env->CallObjectMethod(t, to_string));
-    env->ExceptionClear();
-    why = ": " + to_utf8(env, text);
-  }
+  const std::string pending = take_pending(env);
+  const std::string why = pending.empty() ? "" : ": " + pending;
   throw Error("the JVM lacks " + what + why +
               "; the sluice jfilter jar on its class path must match this libsluice_jni.so (rebuild both: make)");
 }
@@ -115,13 +105,7 @@ void load(JNIEnv* env) {
   t.throwable_to_string = method(env, throwable, "toString", "()Ljava/lang/String;");
   env->DeleteLocalRef(throwable);
 
-  for (const NativeClass& c : kNatives) {
-    jclass type = env->FindClass(c.name);
-    if (type == nullptr) missing(env, std::string("class ") + c.name);
-    const jint result = env->RegisterNatives(type, c.methods.begin(), static_cast<jint>(c.methods.size()));
-    env->DeleteLocalRef(type);
-    if (result != JNI_OK) missing(env, std::string("the native methods of ") + c.name);
-  }
+  for (const NativeClass& c : kNatives) register_natives(env, c.name, c.methods);
   loaded = t;
 }
 

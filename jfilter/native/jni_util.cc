@@ -132,6 +132,21 @@ void throw_to_java(JNIEnv* env) noexcept {
   }
 }
 
+std::string take_pending(JNIEnv* env) {
+  if (!env->ExceptionCheck()) return {};
+  jthrowable t = env->ExceptionOccurred();
+  env->ExceptionClear();
+  jclass type = env->GetObjectClass(t);
+  jmethodID to_string = env->GetMethodID(type, "toString", "()Ljava/lang/String;");
+  auto text = to_string == nullptr ? nullptr : static_cast<jstring>(env->CallObjectMethod(t, to_string));
+  env->ExceptionClear();
+  std::string out = text == nullptr ? "a Java exception whose description could not be printed" : to_utf8(env, text);
+  env->DeleteLocalRef(text);
+  env->DeleteLocalRef(type);
+  env->DeleteLocalRef(t);
+  return out;
+}
+
 std::string stack_trace(JNIEnv* env, jthrowable t) {
   const JavaTypes& types_ = types();
   auto text = static_cast<jstring>(env->CallStaticObjectMethod(types_.bridge, types_.bridge_stack_trace, t));

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 // libsluice_jni is built with hidden visibility. What the Application binding
 // (libsluice_application_jni, jfilter/native/application/) shares with it is marked
@@ -40,15 +41,36 @@ inline void check_pending(JNIEnv* env) {
   if (env->ExceptionCheck()) throw JavaPending{};
 }
 
-// Call from a native method's `catch (...)`: throws the Java counterpart of the C++ exception
+// Call from a native method's `catch (...)` (guarded, below, does): throws the Java counterpart of the C++ exception
 // being handled (StaleHandle -> IllegalStateException, sluice::Aborted -> AbortedException,
 // any other exception -> SluiceException; JavaPending leaves the pending one).
 SLUICE_JNI_SHARED void throw_to_java(JNIEnv* env) noexcept;
+
+// The body of every native method (RocksDB's portal.h wraps its natives the same way):
+// returns what `body()` returns; when `body` throws, the Java counterpart of the C++ exception
+// is thrown (throw_to_java) and the method returns a value-initialised result (0, JNI_FALSE,
+// nullptr), which Java never sees because the exception is pending.
+//   JNIEXPORT jlong JNICALL Java_org_sluice_X_nY(JNIEnv* env, jclass, jlong handle) {
+//     return sluice::jni::guarded(env, [&] { return ...; });
+//   }
+template <typename Body>
+auto guarded(JNIEnv* env, Body&& body) noexcept -> std::invoke_result_t<Body&> {
+  try {
+    return body();
+  } catch (...) {
+    throw_to_java(env);
+    if constexpr (!std::is_void_v<std::invoke_result_t<Body&>>) return {};
+  }
+}
 
 // Call after a call into Java from C++: if a Java exception is pending, clears it and throws
 // sluice::Aborted for an AbortedException, else sluice::Error whose message is the full Java
 // stack trace.
 void rethrow_java_exception(JNIEnv* env);
+
+// Clears the pending Java exception, if any, and returns its toString() ("" when none was
+// pending). For errors before the Java types are loaded (stack_trace needs them). Never throws.
+std::string take_pending(JNIEnv* env);
 
 // The full stack trace of `t`, as Throwable.printStackTrace writes it. Never throws.
 std::string stack_trace(JNIEnv* env, jthrowable t);

@@ -1,7 +1,8 @@
 // The native methods of org.sluice: each resolves its handles through the calling copy's
 // registry, does the work through the ordinary C++ API, and turns any C++ exception into a Java
-// one. Signatures come from the headers javac -h generates, so they cannot drift from the Java
-// declarations; java_types.cc registers them with RegisterNatives.
+// one (guarded, jni_util.h). Signatures come from the headers javac -h generates, so they
+// cannot drift from the Java declarations; java_types.cc registers them with RegisterNatives,
+// after checking its descriptors against the classes (register_natives.h).
 //
 // Hot path: InputStream.nRead, OutputStream.nAllocate / nWrite. Each is one down-call that
 // makes no Java object and calls no JNI function once a pool block has its binding: the
@@ -42,55 +43,44 @@ sluice::Context& context_of(CopyState& copy, jlong handle) {
 // ---- Buffer
 
 JNIEXPORT void JNICALL Java_org_sluice_Buffer_nClose(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     sluice::Buffer released = sluice::jni::current_copy().registry.take_buffer(env, handle);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 JNIEXPORT jobject JNICALL Java_org_sluice_Buffer_nShared(JNIEnv* env, jclass, jobject peer, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     HandleRegistry& registry = sluice::jni::current_copy().registry;
     jobject buffer = sluice::jni::shared_buffer_object(env, peer, registry.buffer(handle));
     jobject kept = env->NewGlobalRef(buffer);
     if (kept == nullptr) throw sluice::jni::JavaPending{};
     registry.keep_java(handle, kept);  // to mark it released if the filter never gives it back
     return buffer;
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return nullptr;
-  }
+  });
 }
 
 // ---- InputStream
 
 JNIEXPORT jlong JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
     std::optional<sluice::Buffer> buffer = copy.registry.get<sluice::InputStream>(handle, Kind::kInput).read();
     return buffer ? lend(env, copy, std::move(*buffer)) : 0;
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 // ---- OutputStream
 
 JNIEXPORT jlong JNICALL Java_org_sluice_OutputStream_nAllocate(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
     return lend(env, copy, copy.registry.get<sluice::OutputStream>(handle, Kind::kOutput).allocate());
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 JNIEXPORT void JNICALL Java_org_sluice_OutputStream_nWrite(JNIEnv* env, jclass, jlong stream, jlong buffer,
                                                           jint size, jlong key) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
     // The buffer first: Java has already given up its handle, so the block must go somewhere
     // (the stream, or back to its pool when the stream handle is stale).
@@ -99,123 +89,89 @@ JNIEXPORT void JNICALL Java_org_sluice_OutputStream_nWrite(JNIEnv* env, jclass, 
     b.resize(static_cast<std::size_t>(size));  // Java checked 0 <= size <= capacity
     b.set_key(static_cast<std::uint64_t>(key));
     out.write(std::move(b));
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 JNIEXPORT jint JNICALL Java_org_sluice_OutputStream_nBufferSize(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     auto& out = sluice::jni::current_copy().registry.get<sluice::OutputStream>(handle, Kind::kOutput);
     return static_cast<jint>(out.buffer_size());
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 // ---- Context
 
 JNIEXPORT jlong JNICALL Java_org_sluice_Context_nInput(JNIEnv* env, jclass, jlong handle, jstring port) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
     sluice::InputStream& in = context_of(copy, handle).input(sluice::jni::to_utf8(env, port));
     return copy.registry.add(Kind::kInput, &in);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 JNIEXPORT jlong JNICALL Java_org_sluice_Context_nOutput(JNIEnv* env, jclass, jlong handle, jstring port) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
     sluice::OutputStream& out = context_of(copy, handle).output(sluice::jni::to_utf8(env, port));
     return copy.registry.add(Kind::kOutput, &out);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 JNIEXPORT jboolean JNICALL Java_org_sluice_Context_nHasInput(JNIEnv* env, jclass, jlong handle, jstring port) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     return context_of(sluice::jni::current_copy(), handle).has_input(sluice::jni::to_utf8(env, port));
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return JNI_FALSE;
-  }
+  });
 }
 
 JNIEXPORT jboolean JNICALL Java_org_sluice_Context_nHasOutput(JNIEnv* env, jclass, jlong handle, jstring port) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     return context_of(sluice::jni::current_copy(), handle).has_output(sluice::jni::to_utf8(env, port));
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return JNI_FALSE;
-  }
+  });
 }
 
 JNIEXPORT jstring JNICALL Java_org_sluice_Context_nArg(JNIEnv* env, jclass, jlong handle, jstring key,
                                                       jboolean required) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     sluice::Context& ctx = context_of(sluice::jni::current_copy(), handle);
     const std::string name = sluice::jni::to_utf8(env, key);
     if (required) return sluice::jni::to_jstring(env, ctx.arg<std::string>(name));
     const std::string* raw = ctx.find_arg(name);
     return raw == nullptr ? nullptr : sluice::jni::to_jstring(env, *raw);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return nullptr;
-  }
+  });
 }
 
 JNIEXPORT jlong JNICALL Java_org_sluice_Context_nArgLong(JNIEnv* env, jclass, jlong handle, jstring key) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     return context_of(sluice::jni::current_copy(), handle).arg<long long>(sluice::jni::to_utf8(env, key));
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 JNIEXPORT jdouble JNICALL Java_org_sluice_Context_nArgDouble(JNIEnv* env, jclass, jlong handle, jstring key) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     return context_of(sluice::jni::current_copy(), handle).arg<double>(sluice::jni::to_utf8(env, key));
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 JNIEXPORT jboolean JNICALL Java_org_sluice_Context_nArgBoolean(JNIEnv* env, jclass, jlong handle, jstring key) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     return context_of(sluice::jni::current_copy(), handle).arg<bool>(sluice::jni::to_utf8(env, key));
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return JNI_FALSE;
-  }
+  });
 }
 
 JNIEXPORT jstring JNICALL Java_org_sluice_Context_nArgPath(JNIEnv* env, jclass, jlong handle, jstring key) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     sluice::Context& ctx = context_of(sluice::jni::current_copy(), handle);
     return sluice::jni::to_jstring(env, ctx.arg<std::filesystem::path>(sluice::jni::to_utf8(env, key)).string());
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return nullptr;
-  }
+  });
 }
 
 // ---- Logger (no handle: a logger is only its prefix, usable from any thread)
 
 JNIEXPORT void JNICALL Java_org_sluice_Logger_nLog(JNIEnv* env, jclass, jstring prefix, jint level,
                                                   jstring message) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     const auto lvl = static_cast<sluice::LogLevel>(level < 0 ? 0 : level > 3 ? 3 : level);
     if (lvl < sluice::Logger::level()) return;
     sluice::Logger(sluice::jni::to_utf8(env, prefix)).log(lvl, sluice::jni::to_utf8(env, message));
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }

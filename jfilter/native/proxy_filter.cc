@@ -34,7 +34,7 @@ namespace {
 // Runs `body`, turning a JNI failure it signalled with JavaPending (out of memory, say) into
 // the C++ exception that describes the pending Java one.
 template <typename F>
-void guarded(JNIEnv* env, F&& body) {
+void pending_as_error(JNIEnv* env, F&& body) {
   try {
     body();
   } catch (const JavaPending&) {
@@ -45,7 +45,7 @@ void guarded(JNIEnv* env, F&& body) {
 }  // namespace
 
 void JavaFilter::init(Context& ctx) {
-  guarded(env_, [&] {
+  pending_as_error(env_, [&] {
     LocalFrame frame(env_, 16);
     end_unit();  // the previous unit's, if its finalize never ran (it failed)
     begin_unit(ctx);
@@ -54,7 +54,7 @@ void JavaFilter::init(Context& ctx) {
 }
 
 void JavaFilter::process(Context& ctx) {
-  guarded(env_, [&] {
+  pending_as_error(env_, [&] {
     LocalFrame frame(env_, 16);
     if (context_ == nullptr) begin_unit(ctx);
     call(types().filter_process, ctx, "process");
@@ -62,7 +62,7 @@ void JavaFilter::process(Context& ctx) {
 }
 
 void JavaFilter::finalize(Context& ctx) {
-  guarded(env_, [&] {
+  pending_as_error(env_, [&] {
     LocalFrame frame(env_, 16);
     if (context_ == nullptr) begin_unit(ctx);
     call(types().filter_finalize, ctx, "finalize");

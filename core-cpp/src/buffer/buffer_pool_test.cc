@@ -11,7 +11,7 @@
 
 #include "buffer/slot.h"
 #include "sluice/error.h"
-#include "stream/test_watchdog.h"
+#include "testing/test_watchdog.h"
 
 namespace sluice {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "buffer/slot.h"
 #include "sluice/error.h"
-#include "stream/test_watchdog.h"
 #include "stream/input_channel.h"
+#include "testing/test_watchdog.h"
 
 namespace sluice {
 namespace {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "sluice/error.h"
-#include "stream/test_watchdog.h"
+#include "testing/test_watchdog.h"
 
 namespace sluice {
 namespace {

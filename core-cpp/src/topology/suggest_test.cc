@@ -2,46 +2,41 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
 namespace sluice::topo {
 namespace {
 
-const std::vector<std::string> kPolicies = {"round_robin", "demand_driven", "by_key", "broadcast"};
-const std::vector<std::string> kKeys = {"from", "to", "policy", "buffer_size", "depth"};
-
-TEST(ClosestMatch, OneEditAway) {
-  EXPECT_EQ(closest_match("polcy", kKeys), "policy");        // deletion
-  EXPECT_EQ(closest_match("pollicy", kKeys), "policy");      // insertion
-  EXPECT_EQ(closest_match("round-robin", kPolicies), "round_robin");  // substitution
-  EXPECT_EQ(closest_match("poilcy", kKeys), "policy");       // adjacent swap
+std::string trim(std::string_view s) {
+  const auto first = s.find_first_not_of(' ');
+  if (first == std::string_view::npos) return "";
+  return std::string(s.substr(first, s.find_last_not_of(' ') - first + 1));
 }
 
-TEST(ClosestMatch, IgnoresCase) {
-  EXPECT_EQ(closest_match("Broadcast", kPolicies), "broadcast");
-  EXPECT_EQ(closest_match("DEPTH", kKeys), "depth");
-}
-
-TEST(ClosestMatch, LongerWordsAllowMoreEdits) {
-  // 3 edits: allowed for a 12-letter word (12 / 3 = 4), not for a 6-letter one (limit 2).
-  EXPECT_EQ(closest_match("buffersize__", kKeys), "buffer_size");
-  EXPECT_EQ(closest_match("pxlxcx", kKeys), "");
-}
-
-TEST(ClosestMatch, NothingCloseGivesEmpty) {
-  EXPECT_EQ(closest_match("fastest", kPolicies), "");
-  EXPECT_EQ(closest_match("colour", kKeys), "");
-  EXPECT_EQ(closest_match("anything", {}), "");
-}
-
-TEST(ClosestMatch, ReplacingTheWholeWordIsNotATypo) {
-  EXPECT_EQ(closest_match("x", {"to"}), "");
-  EXPECT_EQ(closest_match("ab", {"cd"}), "");
-  EXPECT_EQ(closest_match("", {"a"}), "");
-  EXPECT_EQ(closest_match("b", {"a", "bb"}), "bb");
-}
-
-TEST(ClosestMatch, PicksTheClosestThenTheFirst) {
-  EXPECT_EQ(closest_match("hostb", {"hosta", "hostb2", "hostb"}), "hostb");
-  EXPECT_EQ(closest_match("hostc", {"hosta", "hostb"}), "hosta");
+// Every case of testing/data/closest_match.txt, the table org.sluice.Suggest's JUnit test
+// (SuggestTest.java) reads too: "word | candidates | answer" per line.
+TEST(ClosestMatch, AnswersTheSharedTableLikeTheJavaOne) {
+  const std::string path = std::string(SLUICE_TESTING_DATA_DIR) + "/closest_match.txt";
+  std::ifstream table(path);
+  ASSERT_TRUE(table) << "cannot read " << path;
+  int cases = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (trim(line).empty() || line[0] == '#') continue;
+    const auto bar1 = line.find('|');
+    const auto bar2 = bar1 == std::string::npos ? bar1 : line.find('|', bar1 + 1);
+    ASSERT_NE(bar2, std::string::npos) << path << ": not 'word | candidates | answer': " << line;
+    std::vector<std::string> candidates;
+    std::istringstream words(line.substr(bar1 + 1, bar2 - bar1 - 1));
+    for (std::string w; words >> w;) candidates.push_back(w);
+    EXPECT_EQ(closest_match(trim(line.substr(0, bar1)), candidates), trim(line.substr(bar2 + 1)))
+        << path << ": " << line;
+    ++cases;
+  }
+  EXPECT_GE(cases, 20) << path;
 }
 
 TEST(Join, Separators) {

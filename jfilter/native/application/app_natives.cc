@@ -4,8 +4,9 @@
 // Each entry point resolves its handle in a HandleTable (a handle that names nothing is a
 // closed object: IllegalStateException, or nothing for the calls that are safe to repeat), does
 // the work through ClientApp/ClientUnit, and turns every C++ exception into a Java one
-// (throw_to_java: StaleHandle -> IllegalStateException, anything else -> SluiceException).
-// Signatures come from the headers javac -h generates; app_types.cc registers them.
+// (guarded, jni_util.h: StaleHandle -> IllegalStateException, anything else -> SluiceException).
+// Signatures come from the headers javac -h generates; app_types.cc registers them, after
+// checking its descriptors against the classes (register_natives.h).
 #include <cstdio>
 #include <string>
 
@@ -76,7 +77,7 @@ sluice::ApplicationOptions to_options(JNIEnv* env, jobjectArray strings, jboolea
 JNIEXPORT jlong JNICALL Java_org_sluice_Application_nOpen(JNIEnv* env, jclass, jstring path, jstring yaml,
                                                          jstring name, jstring base_dir, jobjectArray options,
                                                          jboolean encrypt, jint nodes, jboolean log_to_stderr) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     sluice::ApplicationOptions o = to_options(env, options, encrypt, nodes, log_to_stderr);
     sluice::Application app =
         path != nullptr
@@ -84,146 +85,111 @@ JNIEXPORT jlong JNICALL Java_org_sluice_Application_nOpen(JNIEnv* env, jclass, j
             : sluice::Application::from_text(sluice::jni::to_utf8(env, yaml), sluice::jni::to_utf8(env, name),
                                              sluice::jni::to_utf8(env, base_dir), std::move(o));
     return apps().add(std::make_shared<ClientApp>(std::move(app), units()));
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 JNIEXPORT jstring JNICALL Java_org_sluice_Application_nName(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     return sluice::jni::to_jstring(env, app_of(handle)->name());
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return nullptr;
-  }
+  });
 }
 
 JNIEXPORT jboolean JNICALL Java_org_sluice_Application_nRemote(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     return app_of(handle)->remote();
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return JNI_FALSE;
-  }
+  });
 }
 
 JNIEXPORT void JNICALL Java_org_sluice_Application_nStart(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     app_of(handle)->start();
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 JNIEXPORT jlongArray JNICALL Java_org_sluice_Application_nSubmit(JNIEnv* env, jclass, jlong handle, jstring payload,
                                                                 jobject unit) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     auto [unit_handle, index] = app_of(handle)->submit(env, sluice::jni::to_utf8(env, payload), unit);
     jlongArray out = env->NewLongArray(2);
     sluice::jni::check_pending(env);
     const jlong values[2] = {unit_handle, static_cast<jlong>(index)};
     env->SetLongArrayRegion(out, 0, 2, values);
     return out;
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return nullptr;
-  }
+  });
 }
 
 JNIEXPORT void JNICALL Java_org_sluice_Application_nStop(JNIEnv* env, jclass, jlong handle, jboolean abort) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     app_of(handle)->stop(env, abort);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 JNIEXPORT void JNICALL Java_org_sluice_Application_nClose(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     std::shared_ptr<ClientApp> app = apps().find(handle);
     if (!app) return;
     app->stop(env, false);
     apps().remove(handle);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 JNIEXPORT jlong JNICALL Java_org_sluice_Application_nUnitsEnded(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     return static_cast<jlong>(app_of(handle)->units_ended());
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 // ---- Unit
 
 JNIEXPORT jlong JNICALL Java_org_sluice_Unit_nRead(JNIEnv* env, jclass, jlong handle, jobject mailbox) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     std::shared_ptr<ClientUnit> unit = units().find(handle);
-    if (!unit) return 0;  // done, or closed: Java knows which (Unit.ended came first)
+    if (!unit) return jlong{0};  // done, or closed: Java knows which (Unit.ended came first)
     auto* box = static_cast<std::byte*>(env->GetDirectBufferAddress(mailbox));
     if (box == nullptr || env->GetDirectBufferCapacity(mailbox) < 16) {
       throw sluice::Error("internal: Unit.nRead needs a direct ByteBuffer of 16 bytes");
     }
     return unit->read(env, box);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return 0;
-  }
+  });
 }
 
 JNIEXPORT jobject JNICALL Java_org_sluice_Unit_nShared(JNIEnv* env, jclass, jlong handle, jobject peer,
                                                       jlong buffer) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     std::shared_ptr<ClientUnit> unit = units().find(handle);
     if (!unit) throw StaleHandle("this Unit was closed while its result was being read");
     return unit->shared(env, peer, buffer);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-    return nullptr;
-  }
+  });
 }
 
 JNIEXPORT void JNICALL Java_org_sluice_Unit_nRelease(JNIEnv* env, jclass, jlong handle, jlong buffer) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     std::shared_ptr<ClientUnit> unit = units().find(handle);
     if (unit && unit->release(env, buffer)) units().remove(handle);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 JNIEXPORT void JNICALL Java_org_sluice_Unit_nFinish(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     std::shared_ptr<ClientUnit> unit = units().find(handle);
     if (unit && unit->finish(env)) units().remove(handle);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 JNIEXPORT void JNICALL Java_org_sluice_Unit_nClose(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     std::shared_ptr<ClientUnit> unit = units().find(handle);
     if (!unit) return;
     unit->discard(env, "this Unit was closed; the results it had not read were discarded");
     unit->end(env);
     units().remove(handle);
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 JNIEXPORT void JNICALL Java_org_sluice_Unit_nCancel(JNIEnv* env, jclass, jlong handle) {
-  try {
+  return sluice::jni::guarded(env, [&] {
     if (std::shared_ptr<ClientUnit> unit = units().find(handle)) unit->cancel();
-  } catch (...) {
-    sluice::jni::throw_to_java(env);
-  }
+  });
 }
 
 // Loaded by a Java program (System.load, through org.sluice.NativeLibrary): adopt its JVM for

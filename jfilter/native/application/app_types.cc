@@ -8,6 +8,7 @@
 #include "jni_util.h"
 #include "org_sluice_Application.h"
 #include "org_sluice_Unit.h"
+#include "register_natives.h"
 #include "sluice/error.h"
 
 namespace sluice::jni {
@@ -17,31 +18,27 @@ namespace {
 AppTypes loaded;
 std::once_flag once;
 
-#define NATIVE(cls, name, signature) \
-  {const_cast<char*>(#name), const_cast<char*>(signature), reinterpret_cast<void*>(&Java_org_sluice_##cls##_##name)}
-
+// Checked against the classes when registered (register_natives.h).
 const JNINativeMethod kApplication[] = {
-    NATIVE(Application, nOpen,
-           "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;ZIZ)J"),
-    NATIVE(Application, nName, "(J)Ljava/lang/String;"),
-    NATIVE(Application, nRemote, "(J)Z"),
-    NATIVE(Application, nStart, "(J)V"),
-    NATIVE(Application, nSubmit, "(JLjava/lang/String;Lorg/sluice/Unit;)[J"),
-    NATIVE(Application, nStop, "(JZ)V"),
-    NATIVE(Application, nClose, "(J)V"),
-    NATIVE(Application, nUnitsEnded, "(J)J"),
+    SLUICE_NATIVE(Application, nOpen,
+                  "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;ZIZ)J"),
+    SLUICE_NATIVE(Application, nName, "(J)Ljava/lang/String;"),
+    SLUICE_NATIVE(Application, nRemote, "(J)Z"),
+    SLUICE_NATIVE(Application, nStart, "(J)V"),
+    SLUICE_NATIVE(Application, nSubmit, "(JLjava/lang/String;Lorg/sluice/Unit;)[J"),
+    SLUICE_NATIVE(Application, nStop, "(JZ)V"),
+    SLUICE_NATIVE(Application, nClose, "(J)V"),
+    SLUICE_NATIVE(Application, nUnitsEnded, "(J)J"),
 };
 
 const JNINativeMethod kUnit[] = {
-    NATIVE(Unit, nRead, "(JLjava/nio/ByteBuffer;)J"),
-    NATIVE(Unit, nShared, "(JLorg/sluice/Peer;J)Lorg/sluice/Buffer;"),
-    NATIVE(Unit, nRelease, "(JJ)V"),
-    NATIVE(Unit, nFinish, "(J)V"),
-    NATIVE(Unit, nClose, "(J)V"),
-    NATIVE(Unit, nCancel, "(J)V"),
+    SLUICE_NATIVE(Unit, nRead, "(JLjava/nio/ByteBuffer;)J"),
+    SLUICE_NATIVE(Unit, nShared, "(JLorg/sluice/Peer;J)Lorg/sluice/Buffer;"),
+    SLUICE_NATIVE(Unit, nRelease, "(JJ)V"),
+    SLUICE_NATIVE(Unit, nFinish, "(J)V"),
+    SLUICE_NATIVE(Unit, nClose, "(J)V"),
+    SLUICE_NATIVE(Unit, nCancel, "(J)V"),
 };
-
-#undef NATIVE
 
 [[noreturn]] void missing(JNIEnv* env, const std::string& what) {
   env->ExceptionClear();
@@ -61,13 +58,6 @@ jmethodID method(JNIEnv* env, jclass type, const char* name, const char* signatu
   return id;
 }
 
-void register_natives(JNIEnv* env, const char* name, const JNINativeMethod* methods, jint count) {
-  jclass type = find(env, name);
-  const jint result = env->RegisterNatives(type, methods, count);
-  env->DeleteLocalRef(type);
-  if (result != JNI_OK) missing(env, std::string("the native methods of ") + name);
-}
-
 void load(JNIEnv* env) {
   AppTypes t{};
   jclass report = find(env, "org/sluice/UnitReport");
@@ -80,8 +70,8 @@ void load(JNIEnv* env) {
   t.unit_ended = method(env, unit, "ended", "(Lorg/sluice/UnitReport;Ljava/lang/String;)V");
   t.unit_expire = method(env, unit, "expire", "(IJ)V");
   env->DeleteLocalRef(unit);
-  register_natives(env, "org/sluice/Application", kApplication, sizeof kApplication / sizeof kApplication[0]);
-  register_natives(env, "org/sluice/Unit", kUnit, sizeof kUnit / sizeof kUnit[0]);
+  register_natives(env, "org/sluice/Application", kApplication);
+  register_natives(env, "org/sluice/Unit", kUnit);
   loaded = t;
 }
 

@@ -96,7 +96,7 @@ class JavaCrashDeathTest : public JavaGraphTest {
 std::string beside_java(const std::string& crash_args) {
   return R"(
 filters:
-  src:  {class: "jtest::JSource", args: {count: 2000}}
+  src:  {class: "testing_filters::TestSource", args: {count: 2000, size: 64}}
   java: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@]}
   boom: {class: Crash, library: )" SLUICE_CRASH_LIB ", args: {" + crash_args + R"(}}
 streams:

@@ -13,10 +13,10 @@ using JavaFailureTest = JavaGraphTest;
 TEST_F(JavaFailureTest, JavaExceptionStopsBlockedGraphWithStackTrace) {
   testing_filters::RunOutcome out = run(R"(
 filters:
-  src:  {class: "jtest::JSource", args: {forever: true}}
+  src:  {class: "testing_filters::TestSource", args: {forever: true, size: 64}}
   mid:  {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@], copies: 2,
          args: {throw_copy: 1, throw_at: 50}}
-  sink: {class: "jtest::JSink", args: {sleep_us: 100}}
+  sink: {class: "testing_filters::TestSink", args: {sleep_us: 100}}
 streams:
   - {from: src.out, to: mid.in, depth: 1}
   - {from: mid.out, to: sink.in, depth: 1}
@@ -48,7 +48,7 @@ class JavaStageFailureTest : public JavaGraphTest, public ::testing::WithParamIn
 TEST_P(JavaStageFailureTest, ExceptionIsReportedWithItsStage) {
   testing_filters::RunOutcome out = run(std::string(R"(
 filters:
-  src:  {class: "jtest::JSource", args: {count: 10}}
+  src:  {class: "testing_filters::TestSource", args: {count: 10, size: 64}}
   bad:  {lang: java, class: org.sluice.nativetest.Thrower, classpath: [@JAR@], args: {in: )") +
                                         GetParam().stage + R"(}}
 streams:

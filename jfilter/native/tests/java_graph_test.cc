@@ -16,12 +16,12 @@ TEST_F(JavaGraphTest, MillionBuffersThroughMixedStagesWithJavaPayloadWrites) {
   testing_filters::RunOutcome out = run(R"(
 defaults: {buffer_size: 256B, depth: 64}
 filters:
-  src:   {class: "jtest::JSource", copies: 2, args: {count: 500000, size: 160}}
+  src:   {class: "testing_filters::TestSource", copies: 2, args: {count: 500000, size: 160}}
   java1: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@], copies: 2}
-  cpp:   {class: "jtest::JRelay", copies: 2}
+  cpp:   {class: "testing_filters::TestRelay", copies: 2}
   java2: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@], copies: 2}
   java3: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@]}
-  sink:  {class: "jtest::JSink", copies: 2, args: {transforms: 3}}
+  sink:  {class: "testing_filters::TestSink", copies: 2, args: {transforms: 3}}
 streams:
   - {from: src.out,   to: java1.in}
   - {from: java1.out, to: cpp.in,   policy: demand_driven}
@@ -53,10 +53,10 @@ TEST_P(JavaPolicyTest, JavaCopiesTakePartInThePolicy) {
   const PolicyCase& p = GetParam();
   testing_filters::RunOutcome out = run(std::string(R"(
 filters:
-  src:  {class: "jtest::JSource", copies: 2, args: {count: 20000, keys: 97}}
+  src:  {class: "testing_filters::TestSource", copies: 2, args: {count: 20000, keys: 97, size: 64}}
   mid:  {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@], copies: 3,
          args: {copy: )") + (p.copy ? "true" : "false") + R"(}}
-  sink: {class: "jtest::JSink", args: {transforms: 1}}
+  sink: {class: "testing_filters::TestSink", args: {transforms: 1, record_keys: true}}
 streams:
   - {from: src.out, to: mid.in, policy: )" + p.policy + R"(, depth: 8}
   - {from: mid.out, to: sink.in}
@@ -86,11 +86,11 @@ INSTANTIATE_TEST_SUITE_P(Policies, JavaPolicyTest,
 TEST_F(JavaGraphTest, ThreeUnitsOfWorkThroughOneJavaFilter) {
   testing_filters::RunOutcome out = run(R"(
 filters:
-  src:   {class: "jtest::JSource", args: {count: 100}}
+  src:   {class: "testing_filters::TestSource", args: {count: 100, size: 64}}
   probe: {lang: java, class: org.sluice.nativetest.UnitProbe, classpath: [@JAR@],
           args: {label: "ünïcode ok", n: 2KiB, ratio: 0.5, flag: yes}}
-  sink:  {class: "jtest::JSink", args: {transforms: 0}}
-  text:  {class: "jtest::JTextSink"}
+  sink:  {class: "testing_filters::TestSink", args: {transforms: 0}}
+  text:  {class: "testing_filters::TestTextSink"}
 streams:
   - {from: src.out, to: probe.in}
   - {from: probe.out, to: sink.in}
@@ -107,7 +107,7 @@ work: [first, second, third]
                                   "unit=1 work=second inits=2 finalizes=1" + common,
                                   "unit=2 work=third inits=3 finalizes=2" + common,
                               }));
-  EXPECT_EQ(observed().received, 300u);
+  EXPECT_EQ(observed().received["sink"][0], 300u);
 }
 
 // The Java ByteBuffer is the native block: the source's payload address, the address Java's
@@ -116,9 +116,9 @@ work: [first, second, third]
 TEST_F(JavaGraphTest, JavaSeesTheNativeBufferItself) {
   testing_filters::RunOutcome out = run(R"(
 filters:
-  src:   {class: "jtest::JSource", args: {count: 5000, size: 1000, record_address: true}}
+  src:   {class: "testing_filters::TestSource", args: {count: 5000, size: 1000, record_address: true}}
   probe: {lang: java, class: org.sluice.nativetest.ZeroCopyProbe, classpath: [@JAR@], args: {max_objects: 18}}
-  sink:  {class: "jtest::JSink", args: {check_aux: true}}
+  sink:  {class: "testing_filters::TestSink", args: {check_aux: true}}
 streams:
   - {from: src.out, to: probe.in, buffer_size: 1KiB, depth: 16}
   - {from: probe.out, to: sink.in}
@@ -136,10 +136,10 @@ TEST_F(JavaGraphTest, StaleUseGivesIllegalStateException) {
   ::testing::internal::CaptureStderr();
   testing_filters::RunOutcome out = run(R"(
 filters:
-  src:   {class: "jtest::JSource", args: {count: 50}}
+  src:   {class: "testing_filters::TestSource", args: {count: 50, size: 64}}
   probe: {lang: java, class: org.sluice.nativetest.StaleProbe, classpath: [@JAR@], args: {label: text}}
-  sink:  {class: "jtest::JSink"}
-  text:  {class: "jtest::JTextSink"}
+  sink:  {class: "testing_filters::TestSink"}
+  text:  {class: "testing_filters::TestTextSink"}
 streams:
   - {from: src.out, to: probe.in}
   - {from: probe.out, to: sink.in}
@@ -171,9 +171,9 @@ filters:
            args: {text: "the holder's own", after: 8}}
   holder: {lang: java, class: org.sluice.nativetest.StaleHolder, classpath: [@JAR@],
            args: {text: "the holder's own", after: 8}}
-  text:   {class: "jtest::JTextSink"}
-  notes1: {class: "jtest::JTextSink"}
-  notes2: {class: "jtest::JTextSink"}
+  text:   {class: "testing_filters::TestTextSink"}
+  notes1: {class: "testing_filters::TestTextSink"}
+  notes2: {class: "testing_filters::TestTextSink"}
 streams:
   - {from: keeper.out, to: holder.in, buffer_size: 64B, depth: 2}
   - {from: holder.out, to: text.in}
@@ -197,9 +197,9 @@ streams:
 TEST_F(JavaGraphTest, SharedBuffersAreReadOnlyAndGoStaleToo) {
   testing_filters::RunOutcome out = run(R"(
 filters:
-  src:   {class: "jtest::JSource", args: {count: 20}}
+  src:   {class: "testing_filters::TestSource", args: {count: 20, size: 64}}
   probe: {lang: java, class: org.sluice.nativetest.SharedProbe, classpath: [@JAR@], copies: 2}
-  text:  {class: "jtest::JTextSink"}
+  text:  {class: "testing_filters::TestTextSink"}
 streams:
   - {from: src.out, to: probe.in, policy: broadcast}
   - {from: probe.report, to: text.in}
@@ -217,8 +217,8 @@ TEST_F(JavaGraphTest, NoJvmForACppOnlyTopology) {
   if (dlsym(RTLD_DEFAULT, "JNI_CreateJavaVM") != nullptr) GTEST_SKIP() << "an earlier test in this process loaded the JVM";
   testing_filters::RunOutcome out = run(R"(
 filters:
-  src:  {class: "jtest::JSource", args: {count: 10}}
-  sink: {class: "jtest::JSink"}
+  src:  {class: "testing_filters::TestSource", args: {count: 10, size: 64}}
+  sink: {class: "testing_filters::TestSink"}
 streams:
   - {from: src.out, to: sink.in}
 )");

@@ -6,10 +6,12 @@
 
 #include <string>
 
-#include "graph_harness.h"
-#include "test_filters.h"
+#include "testing/graph_harness.h"
+#include "testing/graph_test_filters.h"
 
 namespace jtest {
+
+using testing_filters::observed;
 
 // Every test asks for the same JVM options, so that they also hold when the whole binary runs
 // in one process (one JVM): -Xcheck:jni, and the opening ZeroCopyProbe needs to read a
@@ -33,10 +35,11 @@ class JavaGraphTest : public ::testing::Test {
     return observed().violations;
   }
 
-  // Every (source copy, seq) in [0, per_source) reached the sinks exactly `times` times.
-  void expect_each(int sources, std::uint64_t per_source, std::uint32_t times = 1) {
+  // Every (source copy, seq) in [0, per_source) reached the TestSink called `sink` exactly
+  // `times` times.
+  void expect_each(int sources, std::uint64_t per_source, std::uint32_t times = 1, const std::string& sink = "sink") {
     std::lock_guard<std::mutex> lock(observed().mu);
-    auto& arrivals = observed().arrivals;
+    auto& arrivals = observed().arrivals[sink];
     ASSERT_EQ(arrivals.size(), static_cast<std::size_t>(sources));
     for (auto& [source, counts] : arrivals) {
       ASSERT_EQ(counts.size(), per_source) << "source " << source;

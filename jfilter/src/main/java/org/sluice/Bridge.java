@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
@@ -229,38 +228,25 @@ final class Bridge {
     return file.substring(0, file.length() - ".class".length()).replace('/', '.');
   }
 
-  // The known name nearest to `wanted`: equal ignoring case or '$' vs '.', the same simple
-  // name in another package, or a typo: a few edits (a third of the simple name, at least two),
-  // as the topology's own did-you-mean.
+  // The known name nearest to `wanted` by the topology's own did-you-mean (Suggest, the same
+  // algorithm and thresholds as the C++ one), '$' read as '.': first on whole names, then, for a
+  // name given without its package or with another one, on the known names cut to as many
+  // dot-separated parts as `wanted` has ("Upper" or "Outer$Inner" finds org.example.Upper and
+  // org.example.Outer$Inner).
   static String closest(String wanted, List<String> known) {
-    String w = wanted.replace('$', '.').toLowerCase(Locale.ROOT);
-    String simple = w.substring(w.lastIndexOf('.') + 1);
-    int limit = Math.max(2, simple.length() / 3);
-    String best = null;
-    int bestDistance = Integer.MAX_VALUE;
+    String w = wanted.replace('$', '.');
+    List<String> whole = new ArrayList<>(known.size());
+    List<String> tails = new ArrayList<>(known.size());
+    int parts = w.split("\\.", -1).length;
     for (String name : known) {
-      String n = name.replace('$', '.').toLowerCase(Locale.ROOT);
-      int d = n.equals(w) ? 0 : n.endsWith("." + simple) || n.equals(simple) ? 1 : distance(w, n) + 1;
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = name;
-      }
+      String n = name.replace('$', '.');
+      whole.add(n);
+      int at = n.length();
+      for (int i = 0; i < parts && at >= 0; i++) at = n.lastIndexOf('.', at - 1);
+      tails.add(n.substring(at + 1));
     }
-    return bestDistance <= 1 + limit ? best : null;
-  }
-
-  private static int distance(String a, String b) {
-    int[] row = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) row[j] = j;
-    for (int i = 1; i <= a.length(); i++) {
-      int diagonal = row[0];
-      row[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int above = row[j];
-        row[j] = Math.min(Math.min(row[j] + 1, row[j - 1] + 1), diagonal + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
-        diagonal = above;
-      }
-    }
-    return row[b.length()];
+    int i = Suggest.closestIndex(w, whole);
+    if (i < 0) i = Suggest.closestIndex(w, tails);
+    return i < 0 ? null : known.get(i);
   }
 }

@@ -3,7 +3,7 @@ package org.sluice.nativetest;
 import java.nio.ByteBuffer;
 import org.sluice.Buffer;
 
-/** The test record format of ../../../../test_filters.h, in Java: check, transform, stamp. */
+/** The test record format of testing/graph_test_filters.h, in Java: check, transform, stamp. */
 final class Records {
   static final int HEADER = 48;
   static final int MAGIC = 0x6a617661;

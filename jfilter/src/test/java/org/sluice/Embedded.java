@@ -4,9 +4,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 // Runs a topology through the native runtime inside this JVM's process (the embedded mode,
-// as the console runs it), with Java filters in this very JVM. For sluice's own tests: the
-// JUnit tests load libsluice_jni.so (system property sluice.jni.library) and run small mixed
-// graphs through it.
+// as the console runs it), with Java filters in this very JVM. A test hook, not API: it and its
+// native side (libsluice_test_jni.so, jfilter/native/tests/embedded_native.cc, which links
+// libsluice_jni.so) exist only in the test build; the JUnit tests load that library (system
+// property sluice.test.jni.library, set by the pom) and run small mixed graphs through it.
 final class Embedded {
   private static boolean loaded;
 
@@ -39,16 +40,12 @@ final class Embedded {
 
   static synchronized void load() {
     if (loaded) return;
-    String path = System.getProperty("sluice.jni.library");
-    if (path == null) {
-      System.loadLibrary("sluice_jni");
-    } else {
-      if (!new java.io.File(path).isFile()) {
-        throw new UnsatisfiedLinkError(path + " does not exist; build the native side first (make, or "
-            + "cmake --build build) or point -Dsluice.jni.library at libsluice_jni.so");
-      }
-      System.load(path);
+    String path = System.getProperty("sluice.test.jni.library");
+    if (path == null || !new java.io.File(path).isFile()) {
+      throw new UnsatisfiedLinkError(path + " does not exist; build the native side with its tests first (make, "
+          + "or cmake --build build) or point -Dsluice.test.jni.library at libsluice_test_jni.so");
     }
+    System.load(path);
     loaded = true;
   }
 

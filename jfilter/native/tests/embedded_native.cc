@@ -1,12 +1,17 @@
-// org.sluice.Embedded.nRun: runs a topology through the embedded runtime from a JVM that loaded
-// this library (the JUnit tests), exactly as the console runs it.
+// libsluice_test_jni.so, the JUnit tests' hook into the runtime: org.sluice.Embedded.nRun
+// runs a topology through the embedded runtime from the test JVM, exactly as the console runs
+// it. Embedded.java lives in the test sources (jfilter/src/test) and this library in the test
+// build only, so neither the jfilter jar nor libsluice_jni.so ships them.
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "java_types.h"
 #include "jni_util.h"
+#include "jvm.h"
 #include "org_sluice_Embedded.h"
+#include "register_natives.h"
 #include "runtime/backends.h"
 #include "runtime/engine.h"
 #include "topology/topology.h"
@@ -15,7 +20,7 @@
 // are null when every unit of work finished.
 JNIEXPORT jobjectArray JNICALL Java_org_sluice_Embedded_nRun(JNIEnv* env, jclass, jstring yaml, jstring base_dir) {
   using namespace sluice;
-  try {
+  return jni::guarded(env, [&] {
     topo::Topology topology =
         topo::parse_topology_text(jni::to_utf8(env, yaml), "embedded.yaml", jni::to_utf8(env, base_dir));
     check_loadable(topology);
@@ -44,8 +49,22 @@ JNIEXPORT jobjectArray JNICALL Java_org_sluice_Embedded_nRun(JNIEnv* env, jclass
       env->DeleteLocalRef(s);
     }
     return out;
-  } catch (...) {
-    jni::throw_to_java(env);
-    return nullptr;
+  });
+}
+
+// Loaded by Embedded.load (System.load): adopt the test JVM for the runtime, as
+// libsluice_jni's own JNI_OnLoad would (this library links it), then register nRun.
+extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
+  JNIEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_10) != JNI_OK) return JNI_ERR;
+  static const JNINativeMethod kEmbedded[] = {
+      SLUICE_NATIVE(Embedded, nRun, "(Ljava/lang/String;Ljava/lang/String;)[Ljava/lang/String;")};
+  try {
+    sluice::jni::adopt_jvm(vm, env);
+    sluice::jni::register_natives(env, "org/sluice/Embedded", kEmbedded);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libsluice_test_jni: %s\n", e.what());
+    return JNI_ERR;
   }
+  return JNI_VERSION_10;
 }

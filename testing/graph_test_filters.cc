@@ -1,19 +1,27 @@
 // Test filters. Arguments:
-//   TestSource: count (per copy), size (bytes, default kRecordSize), keys (if > 0, key =
-//               seq % keys), record_address (bool), forever (bool: ignore count),
-//               throw_at (seq at which to throw), throw_in (init|finalize: throw there).
-//   TestRelay:  forwards, checking and re-stamping hops. throw_at / throw_copy: copy
-//               throw_copy throws after throw_at buffers. sleep_us: per buffer.
-//   TestSink:   checks hops, records arrivals. sleep_us, record_keys, record_address,
-//               read: false to return without reading (leaves input to the runtime).
+//   TestSource: count (per copy, default 1000), size (bytes, default kRecordSize; smaller
+//               buffers carry no record), keys (if > 0, key = seq % keys, else seq),
+//               record_address (bool), forever (bool: ignore count), throw_at (seq at which
+//               to throw), throw_in (init|finalize: throw there).
+//   TestRelay:  forwards, checking and re-stamping hops (a C++ stage between Java ones).
+//               throw_at / throw_copy: copy throw_copy throws after throw_at buffers.
+//               sleep_us: per buffer.
+//   TestSink:   checks records, records arrivals. sleep_us (slow_copy: only that copy),
+//               record_keys (key_copies, key_hops, per_hop), record_address, transforms
+//               (expected, default: not checked), check_aux (aux must equal the source's
+//               payload address and ours: zero copy), read: false to return without reading
+//               (leaves input to the runtime), release_spinners.
+//   TestTextSink: records each buffer's text, one line per buffer (Java probes report with it).
 //   TestAskPort: asks for input port `port` (an unconnected one, in tests).
 //   TestWriteInFinalize: writes to out from finalize.
 //   TestOversize: writes a buffer bigger than the stream's buffer_size.
-#include "test_filters.h"
+#include "testing/graph_test_filters.h"
 
 #include <chrono>
 #include <cstring>
 #include <thread>
+
+#include "sequenced.h"
 
 namespace testing_filters {
 
@@ -22,44 +30,49 @@ namespace {
 struct Record {
   std::uint32_t magic;
   std::uint32_t source;
-  std::uint64_t source_seq;
+  std::uint64_t seq;
   std::uint32_t hop;
-  std::uint32_t pad;
+  std::uint32_t transforms;
   std::uint64_t hop_seq;
   std::uint64_t checksum;
-  std::uint64_t reserved;
+  std::uint64_t aux;
 };
 static_assert(sizeof(Record) == kRecordSize);
-constexpr std::uint32_t kMagic = 0x7e57ab1e;
 
 std::uint64_t checksum(const Record& r, const std::byte* data, std::size_t size) {
-  std::uint64_t h = (r.source * 0x9e3779b97f4a7c15ULL) ^ (r.source_seq + 0x632be59bd9b4e019ULL);
-  for (std::size_t i = kRecordSize; i < size; ++i) h = (h ^ static_cast<std::uint8_t>(data[i])) * 0x100000001b3ULL;
-  return h;
+  return sequenced::checksum(data + kRecordSize, size - kRecordSize) ^ (r.source * 0x9e3779b97f4a7c15ULL) ^
+         (r.seq * 0xc2b2ae3d27d4eb4fULL) ^ r.transforms;
 }
 
 void sleep_us(int us) {
   if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
 }
 
-// Checks a received record's hop order and checksum; `next` tracks, per immediate
-// producer, the lowest acceptable hop sequence number.
+std::string where(const sluice::Context& ctx) { return ctx.filter_name() + "#" + std::to_string(ctx.copy_index()); }
+
+// Checks a received record's magic, checksum, payload and hop order; `next` tracks, per
+// immediate producer, the lowest acceptable hop sequence number. Returns false for a buffer
+// that is no record (too short: silently; bad magic: after recording a violation).
 bool check_record(const sluice::Context& ctx, const sluice::Buffer& b,
                   std::map<std::uint32_t, std::uint64_t>& next, Record& r) {
   if (b.size() < kRecordSize) return false;
   std::memcpy(&r, b.data(), sizeof r);
-  std::string where = ctx.filter_name() + "#" + std::to_string(ctx.copy_index());
-  if (r.magic != kMagic) {
-    observed().violation(where + ": bad magic");
+  if (r.magic != kRecordMagic) {
+    observed().violation(where(ctx) + ": bad magic");
     return false;
   }
-  if (checksum(r, b.data(), b.size()) != r.checksum) {
-    observed().violation(where + ": checksum mismatch for source " + std::to_string(r.source) +
-                         " seq " + std::to_string(r.source_seq));
+  const auto id = [&] { return where(ctx) + ": source " + std::to_string(r.source) + " seq " + std::to_string(r.seq); };
+  if (checksum(r, b.data(), b.size()) != r.checksum) observed().violation(id() + ": checksum mismatch");
+  for (std::size_t i = 0; i < b.size() - kRecordSize; ++i) {
+    if (static_cast<std::uint8_t>(b.data()[kRecordSize + i]) != static_cast<std::uint8_t>(r.seq + 7 * i + r.transforms)) {
+      observed().violation(id() + ": payload byte " + std::to_string(i) + " wrong after " +
+                           std::to_string(r.transforms) + " transforms");
+      break;
+    }
   }
   auto& expected = next[r.hop];
   if (r.hop_seq < expected) {
-    observed().violation(where + ": from upstream copy " + std::to_string(r.hop) + " seq " +
+    observed().violation(id() + ": from upstream copy " + std::to_string(r.hop) + " hop seq " +
                          std::to_string(r.hop_seq) + " after " + std::to_string(expected - 1));
   }
   expected = r.hop_seq + 1;
@@ -91,12 +104,16 @@ void Observations::reset() {
   arrivals.clear();
   received.clear();
   key_copies.clear();
+  key_hops.clear();
+  per_hop.clear();
   units_seen.clear();
   constructed.clear();
   spinners_released.store(false);
   inits.clear();
   source_address.clear();
   sink_address.clear();
+  address_checks = 0;
+  lines.clear();
 }
 
 void Observations::violation(const std::string& what) {
@@ -133,8 +150,8 @@ class TestSource : public sluice::Filter, Counted<TestSource> {
       sluice::Buffer b = out.allocate();
       b.resize(size);
       if (size >= kRecordSize) {
-        for (std::size_t i = kRecordSize; i < size; ++i) b.data()[i] = std::byte((seq + i) & 0xff);
-        Record r{kMagic, me, seq, me, 0, seq, 0, 0};
+        for (std::size_t i = 0; i < size - kRecordSize; ++i) b.data()[kRecordSize + i] = std::byte((seq + 7 * i) & 0xff);
+        Record r{kRecordMagic, me, seq, me, 0, seq, 0, 0};
         r.checksum = checksum(r, b.data(), size);
         std::memcpy(b.data(), &r, sizeof r);
       }
@@ -193,17 +210,31 @@ class TestSink : public sluice::Filter, Counted<TestSink> {
     const int sleep = slow_copy < 0 || slow_copy == ctx.copy_index() ? ctx.arg<int>("sleep_us", 0) : 0;
     const bool record_keys = ctx.arg<bool>("record_keys", false);
     const bool record_address = ctx.arg<bool>("record_address", false);
+    const std::int64_t transforms = ctx.arg<std::int64_t>("transforms", -1);
+    const bool check_aux = ctx.arg<bool>("check_aux", false);
     std::map<std::uint32_t, std::uint64_t> next;
     std::map<std::uint32_t, std::vector<std::uint64_t>> seen;  // merged at the end: no lock per buffer
     std::map<std::uint64_t, bool> keys;
+    std::map<std::uint64_t, std::set<std::uint32_t>> key_hops;
+    std::map<std::uint32_t, std::uint64_t> per_hop;
     std::vector<std::pair<std::pair<std::uint32_t, std::uint64_t>, const void*>> addresses;
+    std::vector<std::pair<std::pair<std::uint32_t, std::uint64_t>, std::pair<const void*, std::uint64_t>>> aux;
     std::uint64_t count = 0;
     while (auto b = in.read()) {
       ++count;
       Record r;
       if (check_record(ctx, *b, next, r)) {
-        seen[r.source].push_back(r.source_seq);
-        if (record_address) addresses.push_back({{r.source, r.source_seq}, b->data()});
+        seen[r.source].push_back(r.seq);
+        if (transforms >= 0 && r.transforms != transforms) {
+          observed().violation(where(ctx) + ": seq " + std::to_string(r.seq) + " went through " +
+                               std::to_string(r.transforms) + " transforms, not " + std::to_string(transforms));
+        }
+        if (record_address) addresses.push_back({{r.source, r.seq}, b->data()});
+        if (check_aux) aux.push_back({{r.source, r.seq}, {b->data(), r.aux}});
+        if (record_keys) {
+          key_hops[b->key()].insert(r.hop);
+          ++per_hop[r.hop];
+        }
       }
       if (record_keys) keys[b->key()] = true;
       sleep_us(sleep);
@@ -221,6 +252,41 @@ class TestSink : public sluice::Filter, Counted<TestSink> {
     if (ctx.arg<bool>("release_spinners", false)) observed().spinners_released.store(true);
     for (auto& [key, unused] : keys) observed().key_copies[ctx.filter_name()][key].push_back(ctx.copy_index());
     for (auto& [id, address] : addresses) observed().sink_address[id].push_back(address);
+    for (auto& [key, hops] : key_hops) observed().key_hops[key].insert(hops.begin(), hops.end());
+    for (auto& [hop, n] : per_hop) observed().per_hop[hop] += n;
+    check_zero_copy(aux);
+  }
+
+ private:
+  // Each record's payload address at the source, in Java (aux) and here must be one.
+  // REQUIRES: observed().mu held.
+  static void check_zero_copy(
+      const std::vector<std::pair<std::pair<std::uint32_t, std::uint64_t>, std::pair<const void*, std::uint64_t>>>& aux) {
+    auto& o = observed();
+    for (auto& [id, seen_at] : aux) {
+      auto found = o.source_address.find(id);
+      const void* java = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(seen_at.second));
+      if (found != o.source_address.end() && found->second == seen_at.first && java == seen_at.first) {
+        ++o.address_checks;
+      } else if (o.violations.size() < 20) {
+        o.violations.push_back("zero copy: seq " + std::to_string(id.second) + " at source " +
+                               std::to_string(reinterpret_cast<std::uintptr_t>(
+                                   found == o.source_address.end() ? nullptr : found->second)) +
+                               ", in Java " + std::to_string(seen_at.second) + ", at sink " +
+                               std::to_string(reinterpret_cast<std::uintptr_t>(seen_at.first)));
+      }
+    }
+  }
+};
+
+class TestTextSink : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& in = ctx.input("in");
+    while (auto b = in.read()) {
+      std::lock_guard<std::mutex> lock(observed().mu);
+      observed().lines.emplace_back(b->text());
+    }
   }
 };
 
@@ -275,6 +341,7 @@ class TestSpinner : public sluice::Filter {
 SLUICE_FILTER(testing_filters::TestSource)
 SLUICE_FILTER(testing_filters::TestRelay)
 SLUICE_FILTER(testing_filters::TestSink)
+SLUICE_FILTER(testing_filters::TestTextSink)
 SLUICE_FILTER(testing_filters::TestAskPort)
 SLUICE_FILTER(testing_filters::TestWriteInFinalize)
 SLUICE_FILTER(testing_filters::TestOversize)

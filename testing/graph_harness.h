@@ -1,6 +1,8 @@
 // Runs a topology given as YAML text through the embedded runtime, for graph tests.
-#ifndef SLUICE_TESTS_GRAPH_HARNESS_H_
-#define SLUICE_TESTS_GRAPH_HARNESS_H_
+// REQUIRES: the test target defines SLUICE_TEST_DATA_DIR, the directory relative paths in the
+// YAML resolve against.
+#ifndef SLUICE_TESTING_GRAPH_HARNESS_H_
+#define SLUICE_TESTING_GRAPH_HARNESS_H_
 
 #include <chrono>
 #include <optional>
@@ -40,4 +42,4 @@ inline RunOutcome run_yaml(const std::string& yaml, sluice::EngineOptions option
 
 }  // namespace testing_filters
 
-#endif  // SLUICE_TESTS_GRAPH_HARNESS_H_
+#endif  // SLUICE_TESTING_GRAPH_HARNESS_H_

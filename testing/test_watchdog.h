@@ -1,5 +1,7 @@
-// Test-only helpers shared by the stream tests (included only by *_test.cc files).
-#pragma once
+// Helpers for the stream and buffer tests (core-cpp/src/*/..._test.cc): a watchdog that aborts
+// a run that blocks, a pop that refuses to block, and how a call ended.
+#ifndef SLUICE_TESTING_TEST_WATCHDOG_H_
+#define SLUICE_TESTING_TEST_WATCHDOG_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -69,3 +71,5 @@ int outcome_of(F&& f) {
 }
 
 }  // namespace sluice::testing
+
+#endif  // SLUICE_TESTING_TEST_WATCHDOG_H_

@@ -1,0 +1,66 @@
+package org.sluice;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+// "Did you mean": the Java twin of core-cpp/src/topology/suggest.cc, the same algorithm and
+// thresholds, so that a misspelt class name gets the suggestion a misspelt key or filter name
+// would get. Both read one table of cases in their tests (testing/data/closest_match.txt).
+// Like the C++ one it works on UTF-8 bytes, with ASCII letters compared without case.
+final class Suggest {
+  private Suggest() {}
+
+  // The candidate closest to `word` by edit distance, or null when none is close enough to be
+  // a plausible typo (closest_match in suggest.h).
+  static String closestMatch(String word, List<String> candidates) {
+    int i = closestIndex(word, candidates);
+    return i < 0 ? null : candidates.get(i);
+  }
+
+  // The index in `candidates` of closestMatch's answer, or -1.
+  static int closestIndex(String word, List<String> candidates) {
+    byte[] typed = lower(word);
+    // A typo changes a few characters: allow about a third of the word, and at least two.
+    int limit = Math.max(2, typed.length / 3);
+    int best = -1;
+    int bestDistance = limit + 1;
+    for (int i = 0; i < candidates.size(); i++) {
+      byte[] candidate = lower(candidates.get(i));
+      int distance = editDistance(typed, candidate);
+      // Rewriting every character is not a typo: "x" is not a misspelt "to".
+      boolean plausible = distance < Math.max(typed.length, candidate.length);
+      if (plausible && distance < bestDistance) {
+        best = i;
+        bestDistance = distance;
+      }
+    }
+    return best;
+  }
+
+  private static byte[] lower(String s) {
+    byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i < bytes.length; i++) {
+      if (bytes[i] >= 'A' && bytes[i] <= 'Z') bytes[i] = (byte) (bytes[i] + ('a' - 'A'));
+    }
+    return bytes;
+  }
+
+  // Optimal string alignment distance: an insertion, a deletion, a substitution or a swap of
+  // two adjacent characters each cost 1, so "plicy", "polcy" and "poilcy" are all one edit from
+  // "policy".
+  private static int editDistance(byte[] a, byte[] b) {
+    int[][] d = new int[a.length + 1][b.length + 1];
+    for (int i = 0; i <= a.length; i++) d[i][0] = i;
+    for (int j = 0; j <= b.length; j++) d[0][j] = j;
+    for (int i = 1; i <= a.length; i++) {
+      for (int j = 1; j <= b.length; j++) {
+        int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+        d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+          d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.length][b.length];
+  }
+}
