@@ -19,7 +19,7 @@
 #include "runtime/graph.h"
 #include "runtime/placement.h"
 #include "stream/input_port.h"
-#include "stream/run_signal.h"
+#include "sync/run_signal.h"
 #include "topology/topology.h"
 
 namespace sluice {

@@ -15,7 +15,7 @@
 
 #include "sluice/error.h"
 #include "stream/input_channel.h"
-#include "stream/run_signal.h"
+#include "sync/run_signal.h"
 
 namespace sluice::testing {
 

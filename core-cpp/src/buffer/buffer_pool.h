@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "buffer/slot.h"
-#include "stream/mpmc_ring.h"
-#include "stream/waiter.h"
+#include "sync/mpmc_ring.h"
+#include "sync/waiter.h"
 
 namespace sluice {
 

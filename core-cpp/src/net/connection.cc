@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "stream/waiter.h"
+#include "sync/waiter.h"
 
 namespace sluice::net {
 

@@ -19,7 +19,7 @@
 #include "net/receive_side.h"
 #include "net/remote_endpoint.h"
 #include "net/routes.h"
-#include "stream/waiter.h"
+#include "sync/waiter.h"
 #include "tls/tls.h"
 
 namespace sluice {

@@ -48,6 +48,7 @@
 
 #include "runtime/graph.h"
 #include "runtime/placement.h"
+#include "runtime/stream_wiring.h"
 #include "topology/topology.h"
 
 namespace sluice {

@@ -21,7 +21,7 @@
 #include "net/parking_lot.h"
 #include "net/routes.h"
 #include "runtime/graph.h"
-#include "stream/waiter.h"
+#include "sync/waiter.h"
 
 namespace sluice::net {
 

@@ -16,7 +16,7 @@
 
 #include "stream/endpoint.h"
 #include "stream/item.h"
-#include "stream/waiter.h"
+#include "sync/waiter.h"
 
 namespace sluice::net {
 

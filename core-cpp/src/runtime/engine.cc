@@ -16,7 +16,7 @@
 #include "runtime/graph.h"
 #include "sched/scheduler.h"
 #include "stream/input_port.h"
-#include "stream/run_signal.h"
+#include "sync/run_signal.h"
 
 namespace sluice {
 

@@ -23,6 +23,7 @@
 
 #include "runtime/failure.h"
 #include "runtime/placement.h"
+#include "runtime/stream_wiring.h"
 #include "topology/topology.h"
 
 namespace sluice {

@@ -12,8 +12,9 @@
 
 #include "buffer/buffer_pool.h"
 #include "runtime/placement.h"
+#include "runtime/stream_wiring.h"
 #include "stream/input_channel.h"
-#include "stream/waiter.h"
+#include "sync/waiter.h"
 #include "topology/topology.h"
 
 namespace sluice {

@@ -21,8 +21,8 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
-#include "stream/asymmetric_barrier.h"
-#include "stream/waiter.h"
+#include "sync/asymmetric_barrier.h"
+#include "sync/waiter.h"
 
 namespace sluice::sched {
 

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "stream/run_signal.h"
-#include "stream/waiter.h"
+#include "sync/run_signal.h"
+#include "sync/waiter.h"
 
 namespace sluice::sched {
 namespace {

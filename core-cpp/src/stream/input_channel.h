@@ -20,9 +20,9 @@
 
 #include "sluice/buffer.h"
 #include "stream/endpoint.h"
-#include "stream/mpmc_ring.h"
+#include "sync/mpmc_ring.h"
 #include "stream/wait_record.h"
-#include "stream/waiter.h"
+#include "sync/waiter.h"
 
 namespace sluice {
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "stream/waiter.h"
+#include "sync/waiter.h"
 
 namespace sluice {
 

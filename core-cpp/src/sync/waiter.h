@@ -4,8 +4,8 @@
 // then sleeps in the kernel until another thread calls notify(). notify() costs one fence
 // and one load when nobody sleeps, so the fast path stays a few nanoseconds; on these
 // 2-core machines sleeping early matters more than shaving wake-up latency.
-#ifndef SLUICE_STREAM_WAITER_H_
-#define SLUICE_STREAM_WAITER_H_
+#ifndef SLUICE_SYNC_WAITER_H_
+#define SLUICE_SYNC_WAITER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "sluice/error.h"
-#include "stream/asymmetric_barrier.h"
-#include "stream/run_signal.h"
+#include "sync/asymmetric_barrier.h"
+#include "sync/run_signal.h"
 #include "sched/task.h"
 
 namespace sluice {
@@ -192,4 +192,4 @@ class Waiter {
 
 }  // namespace sluice
 
-#endif  // SLUICE_STREAM_WAITER_H_
+#endif  // SLUICE_SYNC_WAITER_H_

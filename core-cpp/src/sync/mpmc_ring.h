@@ -7,8 +7,8 @@
 // skips the compare-and-swap that lets several threads share that side: on a uniprocessor
 // hand-off that CAS is most of the cost. A side must use one variant only: either every
 // caller uses try_push, or exactly one thread uses try_push_single (likewise for pop).
-#ifndef SLUICE_STREAM_MPMC_RING_H_
-#define SLUICE_STREAM_MPMC_RING_H_
+#ifndef SLUICE_SYNC_MPMC_RING_H_
+#define SLUICE_SYNC_MPMC_RING_H_
 
 #include <atomic>
 #include <bit>
@@ -112,4 +112,4 @@ class MpmcRing {
 
 }  // namespace sluice
 
-#endif  // SLUICE_STREAM_MPMC_RING_H_
+#endif  // SLUICE_SYNC_MPMC_RING_H_

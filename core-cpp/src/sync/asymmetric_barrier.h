@@ -5,8 +5,8 @@
 // loads X. With light_barrier() between the hot thread's store and load and
 // heavy_barrier() between the rare thread's, at least one of them sees the other's store.
 // When membarrier is unavailable both sides fall back to full fences.
-#ifndef SLUICE_STREAM_ASYMMETRIC_BARRIER_H_
-#define SLUICE_STREAM_ASYMMETRIC_BARRIER_H_
+#ifndef SLUICE_SYNC_ASYMMETRIC_BARRIER_H_
+#define SLUICE_SYNC_ASYMMETRIC_BARRIER_H_
 
 #include <atomic>
 
@@ -30,4 +30,4 @@ void heavy_barrier() noexcept;
 
 }  // namespace sluice
 
-#endif  // SLUICE_STREAM_ASYMMETRIC_BARRIER_H_
+#endif  // SLUICE_SYNC_ASYMMETRIC_BARRIER_H_

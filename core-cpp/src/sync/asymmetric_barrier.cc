@@ -1,4 +1,4 @@
-#include "stream/asymmetric_barrier.h"
+#include "sync/asymmetric_barrier.h"
 
 #include <linux/membarrier.h>
 #include <sys/syscall.h>

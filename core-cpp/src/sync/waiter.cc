@@ -1,4 +1,4 @@
-#include "stream/waiter.h"
+#include "sync/waiter.h"
 
 #include <linux/futex.h>
 #include <sched.h>

@@ -1,6 +1,6 @@
 // RunSignal: the "stop everything" flag of one run, and the Waiters it must wake.
-#ifndef SLUICE_STREAM_RUN_SIGNAL_H_
-#define SLUICE_STREAM_RUN_SIGNAL_H_
+#ifndef SLUICE_SYNC_RUN_SIGNAL_H_
+#define SLUICE_SYNC_RUN_SIGNAL_H_
 
 #include <atomic>
 #include <cstdint>
@@ -46,4 +46,4 @@ class RunSignal {
 
 }  // namespace sluice
 
-#endif  // SLUICE_STREAM_RUN_SIGNAL_H_
+#endif  // SLUICE_SYNC_RUN_SIGNAL_H_

@@ -1,4 +1,4 @@
-#include "stream/mpmc_ring.h"
+#include "sync/mpmc_ring.h"
 
 #include <atomic>
 #include <chrono>
