@@ -15,6 +15,7 @@
 #include "runtime/crash_report.h"
 #include "runtime/graph.h"
 #include "sched/scheduler.h"
+#include "text/integer.h"
 #include "stream/input_port.h"
 #include "stream/run_signal.h"
 
@@ -293,7 +294,10 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     sched::SchedulerOptions so;
     so.workers = s.options.workers;
     if (so.workers == 0) {
-      if (const char* env = std::getenv("SLUICE_WORKERS")) so.workers = std::atoi(env);
+      if (const char* env = std::getenv("SLUICE_WORKERS")) {
+        so.workers = text::parse_integer_or_throw<int>(env, "SLUICE_WORKERS (worker threads; 0 or unset: one per CPU)", 0,
+                                                       4096);
+      }
     }
     so.tasks_hint = tasks;
     s.scheduler = std::make_unique<sched::Scheduler>(so);
