@@ -57,7 +57,7 @@ using namespace std::chrono_literals;
 
 // The crash handler writes a log line (as dlog does) and the bare line to the crash pipe.
 void set_crash_output(int crash_fd) {
-  sluice::crash::set_output({dlog::log_name() + "[" + std::to_string(::getpid()) + "] [error] ", true, crash_fd});
+  sluice::crash::set_output({dlog::name() + "[" + std::to_string(::getpid()) + "] [error] ", true, crash_fd});
 }
 
 class AppDaemon {
@@ -101,7 +101,6 @@ void AppDaemon::quit(int status) {
   // Copy threads may be blocked or stuck in user code; the process ends here either way.
   dlog::debug("exiting with status " + std::to_string(status));
   flush_logs();
-  std::cerr.flush();
   _exit(status);
 }
 
@@ -165,7 +164,7 @@ void AppDaemon::fill_activity(google::protobuf::RepeatedPtrField<sluice::control
 
 bool AppDaemon::launch(const sluice::control::Launch& launch) {
   host_ = launch.host();
-  dlog::log_name() = "sluice-appd(" + host_ + ")";
+  dlog::set_name("sluice-appd(" + host_ + ")");
   set_crash_output(crash_fd_);
   logs_ = std::make_unique<sluice::daemon::LogForwarder>(host_);
   sluice::log_output::set_sink(logs_.get());
@@ -372,7 +371,7 @@ int AppDaemon::run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dlog::log_name() = "sluice-appd";
+  dlog::set_name("sluice-appd");
   int fd = -1;
   int crash_fd = -1;
   bool verbose = false;
@@ -391,10 +390,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (verbose) dlog::min_level() = dlog::Level::kDebug;
-  if (const char* v = std::getenv("SLUICE_LOG_LEVEL"); v != nullptr && std::string(v) == "debug") {
-    dlog::min_level() = dlog::Level::kDebug;
-  }
+  if (verbose) dlog::set_level(dlog::Level::kDebug);  // else SLUICE_LOG (log/backend.h)
   if (crash_fd >= 0 && ::fcntl(crash_fd, F_SETFD, FD_CLOEXEC) != 0) {
     std::cerr << "sluice-appd: --crash-fd " << crash_fd << " is not an open file descriptor\n";
     return 2;

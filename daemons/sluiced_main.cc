@@ -73,7 +73,7 @@ void write_ready_file(const std::string& path, const std::string& address) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dlog::log_name() = "sluiced";
+  dlog::set_name("sluiced");
   std::string listen = "127.0.0.1:7700";
   std::string token_file;
   sluice::control::TlsOptions tls;
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (verbose) dlog::min_level() = dlog::Level::kDebug;
+  if (verbose) dlog::set_level(dlog::Level::kDebug);
   const bool certificates = !tls.cert_file.empty() || !tls.key_file.empty() || !tls.ca_file.empty();
   auto usage = [](const std::string& problem) {
     std::cerr << "sluiced: " << problem << "\nRun with --help for more information.\n";

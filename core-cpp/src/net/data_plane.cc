@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <condition_variable>
 #include <future>
-#include <iostream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -11,6 +10,7 @@
 
 #include <boost/asio.hpp>
 
+#include "log/backend.h"
 #include "net/connection.h"
 #include "net/inbound_link.h"
 #include "net/listener.h"
@@ -197,7 +197,7 @@ void DataPlane::Impl::fail(const std::string& message) {
     failure = message;
     cb = callback;
   }
-  std::cerr << "sluice data plane (" << routes.self_name() << "): " << message << std::endl;
+  logging::plain_line(LogLevel::kError, "sluice data plane (" + routes.self_name() + "): " + message);
   changed.notify_all();
   if (cb) cb(message);
 }
