@@ -295,8 +295,12 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     so.workers = s.options.workers;
     if (so.workers == 0) {
       if (const char* env = std::getenv("SLUICE_WORKERS")) {
-        so.workers = text::parse_integer_or_throw<int>(env, "SLUICE_WORKERS (worker threads; 0 or unset: one per CPU)", 0,
-                                                       4096);
+        const std::optional<int> n = text::parse_integer<int>(env, 0, 4096);
+        if (!n) {
+          throw Error(std::string("SLUICE_WORKERS '") + env + "' is not " + text::integer_range_text(0, 4096) +
+                      "; set it to the number of worker threads, or unset it (or 0) for one per CPU");
+        }
+        so.workers = *n;
       }
     }
     so.tasks_hint = tasks;
