@@ -1,7 +1,7 @@
-// Logging for the daemons (and `sluice serve`): one line per event on stderr, "2026-11-21T12:00:00.123Z
-// sluiced[pid] [warn] message", written by the process's log backend (log/backend.h: spdlog,
-// one write per line, the level of SLUICE_LOG). Levels: debug (with --verbose or
-// SLUICE_LOG=debug), info, warn, error.
+// Logging for the daemons (and `sluice serve`): one line per event on stderr,
+// "2026-11-21T12:00:00.123Z sluiced[pid] [warn] message", written by the process's log
+// backend (log/backend.h: spdlog, one write per line, the level of SLUICE_LOG). Levels: debug
+// (with --verbose or SLUICE_LOG=debug), info, warn, error.
 #ifndef SLUICE_DAEMONS_LOG_H_
 #define SLUICE_DAEMONS_LOG_H_
 
