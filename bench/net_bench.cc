@@ -456,8 +456,14 @@ int main(int argc, char** argv) {
   bench::add_common_options(app, &options);
   app.add_option("--peer-netns", peer_netns, "run host b and the peers' servers in this network namespace")
       ->type_name("NAME");
-  app.add_option("--addr-a", addr_a, "host a's IPv4 address")->type_name("IPV4")->capture_default_str()->check(CLI::ValidIPV4);
-  app.add_option("--addr-b", addr_b, "host b's IPv4 address")->type_name("IPV4")->capture_default_str()->check(CLI::ValidIPV4);
+  app.add_option("--addr-a", addr_a, "host a's IPv4 address")
+      ->type_name("IPV4")
+      ->capture_default_str()
+      ->check(CLI::ValidIPV4);
+  app.add_option("--addr-b", addr_b, "host b's IPv4 address")
+      ->type_name("IPV4")
+      ->capture_default_str()
+      ->check(CLI::ValidIPV4);
   bench::parse_or_exit(app, argc, argv);
   const int reps = options.reps;
   const bool quick = options.quick;

@@ -123,8 +123,9 @@ LogLevel level_from_env() {
   std::string variable = "SLUICE_LOG";
   if (value == nullptr && (value = std::getenv("SLUICE_LOG_LEVEL")) != nullptr) {
     variable = "SLUICE_LOG_LEVEL";
-    write_always(plain_sink(), LogLevel::kWarn, "", "sluice: SLUICE_LOG_LEVEL is an older name and will go; set SLUICE_LOG=" +
-                                    std::string(value) + " instead");
+    write_always(plain_sink(), LogLevel::kWarn, "",
+                 "sluice: SLUICE_LOG_LEVEL is an older name and will go; set SLUICE_LOG=" + std::string(value) +
+                     " instead");
   }
   LogLevel level = LogLevel::kInfo;
   if (value != nullptr && !parse_level(value, &level)) {
