@@ -459,11 +459,11 @@ int main(int argc, char** argv) {
   app.add_option("--addr-a", addr_a, "host a's IPv4 address")
       ->type_name("IPV4")
       ->capture_default_str()
-      ->check(CLI::ValidIPV4);
+      ->check(CLI::ValidIPV4.description(""));
   app.add_option("--addr-b", addr_b, "host b's IPv4 address")
       ->type_name("IPV4")
       ->capture_default_str()
-      ->check(CLI::ValidIPV4);
+      ->check(CLI::ValidIPV4.description(""));
   bench::parse_or_exit(app, argc, argv);
   const int reps = options.reps;
   const bool quick = options.quick;
