@@ -16,9 +16,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "text/address.h"
 #include "topology/parser.h"
 #include "topology/size.h"
-#include "text/address.h"
 #include "topology/suggest.h"
 
 namespace sluice::topo {

@@ -6,9 +6,9 @@
 #include <cctype>
 #include <utility>
 
+#include "text/integer.h"
 #include "topology/size.h"
 #include "topology/suggest.h"
-#include "text/integer.h"
 
 namespace sluice::topo {
 
