@@ -17,41 +17,25 @@
 
 #include <sluice/application.h>
 
+#include <CLI/CLI.hpp>
+
+#include "text/cli_options.h"
+
 int main(int argc, char** argv) {
   std::string topology;
   sluice::ApplicationOptions options;
   long units = 100;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "application_bench: " << arg << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (arg == "--topology") {
-      topology = value();
-    } else if (arg == "--units") {
-      const std::string v = value();
-      char* end = nullptr;
-      units = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != '\0' || units <= 0) {
-        std::cerr << "application_bench: --units must be a positive whole number, not '" << v << "'\n";
-        return 2;
-      }
-    } else if (arg == "--hosts") {
-      options.hosts = value();
-    } else if (arg == "--token-file") {
-      options.token_file = value();
-    } else {
-      std::cerr << "usage: application_bench --topology FILE --units N [--hosts LIST --token-file F]\n";
-      return 2;
-    }
-  }
-  if (topology.empty()) {
-    std::cerr << "application_bench: --topology is required\n";
-    return 2;
+  CLI::App app_options{"application_bench: what a unit of work costs when submitted to a deployed application"};
+  app_options.add_option("--topology", topology, "the application's topology")->type_name("FILE")->required();
+  sluice::text::add_integer_option(app_options, "--units", &units, "units of work after the warm-up", 1L,
+                                   100000000L);
+  app_options.add_option("--hosts", options.hosts, "host daemons NAME=ADDR:PORT,... (default: embedded)")
+      ->type_name("LIST");
+  app_options.add_option("--token-file", options.token_file, "the host daemons' token")->type_name("FILE");
+  try {
+    app_options.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app_options.exit(e) == 0 ? 0 : 2;
   }
   try {
     sluice::Application app = sluice::Application::open(topology, options);

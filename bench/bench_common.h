@@ -18,7 +18,10 @@
 #include <thread>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "sluice/sluice.h"
+#include "text/cli_options.h"
 
 namespace bench {
 
@@ -50,7 +53,7 @@ class BenchSink : public sluice::Filter {
   volatile std::uint64_t sink_ = 0;
 };
 
-// --reps N (default 5) and --quick, shared by every benchmark.
+// --reps N (default 5), --quick and --hogs N, shared by every benchmark.
 struct Options {
   int reps = 5;
   bool quick = false;
@@ -89,22 +92,24 @@ class Hogs {
   pid_t pid_ = -1;
 };
 
-// Parses --reps, --quick and --hogs; `extra(argv, i)` sees every argument after them (in the same
-// pass, so it may consume values with ++i) for a benchmark's own options.
-template <class Extra>
-Options parse_options(int argc, char** argv, Extra&& extra) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) o.reps = std::atoi(argv[++i]);
-    if (std::strcmp(argv[i], "--quick") == 0) o.quick = true;
-    if (std::strcmp(argv[i], "--hogs") == 0 && i + 1 < argc) o.hogs = std::atoi(argv[++i]);
-    extra(argv, i);
-  }
-  return o;
+// Adds --reps, --quick and --hogs to `app` (CLI11), stored in `*o` (not owned; must outlive
+// the parse); a benchmark adds its own options, then calls parse_or_exit.
+inline void add_common_options(CLI::App& app, Options* o) {
+  sluice::text::add_integer_option(app, "--reps", &o->reps, "interleaved repetitions; the tables show medians", 1,
+                                   100000);
+  app.add_flag("--quick", o->quick, "a tenth of the buffers per run");
+  sluice::text::add_integer_option(app, "--hogs", &o->hogs, "busy-looping threads to run beside the benchmark", 0,
+                                   1024);
 }
 
-inline Options parse_options(int argc, char** argv) {
-  return parse_options(argc, argv, [](char**, int&) {});
+// Parses the command line; on a bad or unknown option prints what CLI11 found (naming the
+// option and what it accepts) and exits with status 2; --help prints the options, exits 0.
+inline void parse_or_exit(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
+  }
 }
 
 // Buffers per run for a buffer size (a tenth with --quick).

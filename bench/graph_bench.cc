@@ -155,9 +155,11 @@ SLUICE_FILTER(KeyedSource)
 
 int main(int argc, char** argv) {
   std::string only;
-  const bench::Options options = bench::parse_options(argc, argv, [&](char** arg, int& i) {
-    if (std::strcmp(arg[i], "--only") == 0 && i + 1 < argc) only = arg[++i];
-  });
+  bench::Options options;
+  CLI::App app{"graph_bench: pipeline shapes with more copies than cores, one process"};
+  bench::add_common_options(app, &options);
+  app.add_option("--only", only, "run only the shapes whose name contains this text")->type_name("TEXT");
+  bench::parse_or_exit(app, argc, argv);
   const std::uint64_t count = options.quick ? 400000 : 4000000;
   const std::vector<Shape> shapes = {chain(2, count),  chain(3, count),  chain(5, count),        copies(2, count),
                                      copies(4, count), shuffle(count), busy_chain(count / 20)};

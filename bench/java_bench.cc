@@ -181,9 +181,11 @@ SLUICE_FILTER(BenchNoop)
 
 int main(int argc, char** argv) {
   bool first_only = false;
-  const bench::Options options = bench::parse_options(argc, argv, [&](char** arg, int& i) {
-    if (std::strcmp(arg[i], "--first-filter") == 0) first_only = true;
-  });
+  bench::Options options;
+  CLI::App app{"java_bench: Java filters next to C++ ones"};
+  bench::add_common_options(app, &options);
+  app.add_flag("--first-filter", first_only, "(internal) time the first Java filter in this fresh process");
+  bench::parse_or_exit(app, argc, argv);
   if (first_only) return first_filter();
   const int reps = options.reps;
   const bool quick = options.quick;

@@ -122,7 +122,10 @@ SLUICE_FILTER(BenchSource)
 SLUICE_FILTER(BenchSink)
 
 int main(int argc, char** argv) {
-  const bench::Options options = bench::parse_options(argc, argv);
+  bench::Options options;
+  CLI::App app{"local_stream_bench: a local C++ -> C++ stream against ZeroMQ inproc PUSH/PULL"};
+  bench::add_common_options(app, &options);
+  bench::parse_or_exit(app, argc, argv);
   const int reps = options.reps;
   const bool quick = options.quick;
   int major, minor, patch;

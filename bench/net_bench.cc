@@ -451,11 +451,20 @@ SLUICE_FILTER(Ponger)
 SLUICE_FILTER(Catcher)
 
 int main(int argc, char** argv) {
-  const bench::Options options = bench::parse_options(argc, argv, [&](char** arg, int& i) {
-    if (std::strcmp(arg[i], "--peer-netns") == 0 && i + 1 < argc) peer_netns = arg[++i];
-    if (std::strcmp(arg[i], "--addr-a") == 0 && i + 1 < argc) addr_a = arg[++i];
-    if (std::strcmp(arg[i], "--addr-b") == 0 && i + 1 < argc) addr_b = arg[++i];
-  });
+  bench::Options options;
+  CLI::App app{"net_bench: a remote C++ -> C++ stream (two processes, DataPlane over TCP) against its peers"};
+  bench::add_common_options(app, &options);
+  app.add_option("--peer-netns", peer_netns, "run host b and the peers' servers in this network namespace")
+      ->type_name("NAME");
+  app.add_option("--addr-a", addr_a, "host a's IPv4 address")
+      ->type_name("IPV4")
+      ->capture_default_str()
+      ->check(CLI::ValidIPV4.description(""));
+  app.add_option("--addr-b", addr_b, "host b's IPv4 address")
+      ->type_name("IPV4")
+      ->capture_default_str()
+      ->check(CLI::ValidIPV4.description(""));
+  bench::parse_or_exit(app, argc, argv);
   const int reps = options.reps;
   const bool quick = options.quick;
   const std::uint64_t big_count = quick ? 5000 : 40000;        // 64 KiB buffers

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "runtime/log_output.h"
+#include "log/log_output.h"
 
 namespace sluice::console {
 

@@ -20,7 +20,7 @@ namespace sluice::console {
 std::string format_filter_log(const std::string& host, const control::FilterLog& log);
 
 // Writes format_filter_log(...) to stderr in one write, clearing the progress line first
-// when it is drawn (runtime/log_output.h, clear_line_first).
+// when it is drawn (log/log_output.h, clear_line_first).
 void print_filter_log(const std::string& host, const control::FilterLog& log);
 
 }  // namespace sluice::console

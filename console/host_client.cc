@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "text/address.h"
 #include "tls/tls_errors.h"
 
 namespace sluice::console {
@@ -34,21 +35,15 @@ std::optional<HostEvent> EventQueue::pop(std::chrono::milliseconds timeout) {
   return e;
 }
 
-bool split_address(const std::string& address, std::string* host, std::string* port) {
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) return false;
-  *host = address.substr(0, colon);
-  *port = address.substr(colon + 1);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  return true;
-}
-
 int connect_tcp(const std::string& address, Clock::time_point deadline, std::string* error) {
-  std::string host, port;
-  if (!split_address(address, &host, &port)) {
-    *error = "'" + address + "' is not ADDR:PORT";
+  std::string problem;
+  const std::optional<text::HostPort> where = text::parse_host_port(address, text::AddressRules{}, &problem);
+  if (!where) {
+    *error = problem;
     return -1;
   }
+  const std::string host = where->host;
+  const std::string port = std::to_string(where->port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -132,9 +127,7 @@ std::optional<std::string> HostClient::connect(const Credentials& credentials, s
   sockaddr_storage local{};
   socklen_t local_len = sizeof local;
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0) local_ip_ = ip_of(local);
-  std::string host, port;
-  split_address(address_, &host, &port);
-  if (!channel_->handshake(host, deadline)) return channel_error();
+  if (!channel_->handshake(text::parse_host_port(address_, text::AddressRules{}, nullptr)->host, deadline)) return channel_error();
   // TLS has authenticated both sides; the hello opens the session (and, in certificate
   // mode, is where the daemon's refusal of our certificate shows: TLS 1.3 sends it after
   // the client has finished its handshake).

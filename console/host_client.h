@@ -99,9 +99,6 @@ class HostClient {
   std::atomic<std::chrono::steady_clock::time_point> last_heard_{std::chrono::steady_clock::now()};
 };
 
-// Splits "host:port" (or "[v6]:port"). Returns false when it is not of that form.
-bool split_address(const std::string& address, std::string* host, std::string* port);
-
 // A TCP socket connected to `address` ("host:port") within `deadline`: non-blocking, with
 // TCP_NODELAY; the caller owns it. -1 with `*error` set ("cannot connect: Connection
 // refused") when it cannot be had.

@@ -9,6 +9,7 @@
 #include "console/launcher.h"
 #include "console/remote.h"
 #include "sluice/version.h"
+#include "text/cli_options.h"
 
 namespace {
 
@@ -45,8 +46,8 @@ void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& l
       ->needs(launcher);
   command->add_option("--time", launch.time, "slurm: the allocation's time limit (e.g. 30, 1:00:00)")->needs(launcher);
   command->add_option("--account", launch.account, "slurm: the account the allocation is charged to")->needs(launcher);
-  command->add_option("--nodes", launch.nodes, "slurm: nodes to ask for (default: one per logical host)")
-      ->check(CLI::PositiveNumber)
+  sluice::text::add_integer_option(*command, "--nodes", &launch.nodes,
+                                   "slurm: nodes to ask for (default: one per logical host)", 1, 100000)
       ->needs(launcher);
   if (serve) return;
   command->add_option("--run-dir", launch.run_dir,

@@ -6,16 +6,9 @@
 #include "console/host_client.h"
 #include "console/remote.h"
 #include "sluice/error.h"
+#include "text/address.h"
 
 namespace sluice::console {
-
-namespace {
-bool valid_port(const std::string& port) {
-  if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit)) return false;
-  const int n = std::stoi(port);
-  return n >= 1 && n <= 65535;
-}
-}  // namespace
 
 std::string hosts_option_problem(const std::string& hosts) {
   std::stringstream ss(hosts);
@@ -23,9 +16,10 @@ std::string hosts_option_problem(const std::string& hosts) {
   while (std::getline(ss, item, ',')) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
-    std::string h, p;
-    if (eq == std::string::npos || eq == 0 || !split_address(item.substr(eq + 1), &h, &p) || !valid_port(p)) {
-      return "'" + item + "' is not NAME=ADDR:PORT (port 1-65535), e.g. a=127.0.0.1:7700";
+    std::string problem = "no NAME=";
+    if (eq == std::string::npos || eq == 0 ||
+        !text::parse_host_port(std::string_view(item).substr(eq + 1), text::AddressRules{}, &problem)) {
+      return "'" + item + "' is not NAME=ADDR:PORT (port 1-65535), e.g. a=127.0.0.1:7700 (" + problem + ")";
     }
   }
   return "";

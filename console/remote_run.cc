@@ -39,7 +39,7 @@
 #include "console/stall_watch.h"
 #include "console/ui_server.h"
 #include "control/auth.h"
-#include "runtime/log_output.h"
+#include "log/log_output.h"
 #include "sluice/error.h"
 
 namespace sluice::console {

@@ -21,7 +21,7 @@
 #include "runtime/crash_report.h"
 #include "runtime/engine.h"
 #include "stream/input_port.h"
-#include "runtime/log_output.h"
+#include "log/log_output.h"
 
 namespace sluice::console {
 

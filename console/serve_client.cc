@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "text/address.h"
 #include "tls/tls_errors.h"
 
 namespace sluice::console {
@@ -39,9 +40,7 @@ std::optional<std::string> ServeClient::connect(const Credentials& credentials, 
   const int fd = connect_tcp(address_, deadline, &why);
   if (fd < 0) return why + (why.find("refused") != std::string::npos ? "; is sluice serve running there?" : "");
   channel_ = std::make_unique<control::TlsChannel>(fd, credentials.tls);
-  std::string host, port;
-  split_address(address_, &host, &port);
-  if (!channel_->handshake(host, deadline)) return error();
+  if (!channel_->handshake(text::parse_host_port(address_, text::AddressRules{}, nullptr)->host, deadline)) return error();
   control::Envelope hello;
   hello.mutable_hello()->set_protocol_version(control::kProtocolVersion);
   hello.mutable_hello()->set_client("sluice pid " + std::to_string(::getpid()));

@@ -7,6 +7,7 @@
 
 #include "daemons/log.h"
 #include "sluice/error.h"
+#include "text/address.h"
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -17,15 +18,12 @@ namespace sluice::sluiced {
 namespace {
 
 tcp::endpoint resolve_listen(asio::io_context& io, const std::string& listen) {
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon + 1 == listen.size()) {
-    throw sluice::Error("--listen '" + listen + "' is not ADDR:PORT, e.g. 127.0.0.1:7700");
-  }
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  text::AddressRules rules;
+  rules.any_port = true;  // 0: any free port (written to --ready-file)
+  const text::HostPort where = text::parse_host_port_or_throw(listen, rules, "--listen");
   tcp::resolver resolver(io);
   boost::system::error_code ec;
-  auto results = resolver.resolve(host, listen.substr(colon + 1), ec);
+  auto results = resolver.resolve(where.host, std::to_string(where.port), ec);
   if (ec || results.empty()) {
     throw sluice::Error("--listen '" + listen + "': cannot resolve: " + ec.message());
   }

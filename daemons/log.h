@@ -1,48 +1,30 @@
-// Logging for the daemons: one line per event on stderr, "2026-11-21T12:00:00.123Z sluiced
-// [warn] message". Levels: debug (only with --verbose), info, warn, error.
+// Logging for the daemons (and `sluice serve`): one line per event on stderr,
+// "2026-11-21T12:00:00.123Z sluiced[pid] [warn] message", written by the process's log
+// backend (log/backend.h: spdlog, one write per line, the level of SLUICE_LOG). Levels: debug
+// (with --verbose or SLUICE_LOG=debug), info, warn, error.
 #ifndef SLUICE_DAEMONS_LOG_H_
 #define SLUICE_DAEMONS_LOG_H_
 
 #include <string.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <ctime>
 #include <string>
+
+#include "log/backend.h"
+#include "sluice/logger.h"
 
 namespace sluice::daemon {
 
-enum class Level { kDebug, kInfo, kWarn, kError };
+using Level = sluice::LogLevel;
 
-inline Level& min_level() {
-  static Level level = Level::kInfo;
-  return level;
-}
-inline std::string& log_name() {
-  static std::string name = "sluice";
-  return name;
-}
+// The name before "[pid]" on every line ("sluiced", "sluice-appd(b)").
+inline void set_name(std::string name) { logging::set_process_name(std::move(name)); }
+inline std::string name() { return logging::process_name(); }
+// The lowest level written, process-wide (filters' lines too). Default: SLUICE_LOG, or info.
+inline void set_level(Level level) { sluice::Logger::set_level(level); }
 
-inline void log(Level level, const std::string& message) {
-  if (level < min_level()) return;
-  static const char* names[] = {"debug", "info", "warn", "error"};
-  timeval tv;
-  gettimeofday(&tv, nullptr);
-  tm utc;
-  gmtime_r(&tv.tv_sec, &utc);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::string line = std::string(when) + "." + std::to_string(tv.tv_usec / 100000) +
-                     std::to_string(tv.tv_usec / 10000 % 10) + std::to_string(tv.tv_usec / 1000 % 10) +
-                     "Z " + log_name() + "[" + std::to_string(::getpid()) + "] [" +
-                     names[static_cast<int>(level)] + "] " + message + "\n";
-  // One write per line so lines from several processes do not interleave.
-  (void)!::write(STDERR_FILENO, line.data(), line.size());
-}
-
+inline void log(Level level, const std::string& message) { logging::process_line(level, message); }
 inline void debug(const std::string& m) { log(Level::kDebug, m); }
 inline void info(const std::string& m) { log(Level::kInfo, m); }
 inline void warn(const std::string& m) { log(Level::kWarn, m); }
@@ -78,7 +60,7 @@ class RateLimited {
 
   void log(Level level, const std::string& message) {
     std::uint64_t held_back = 0;
-    if (level < min_level() || !allow(Clock::now(), &held_back)) return;
+    if (!logging::enabled(level) || !allow(Clock::now(), &held_back)) return;
     sluice::daemon::log(level, held_back == 0 ? message
                                               : message + " (" + std::to_string(held_back) +
                                                     " similar lines not logged)");

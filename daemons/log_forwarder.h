@@ -1,5 +1,5 @@
 // LogForwarder: an app daemon's filter log lines on their way to the console. The runtime's
-// Logger hands it every line (runtime/log_output.h) after writing it to stderr, which is
+// Logger hands it every line (log/log_output.h) after writing it to stderr, which is
 // sluiced's log; the app daemon's control loop takes what it gathered, as one FilterLog, and
 // sends it up (sluiced relays it, the console prints it on its stderr).
 //
@@ -23,7 +23,7 @@
 
 #include "control/codec.h"
 #include "daemons/log.h"
-#include "runtime/log_output.h"
+#include "log/log_output.h"
 
 namespace sluice::daemon {
 

@@ -22,6 +22,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -44,6 +46,7 @@
 #include "runtime/placement.h"
 #include "topology/topology.h"
 #include "sluice/version.h"
+#include "text/cli_options.h"
 
 namespace dlog = sluice::daemon;
 using sluice::control::Envelope;
@@ -54,7 +57,7 @@ using namespace std::chrono_literals;
 
 // The crash handler writes a log line (as dlog does) and the bare line to the crash pipe.
 void set_crash_output(int crash_fd) {
-  sluice::crash::set_output({dlog::log_name() + "[" + std::to_string(::getpid()) + "] [error] ", true, crash_fd});
+  sluice::crash::set_output({dlog::name() + "[" + std::to_string(::getpid()) + "] [error] ", true, crash_fd});
 }
 
 class AppDaemon {
@@ -98,7 +101,6 @@ void AppDaemon::quit(int status) {
   // Copy threads may be blocked or stuck in user code; the process ends here either way.
   dlog::debug("exiting with status " + std::to_string(status));
   flush_logs();
-  std::cerr.flush();
   _exit(status);
 }
 
@@ -162,7 +164,7 @@ void AppDaemon::fill_activity(google::protobuf::RepeatedPtrField<sluice::control
 
 bool AppDaemon::launch(const sluice::control::Launch& launch) {
   host_ = launch.host();
-  dlog::log_name() = "sluice-appd(" + host_ + ")";
+  dlog::set_name("sluice-appd(" + host_ + ")");
   set_crash_output(crash_fd_);
   logs_ = std::make_unique<sluice::daemon::LogForwarder>(host_);
   sluice::log_output::set_sink(logs_.get());
@@ -369,38 +371,26 @@ int AppDaemon::run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dlog::log_name() = "sluice-appd";
+  dlog::set_name("sluice-appd");
   int fd = -1;
   int crash_fd = -1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--control-fd" || arg == "--crash-fd") {
-      const char* value = i + 1 < argc ? argv[++i] : "";
-      char* end = nullptr;
-      long parsed = std::strtol(value, &end, 10);
-      if (*value == '\0' || *end != '\0' || parsed < 0 || parsed > 1 << 20) {
-        std::cerr << "sluice-appd: " << arg << " needs a file descriptor number, not '" << value << "'\n";
-        return 2;
-      }
-      (arg == "--control-fd" ? fd : crash_fd) = static_cast<int>(parsed);
-    } else if (arg == "--verbose") {
-      dlog::min_level() = dlog::Level::kDebug;
-    } else if (arg == "--version") {
-      std::cout << "sluice-appd " << SLUICE_VERSION << "\n";
-      return 0;
-    } else {
-      std::cerr << "sluice-appd: unknown argument '" << arg << "'\n"
-                << "usage: sluice-appd --control-fd FD [--crash-fd FD]   (started by sluiced, not by hand)\n";
-      return 2;
-    }
+  bool verbose = false;
+  CLI::App app{"sluice-appd: the sluice app daemon, started by sluiced, not by hand (docs/operations.md)"};
+  app.set_version_flag("--version", std::string("sluice-appd ") + SLUICE_VERSION);
+  sluice::text::add_integer_option(app, "--control-fd", &fd, "the control connection to sluiced (normally 3)", 0,
+                                  1 << 20)
+      ->type_name("FD")
+      ->required();
+  sluice::text::add_integer_option(app, "--crash-fd", &crash_fd, "where a crash report goes (normally 4)", 0,
+                                  1 << 20)
+      ->type_name("FD");
+  app.add_flag("--verbose", verbose, "debug lines too");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
   }
-  if (fd < 0) {
-    std::cerr << "sluice-appd: --control-fd FD is required; sluice-appd is started by sluiced\n";
-    return 2;
-  }
-  if (const char* v = std::getenv("SLUICE_LOG_LEVEL"); v != nullptr && std::string(v) == "debug") {
-    dlog::min_level() = dlog::Level::kDebug;
-  }
+  if (verbose) dlog::set_level(dlog::Level::kDebug);  // else SLUICE_LOG (log/backend.h)
   if (crash_fd >= 0 && ::fcntl(crash_fd, F_SETFD, FD_CLOEXEC) != 0) {
     std::cerr << "sluice-appd: --crash-fd " << crash_fd << " is not an open file descriptor\n";
     return 2;

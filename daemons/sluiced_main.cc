@@ -26,6 +26,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +41,8 @@
 #include "daemons/log.h"
 #include "sluice/error.h"
 #include "sluice/version.h"
+#include "text/address.h"
+#include "text/cli_options.h"
 
 namespace dlog = sluice::daemon;
 
@@ -49,14 +53,6 @@ std::string default_appd_path() {
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "sluice-appd";
   return (self.parent_path() / "sluice-appd").string();
-}
-
-int usage(const std::string& problem) {
-  std::cerr << "sluiced: " << problem << "\n"
-            << "usage: sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)\n"
-            << "               [--appd PATH] [--ready-file PATH] [--metrics ADDR:PORT [--metrics-public]]\n"
-            << "               [--verbose] [--version]\n";
-  return 2;
 }
 
 // Writes `address` to `path` atomically: a temporary file in the same directory, renamed.
@@ -77,7 +73,7 @@ void write_ready_file(const std::string& path, const std::string& address) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dlog::log_name() = "sluiced";
+  dlog::set_name("sluiced");
   std::string listen = "127.0.0.1:7700";
   std::string token_file;
   sluice::tls::TlsOptions tls;
@@ -85,51 +81,41 @@ int main(int argc, char** argv) {
   std::string ready_file;
   std::string metrics;
   bool metrics_public = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= argc) return std::nullopt;
-      return std::string(argv[++i]);
-    };
-    if (arg == "--listen") {
-      auto v = value();
-      if (!v) return usage("--listen needs ADDR:PORT");
-      listen = *v;
-    } else if (arg == "--token-file") {
-      auto v = value();
-      if (!v) return usage("--token-file needs a file");
-      token_file = *v;
-    } else if (arg == "--cert" || arg == "--key" || arg == "--ca") {
-      auto v = value();
-      if (!v) return usage(arg + " needs a PEM file");
-      (arg == "--cert" ? tls.cert_file : arg == "--key" ? tls.key_file : tls.ca_file) = *v;
-    } else if (arg == "--appd") {
-      auto v = value();
-      if (!v) return usage("--appd needs a path");
-      appd = *v;
-    } else if (arg == "--ready-file") {
-      auto v = value();
-      if (!v) return usage("--ready-file needs a path");
-      ready_file = *v;
-    } else if (arg == "--metrics") {
-      auto v = value();
-      if (!v) return usage("--metrics needs ADDR:PORT (loopback unless --metrics-public)");
-      metrics = *v;
-    } else if (arg == "--metrics-public") {
-      metrics_public = true;
-    } else if (arg == "--verbose" || arg == "-v") {
-      dlog::min_level() = dlog::Level::kDebug;
-    } else if (arg == "--version") {
-      std::cout << "sluiced " << SLUICE_VERSION << "\n";
-      return 0;
-    } else if (arg == "--help" || arg == "-h") {
-      usage("the sluice host daemon");
-      return 0;
-    } else {
-      return usage("unknown argument '" + arg + "'");
-    }
+  bool verbose = false;
+
+  CLI::App app{"sluiced: the sluice host daemon (docs/operations.md)"};
+  app.set_version_flag("--version", std::string("sluiced ") + SLUICE_VERSION);
+  sluice::text::AddressRules listen_rules;
+  listen_rules.any_port = true;
+  app.add_option("--listen", listen, "where consoles connect; port 0: any free port")
+      ->type_name("ADDR:PORT")
+      ->capture_default_str()
+      ->check(sluice::text::address_check(listen_rules));
+  app.add_option("--token-file", token_file, "the shared token consoles must prove they know")->type_name("FILE");
+  app.add_option("--cert", tls.cert_file, "this daemon's certificate (PEM), with --key and --ca")->type_name("FILE");
+  app.add_option("--key", tls.key_file, "the certificate's private key (PEM)")->type_name("FILE");
+  app.add_option("--ca", tls.ca_file, "the CA that signs the consoles' certificates (PEM)")->type_name("FILE");
+  app.add_option("--appd", appd, "the app daemon; default: sluice-appd next to sluiced")->type_name("PATH");
+  app.add_option("--ready-file", ready_file, "once listening, write ADDR:PORT here (atomically)")->type_name("PATH");
+  sluice::text::AddressRules metrics_rules = listen_rules;  // as http/listen_address.h reads it
+  metrics_rules.bare_port_host = "127.0.0.1";
+  metrics_rules.example = "127.0.0.1:9770";
+  app.add_option("--metrics", metrics, "serve /metrics (Prometheus) here; loopback unless --metrics-public")
+      ->type_name("ADDR:PORT")
+      ->check(sluice::text::address_check(metrics_rules));
+  app.add_flag("--metrics-public", metrics_public, "allow --metrics on an address that is not loopback");
+  app.add_flag("-v,--verbose", verbose, "debug lines too (every control message)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
   }
+  if (verbose) dlog::set_level(dlog::Level::kDebug);
   const bool certificates = !tls.cert_file.empty() || !tls.key_file.empty() || !tls.ca_file.empty();
+  auto usage = [](const std::string& problem) {
+    std::cerr << "sluiced: " << problem << "\nRun with --help for more information.\n";
+    return 2;
+  };
   if (certificates && (tls.cert_file.empty() || tls.key_file.empty() || tls.ca_file.empty())) {
     return usage("--cert, --key and --ca go together (this daemon's certificate, its key, the CA of the consoles)");
   }

@@ -15,8 +15,8 @@
 
 namespace sluice::http {
 
-// Parses "ADDR:PORT", "[IPv6]:PORT" or "PORT" (then 127.0.0.1:PORT); ADDR may be a name
-// ("localhost"), resolved here. PORT 0 picks a free port. Throws sluice::Error naming
+// Parses "ADDR:PORT", "[IPv6]:PORT" or "PORT" (then 127.0.0.1:PORT) by text/address.h's
+// rules; ADDR may be a name ("localhost"), resolved here. PORT 0 picks a free port. Throws sluice::Error naming
 // `option` (e.g. "--ui") and saying what would be right when the text is malformed, the
 // name does not resolve, or the address is not loopback and `allow_public` is false
 // (naming `public_option`, e.g. "--ui-public").

@@ -37,11 +37,14 @@ TEST(ListenAddress, OtherAddressesNeedThePublicOption) {
 }
 
 TEST(ListenAddress, MalformedTextSaysWhatWouldBeRight) {
-  EXPECT_NE(error_of("localhost").find("is not ADDR:PORT or PORT; e.g. --ui 127.0.0.1:8080"), std::string::npos);
-  EXPECT_NE(error_of(":80").find("is not ADDR:PORT"), std::string::npos);
-  EXPECT_NE(error_of("127.0.0.1:").find("the port must be a number from 0 to 65535"), std::string::npos);
-  EXPECT_NE(error_of("127.0.0.1:65536").find("the port must be a number"), std::string::npos);
-  EXPECT_NE(error_of("127.0.0.1:http").find("the port must be a number"), std::string::npos);
+  EXPECT_EQ(error_of("localhost"),
+            "--ui: address 'localhost' has no port; write host:port or a port alone, e.g. 127.0.0.1:8080");
+  EXPECT_EQ(error_of(":80"), "--ui: ':80' is not an address; write host:port or a port alone, e.g. 127.0.0.1:8080");
+  EXPECT_NE(error_of("127.0.0.1:").find("is not a port; use a number from 0 to 65535 (0: any free port)"),
+            std::string::npos);
+  EXPECT_NE(error_of("127.0.0.1:65536").find("'65536' in '127.0.0.1:65536' is not a port"), std::string::npos);
+  EXPECT_NE(error_of("127.0.0.1:http").find("'http' in '127.0.0.1:http' is not a port"), std::string::npos);
+  EXPECT_NE(error_of("::1:80").find("needs brackets around the host, e.g. [::1]:7700"), std::string::npos);
 }
 
 }  // namespace

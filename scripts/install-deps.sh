@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libyaml-cpp-dev libgtest-dev nlohmann-json3-dev libcli11-dev   # core, console, tests
+  libspdlog-dev                                                  # the log backend (core-cpp/src/log)
   libzmq3-dev iperf3 sockperf                                    # benchmark peers
   python3-matplotlib                                             # bench/seed_table.py's plot
   libboost-dev libboost-context-dev libprotobuf-dev protobuf-compiler libssl-dev      # daemons: Asio, control, TLS

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <condition_variable>
 #include <future>
-#include <iostream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -11,6 +10,7 @@
 
 #include <boost/asio.hpp>
 
+#include "log/backend.h"
 #include "net/connection.h"
 #include "net/inbound_link.h"
 #include "net/listener.h"
@@ -20,6 +20,7 @@
 #include "net/remote_endpoint.h"
 #include "net/routes.h"
 #include "sync/waiter.h"
+#include "text/address.h"
 #include "tls/tls.h"
 
 namespace sluice {
@@ -196,7 +197,7 @@ void DataPlane::Impl::fail(const std::string& message) {
     failure = message;
     cb = callback;
   }
-  std::cerr << "sluice data plane (" << routes.self_name() << "): " << message << std::endl;
+  logging::plain_line(LogLevel::kError, "sluice data plane (" + routes.self_name() + "): " + message);
   changed.notify_all();
   if (cb) cb(message);
 }
@@ -274,17 +275,15 @@ bool DataPlane::Impl::admit(const std::shared_ptr<InboundLink>& link, std::strin
 void DataPlane::Impl::start_outbound(int host, const std::string& peer_address) {
   std::shared_ptr<OutboundLink> link = outbound[static_cast<std::size_t>(host)];
   if (give_up_connecting || stopping_flag.load() || link->is_closed()) return;
-  std::string ip;
-  std::uint16_t port = 0;
-  try {
-    std::tie(ip, port) = net::split_host_port(peer_address);
-  } catch (const Error& e) {
-    connect_problem(host, e.what());
+  std::string problem;
+  const std::optional<text::HostPort> where = text::parse_host_port(peer_address, text::AddressRules{}, &problem);
+  if (!where) {
+    connect_problem(host, "peer address: " + problem);
     return;
   }
   auto resolver = std::make_shared<tcp::resolver>(io);
   resolver->async_resolve(
-      ip, std::to_string(port),
+      where->host, std::to_string(where->port),
       [this, host, peer_address, link, resolver](const boost::system::error_code& ec, tcp::resolver::results_type results) {
         auto retry = [this, host, peer_address](const std::string& why) {
           connect_problem(host, why);

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "sluice/error.h"
+#include "text/address.h"
 
 namespace sluice::net {
 
@@ -25,33 +26,18 @@ bool resource_exhausted(const boost::system::error_code& ec) {
 }  // namespace
 
 std::string format_endpoint(const tcp::endpoint& endpoint) {
-  const auto address = endpoint.address();
-  return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
-         std::to_string(endpoint.port());
-}
-
-std::pair<std::string, std::uint16_t> split_host_port(const std::string& address) {
-  const auto colon = address.rfind(':');
-  auto bad = [&] { return Error("bad address '" + address + "'; expected ADDR:PORT, e.g. 127.0.0.1:7700"); };
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) throw bad();
-  std::string host = address.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  unsigned long port = 0;
-  for (std::size_t i = colon + 1; i < address.size(); ++i) {
-    if (address[i] < '0' || address[i] > '9') throw bad();
-    port = port * 10 + static_cast<unsigned long>(address[i] - '0');
-    if (port > 65535) throw bad();
-  }
-  return {host, static_cast<std::uint16_t>(port)};
+  return text::host_port_text(endpoint.address().to_string(), endpoint.port());
 }
 
 Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedLog& log)
     : acceptor_(io), pause_(io), log_(log) {
-  auto [listen_host, listen_port] = split_host_port(listen);
+  // An IP address (the data plane does not resolve names to listen on); port 0: any free port.
+  text::AddressRules rules;
+  rules.names = false;
+  rules.any_port = true;
+  const text::HostPort where = text::parse_host_port_or_throw(listen, rules, "data plane: listen address");
   boost::system::error_code ec;
-  const auto ip = asio::ip::make_address(listen_host, ec);
-  if (ec) throw Error("data plane: listen address '" + listen + "' is not an IP address: " + ec.message());
-  const tcp::endpoint endpoint(ip, listen_port);
+  const tcp::endpoint endpoint(asio::ip::make_address(where.host), where.port);
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);

@@ -49,8 +49,6 @@ class Listener {
 
 // "addr:port" of an endpoint ("[::1]:7700" for IPv6).
 std::string format_endpoint(const boost::asio::ip::tcp::endpoint& endpoint);
-// Splits "addr:port" ("[v6]:port" too). Throws sluice::Error when it is not one.
-std::pair<std::string, std::uint16_t> split_host_port(const std::string& address);
 
 }  // namespace sluice::net
 

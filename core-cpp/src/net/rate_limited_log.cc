@@ -1,6 +1,6 @@
 #include "net/rate_limited_log.h"
 
-#include <iostream>
+#include "log/backend.h"
 
 namespace sluice::net {
 
@@ -21,7 +21,7 @@ bool RateLimitedLog::line(const std::string& text) {
   }
   std::string out = prefix_ + text;
   if (held_back > 0) out += " (and " + std::to_string(held_back) + " more like it, not shown)";
-  std::cerr << out << std::endl;
+  logging::plain_line(LogLevel::kWarn, out);
   return true;
 }
 

@@ -1,4 +1,4 @@
-// RateLimitedLog: at most one line per period to stderr, so that a flood of bad
+// RateLimitedLog: at most one line per period to the log (log/backend.h, a warning), so that a flood of bad
 // connections costs a line a second, not a line per connection. Lines that are held back
 // are counted and the count is told with the next line that gets through.
 //

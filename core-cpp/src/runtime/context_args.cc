@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sluice/context.h"
+#include "text/integer.h"
 #include "topology/size.h"
 
 namespace sluice {
@@ -41,21 +42,10 @@ T to_integer(const Context& ctx, std::string_view key, const std::string& raw) {
     }
     return static_cast<T>(*size);
   }
-  errno = 0;
-  if constexpr (std::is_unsigned_v<T>) {
-    if (raw[0] == '-') throw Error(bad_arg(ctx, key, raw, "a non-negative integer"));
-    unsigned long long value = std::strtoull(raw.c_str(), nullptr, 10);
-    if (errno == ERANGE || value > std::numeric_limits<T>::max()) {
-      throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
-    }
-    return static_cast<T>(value);
-  } else {
-    long long value = std::strtoll(raw.c_str(), nullptr, 10);
-    if (errno == ERANGE || value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) {
-      throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
-    }
-    return static_cast<T>(value);
-  }
+  if (std::is_unsigned_v<T> && raw[0] == '-') throw Error(bad_arg(ctx, key, raw, "a non-negative integer"));
+  const std::optional<T> value = text::parse_integer<T>(raw);
+  if (!value) throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
+  return *value;
 }
 
 }  // namespace

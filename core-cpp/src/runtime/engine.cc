@@ -15,6 +15,7 @@
 #include "runtime/crash_report.h"
 #include "runtime/graph.h"
 #include "sched/scheduler.h"
+#include "text/integer.h"
 #include "stream/input_port.h"
 #include "sync/run_signal.h"
 
@@ -293,7 +294,14 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     sched::SchedulerOptions so;
     so.workers = s.options.workers;
     if (so.workers == 0) {
-      if (const char* env = std::getenv("SLUICE_WORKERS")) so.workers = std::atoi(env);
+      if (const char* env = std::getenv("SLUICE_WORKERS")) {
+        const std::optional<int> n = text::parse_integer<int>(env, 0, 4096);
+        if (!n) {
+          throw Error(std::string("SLUICE_WORKERS '") + env + "' is not " + text::integer_range_text(0, 4096) +
+                      "; set it to the number of worker threads, or unset it (or 0) for one per CPU");
+        }
+        so.workers = *n;
+      }
     }
     so.tasks_hint = tasks;
     s.scheduler = std::make_unique<sched::Scheduler>(so);

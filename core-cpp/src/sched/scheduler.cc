@@ -1,5 +1,7 @@
 #include "sched/scheduler.h"
 
+#include "log/backend.h"
+
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -16,7 +18,6 @@
 #include <deque>
 #include <vector>
 #include <exception>
-#include <iostream>
 
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
@@ -282,7 +283,7 @@ void Scheduler::spawn(std::function<void()> body, int worker, const crash::CopyR
                           try {
                             t->body();
                           } catch (...) {  // the body catches what it can report; this is a bug
-                            std::cerr << "sluice: internal error: an exception left a task" << std::endl;
+                            logging::plain_line(LogLevel::kError, "sluice: internal error: an exception left a task");
                             std::terminate();
                           }
                           t->next = Task::Next::kDone;

@@ -1,8 +1,9 @@
 #include "topology/size.h"
 
+#include "text/integer.h"
+
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <iterator>
 #include <limits>
 
@@ -50,15 +51,14 @@ const Unit* unit_meant(std::string_view s) {
 // whole.fraction × unit, when that is a whole number of bytes that fits in a size_t.
 std::optional<std::size_t> to_bytes(std::string_view whole, std::string_view fraction,
                                     std::size_t unit) {
-  std::size_t n = 0;
-  const auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), n);
-  if (ec != std::errc() || n > std::numeric_limits<std::size_t>::max() / unit) return std::nullopt;
-  std::size_t bytes = n * unit;
+  const std::optional<std::size_t> n =
+      text::parse_integer<std::size_t>(whole, 0, std::numeric_limits<std::size_t>::max() / unit);
+  if (!n) return std::nullopt;
+  std::size_t bytes = *n * unit;
   if (fraction.empty()) return bytes;
   // Nine digits keep digits × unit (unit <= 2^30) well inside 64 bits.
   if (fraction.size() > 9) return std::nullopt;
-  std::size_t digits = 0;
-  std::from_chars(fraction.data(), fraction.data() + fraction.size(), digits);
+  const std::size_t digits = text::parse_integer<std::size_t>(fraction).value_or(0);
   std::size_t scale = 1;
   for (std::size_t i = 0; i < fraction.size(); ++i) scale *= 10;
   if (digits * unit % scale != 0) return std::nullopt;

@@ -16,6 +16,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "text/address.h"
 #include "topology/parser.h"
 #include "topology/size.h"
 #include "topology/suggest.h"
@@ -83,36 +84,11 @@ const Names kLangs(std::begin(kLangNames), std::end(kLangNames));
 
 constexpr const char* kFilterExample = "e.g. filters: {hello: {class: Hello}}";
 
-// What is wrong with a "host:port" or "[v6]:port" address, or "" when nothing is.
+// What is wrong with a "host:port" or "[v6]:port" address, or "" when nothing is
+// (text/address.h's rules: a host name or an IP address, a port from 1 to 65535).
 std::string address_problem(const std::string& address) {
-  const std::string quoted = "'" + address + "'";
-  const std::string form = "; write host:port, e.g. 127.0.0.1:7700 or [::1]:7700";
-  std::string host;
-  std::string port;
-  if (address.starts_with('[')) {
-    const std::size_t close = address.find(']');
-    if (close == std::string::npos || address.compare(close, 2, "]:") != 0) {
-      return quoted + " is not an address" + form;
-    }
-    host = address.substr(1, close - 1);
-    port = address.substr(close + 2);
-  } else {
-    const std::size_t colon = address.rfind(':');
-    if (colon == std::string::npos) return "address " + quoted + " has no port" + form;
-    host = address.substr(0, colon);
-    port = address.substr(colon + 1);
-    if (host.find(':') != std::string::npos) {
-      return "IPv6 address " + quoted + " needs brackets around the host, e.g. [::1]:7700";
-    }
-  }
-  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  const bool blank = std::any_of(host.begin(), host.end(), space);
-  if (host.empty() || blank) return quoted + " is not an address" + form;
-  const std::optional<long long> n = parse_integer(port);
-  if (!n || *n < 1 || *n > 65535) {
-    return "'" + port + "' in " + quoted + " is not a port; use a number from 1 to 65535";
-  }
-  return "";
+  std::string problem;
+  return text::parse_host_port(address, text::AddressRules{}, &problem) ? "" : problem;
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <utility>
 
+#include "text/integer.h"
 #include "topology/size.h"
 #include "topology/suggest.h"
 
@@ -61,13 +61,6 @@ bool is_identifier(std::string_view s) {
 std::string not_identifier(const std::string& what, const std::string& name) {
   return what + " '" + name + "' is not a valid name; use letters, digits, '_' and '-', " +
          "starting with a letter or '_'";
-}
-
-std::optional<long long> parse_integer(std::string_view s) {
-  long long n = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return n;
 }
 
 std::string did_you_mean(std::string_view word, const Names& candidates) {
@@ -155,8 +148,7 @@ std::optional<std::string> YamlReader::plain(const YAML::Node& node, Mark at,
 std::optional<long long> YamlReader::integer(const Field& f, const std::string& what,
                                              long long low, long long high) {
   if (f.value.IsScalar()) {
-    const std::optional<long long> n = parse_integer(f.value.Scalar());
-    if (n && *n >= low && *n <= high) return n;
+    if (auto n = text::parse_integer<long long>(f.value.Scalar(), low, high)) return n;
   }
   error(f.at, what + " must be a whole number from " + std::to_string(low) + " to " +
                   std::to_string(high) + ", not " + kind(f.value));

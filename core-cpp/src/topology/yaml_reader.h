@@ -33,9 +33,6 @@ std::string kind(const YAML::Node& node);
 bool is_identifier(std::string_view s);
 std::string not_identifier(const std::string& what, const std::string& name);
 
-// A whole decimal number, all of `s`, or nullopt.
-std::optional<long long> parse_integer(std::string_view s);
-
 // "; did you mean 'x'?" for the closest candidate, or "" when none is close.
 std::string did_you_mean(std::string_view word, const Names& candidates);
 

@@ -1,11 +1,11 @@
-// Where filter log lines (sluice::Logger) go: stderr, one write per line. The console, when
+// Where filter log lines (sluice::Logger) go: stderr, one write per line (log/backend.h). The console, when
 // it draws a live progress line on a terminal, asks for every log line to clear that line
 // first ("\r\033[K"), so log text never lands glued onto the progress text. An app daemon
 // also hands every line to a sink, which forwards it to the console (daemons/log_forwarder.h).
 //
 // Thread safety: safe from any thread (atomics read on every log line).
-#ifndef SLUICE_RUNTIME_LOG_OUTPUT_H_
-#define SLUICE_RUNTIME_LOG_OUTPUT_H_
+#ifndef SLUICE_LOG_LOG_OUTPUT_H_
+#define SLUICE_LOG_LOG_OUTPUT_H_
 
 #include <string_view>
 
@@ -35,4 +35,4 @@ const char* level_name(LogLevel level);
 
 }  // namespace sluice::log_output
 
-#endif  // SLUICE_RUNTIME_LOG_OUTPUT_H_
+#endif  // SLUICE_LOG_LOG_OUTPUT_H_

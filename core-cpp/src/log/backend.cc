@@ -1,0 +1,178 @@
+#include "log/backend.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include <spdlog/details/log_msg.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include "log/log_output.h"
+
+namespace sluice::logging {
+
+namespace {
+
+spdlog::level::level_enum to_spdlog(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return spdlog::level::debug;
+    case LogLevel::kInfo: return spdlog::level::info;
+    case LogLevel::kWarn: return spdlog::level::warn;
+    case LogLevel::kError: return spdlog::level::err;
+  }
+  return spdlog::level::info;
+}
+
+LogLevel from_spdlog(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+    case spdlog::level::debug: return LogLevel::kDebug;
+    case spdlog::level::info: return LogLevel::kInfo;
+    case spdlog::level::warn: return LogLevel::kWarn;
+    default: return LogLevel::kError;
+  }
+}
+
+void append(spdlog::memory_buf_t& dest, std::string_view s) { dest.append(s.data(), s.data() + s.size()); }
+
+// %* : our level names ("warn", not spdlog's "warning"), as the lines have always read.
+class LevelFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    append(dest, log_output::level_name(from_spdlog(msg.level)));
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<LevelFlag>(); }
+};
+
+// %~ : "\r\033[K" while the console draws a progress line on this terminal.
+class ClearLineFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg&, const std::tm&, spdlog::memory_buf_t& dest) override {
+    if (log_output::clear_line_first()) append(dest, "\r\033[K");
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<ClearLineFlag>(); }
+};
+
+// An spdlog sink that writes each formatted line to stderr with one write(2) (spdlog's own
+// stderr sinks use stdio, which may split a line across writes).
+class StderrLineSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit StderrLineSink(const std::string& pattern) {
+    auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+    formatter->add_flag<LevelFlag>('*').add_flag<ClearLineFlag>('~').set_pattern(pattern);
+    set_formatter_(std::move(formatter));
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+  }
+  void flush_() override {}
+};
+
+// The logger name (%n) carries the filter's prefix or the process's name.
+StderrLineSink& filter_sink() {
+  static StderrLineSink sink("%~[%n] %*: %v");
+  return sink;
+}
+StderrLineSink& process_sink() {
+  static StderrLineSink sink("%~%Y-%m-%dT%H:%M:%S.%eZ %n[%P] [%*] %v");
+  return sink;
+}
+StderrLineSink& plain_sink() {
+  static StderrLineSink sink("%~%v");
+  return sink;
+}
+
+void write_always(StderrLineSink& sink, LogLevel level, std::string_view name, std::string_view text) {
+  const spdlog::details::log_msg msg(spdlog::string_view_t(name.data(), name.size()), to_spdlog(level),
+                                     spdlog::string_view_t(text.data(), text.size()));
+  sink.log(msg);
+}
+
+void write(StderrLineSink& sink, LogLevel level, std::string_view name, std::string_view text) {
+  if (enabled(level)) write_always(sink, level, name, text);
+}
+
+std::mutex name_mu;  // guards name
+std::string& name() {
+  static std::string n = "sluice";
+  return n;
+}
+
+bool parse_level(const char* text, LogLevel* level) {
+  const std::string_view s(text);
+  if (s == "debug") *level = LogLevel::kDebug;
+  else if (s == "info") *level = LogLevel::kInfo;
+  else if (s == "warn") *level = LogLevel::kWarn;
+  else if (s == "error") *level = LogLevel::kError;
+  else return false;
+  return true;
+}
+
+// SLUICE_LOG, or the older SLUICE_LOG_LEVEL (with a note), or info. A value that is not a
+// level is reported and ignored.
+LogLevel level_from_env() {
+  const char* value = std::getenv("SLUICE_LOG");
+  std::string variable = "SLUICE_LOG";
+  if (value == nullptr && (value = std::getenv("SLUICE_LOG_LEVEL")) != nullptr) {
+    variable = "SLUICE_LOG_LEVEL";
+    write_always(plain_sink(), LogLevel::kWarn, "",
+                 "sluice: SLUICE_LOG_LEVEL is an older name and will go; set SLUICE_LOG=" + std::string(value) +
+                     " instead");
+  }
+  LogLevel level = LogLevel::kInfo;
+  if (value != nullptr && !parse_level(value, &level)) {
+    write_always(plain_sink(), LogLevel::kWarn, "", "sluice: " + variable + "='" + value +
+                                    "' is not a log level; use debug, info, warn or error (logging at info)");
+  }
+  return level;
+}
+
+std::atomic<int>& current_level() {
+  static std::atomic<int> level{static_cast<int>(level_from_env())};
+  return level;
+}
+
+}  // namespace
+
+bool enabled(LogLevel level) {
+  return static_cast<int>(level) >= current_level().load(std::memory_order_relaxed);
+}
+
+void filter_line(LogLevel level, std::string_view prefix, std::string_view message) {
+  write(filter_sink(), level, prefix, message);
+}
+
+void process_line(LogLevel level, std::string_view message) {
+  if (!enabled(level)) return;
+  const std::string n = process_name();
+  write(process_sink(), level, n, message);
+}
+
+void plain_line(LogLevel level, std::string_view text) { write(plain_sink(), level, "", text); }
+
+void set_process_name(std::string n) {
+  std::lock_guard<std::mutex> lock(name_mu);
+  name() = std::move(n);
+}
+
+std::string process_name() {
+  std::lock_guard<std::mutex> lock(name_mu);
+  return name();
+}
+
+}  // namespace sluice::logging
+
+namespace sluice {
+
+void Logger::set_level(LogLevel level) { logging::current_level().store(static_cast<int>(level)); }
+LogLevel Logger::level() { return static_cast<LogLevel>(logging::current_level().load()); }
+
+}  // namespace sluice

@@ -1,0 +1,41 @@
+// The one log backend of every sluice process: spdlog (Debian's libspdlog), behind
+// sluice::Logger (the filters' lines), daemons/log.h (the daemons' and `sluice serve`'s own
+// lines) and the runtime's and data plane's lines. One process-wide level, one writer: each
+// line is formatted by spdlog and written to stderr with one write(2), so lines from threads,
+// and from processes sharing a log file (sluiced and its app daemons), never interleave.
+// Three line shapes, kept as docs/operations.md quotes them:
+//   filter_line   "[count#1@b] info: message"
+//   process_line  "2026-11-21T12:57:12.397Z sluiced[27273] [warn] message"   (UTC, ms)
+//   plain_line    "message" as given ("sluice data plane (b): ...")
+// Each line starts with "\r\033[K" while the console draws a progress line (log_output.h).
+//
+// The level: the environment variable SLUICE_LOG (debug, info, warn, error; default info),
+// read once; SLUICE_LOG_LEVEL, its older name, is still read when SLUICE_LOG is not set, with
+// a warning. Logger::set_level changes it (the daemons' --verbose).
+//
+// Thread safety: every function is safe from any thread. spdlog is a private dependency:
+// no public header includes it.
+#ifndef SLUICE_LOG_BACKEND_H_
+#define SLUICE_LOG_BACKEND_H_
+
+#include <string>
+#include <string_view>
+
+#include "sluice/logger.h"
+
+namespace sluice::logging {
+
+// Whether a line at `level` is written (the process-wide level, sluice::Logger::level()).
+bool enabled(LogLevel level);
+
+void filter_line(LogLevel level, std::string_view prefix, std::string_view message);
+void process_line(LogLevel level, std::string_view message);
+void plain_line(LogLevel level, std::string_view text);
+
+// The name process_line writes before "[pid]": "sluiced", "sluice-appd(b)". Default: "sluice".
+void set_process_name(std::string name);
+std::string process_name();
+
+}  // namespace sluice::logging
+
+#endif  // SLUICE_LOG_BACKEND_H_

@@ -1,0 +1,94 @@
+// The log backend's three line shapes (docs/operations.md quotes them), the one level, and
+// the clear-line prefix, read back from stderr.
+#include "log/backend.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <regex>
+#include <string>
+
+#include "log/log_output.h"
+#include "sluice/logger.h"
+
+namespace sluice::logging {
+namespace {
+
+// Everything written to fd 2 while `body` runs.
+template <typename Body>
+std::string captured_stderr(Body body) {
+  std::FILE* file = std::tmpfile();
+  const int saved = ::dup(STDERR_FILENO);
+  ::dup2(::fileno(file), STDERR_FILENO);
+  body();
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::string text;
+  std::rewind(file);
+  for (int c; (c = std::fgetc(file)) != EOF;) text.push_back(static_cast<char>(c));
+  std::fclose(file);
+  return text;
+}
+
+class LogBackend : public ::testing::Test {
+ protected:
+  void SetUp() override { saved_ = Logger::level(); }
+  void TearDown() override {
+    Logger::set_level(saved_);
+    log_output::set_clear_line_first(false);
+    set_process_name("sluice");
+  }
+  LogLevel saved_ = LogLevel::kInfo;
+};
+
+TEST_F(LogBackend, FilterLinesAreBracketedPrefixLevelMessage) {
+  Logger::set_level(LogLevel::kInfo);
+  const std::string out = captured_stderr([] {
+    Logger("count#1@b").warn("slow consumer");
+    Logger("count#1@b").info("hello");
+  });
+  EXPECT_EQ(out, "[count#1@b] warn: slow consumer\n[count#1@b] info: hello\n");
+}
+
+TEST_F(LogBackend, ProcessLinesHaveUtcTimeNamePidAndLevel) {
+  Logger::set_level(LogLevel::kInfo);
+  set_process_name("sluiced");
+  const std::string out = captured_stderr([] { process_line(LogLevel::kWarn, "accept failed"); });
+  const std::regex shape(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z sluiced\[(\d+)\] \[warn\] accept failed\n)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(out, m, shape)) << out;
+  EXPECT_EQ(m[1].str(), std::to_string(::getpid()));
+}
+
+TEST_F(LogBackend, PlainLinesAreWrittenAsGiven) {
+  const std::string out = captured_stderr([] { plain_line(LogLevel::kError, "sluice data plane (b): lost"); });
+  EXPECT_EQ(out, "sluice data plane (b): lost\n");
+}
+
+TEST_F(LogBackend, OneLevelForEveryShape) {
+  Logger::set_level(LogLevel::kWarn);
+  const std::string quiet = captured_stderr([] {
+    Logger("f#0@a").info("no");
+    process_line(LogLevel::kInfo, "no");
+    plain_line(LogLevel::kDebug, "no");
+  });
+  EXPECT_EQ(quiet, "");
+  EXPECT_FALSE(enabled(LogLevel::kInfo));
+  EXPECT_TRUE(enabled(LogLevel::kError));
+  Logger::set_level(LogLevel::kDebug);
+  EXPECT_NE(captured_stderr([] { Logger("f#0@a").debug("yes"); }), "");
+}
+
+TEST_F(LogBackend, EveryLineClearsTheProgressLineWhenAsked) {
+  Logger::set_level(LogLevel::kInfo);
+  log_output::set_clear_line_first(true);
+  const std::string out = captured_stderr([] {
+    Logger("f#0@a").info("x");
+    plain_line(LogLevel::kInfo, "y");
+  });
+  EXPECT_EQ(out, "\r\033[K[f#0@a] info: x\n\r\033[Ky\n");
+}
+
+}  // namespace
+}  // namespace sluice::logging

@@ -1,0 +1,39 @@
+// sluice::Logger (sluice/logger.h): a filter copy's lines, through the process's log backend
+// (log/backend.h), then to the forwarding sink when one is installed (log_output.h).
+#include "sluice/logger.h"
+
+#include <atomic>
+
+#include "log/backend.h"
+#include "log/log_output.h"
+
+namespace sluice {
+
+namespace {
+
+std::atomic<bool> clear_first{false};
+std::atomic<log_output::Sink*> sink{nullptr};
+
+}  // namespace
+
+const char* log_output::level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+  }
+  return "?";
+}
+
+void Logger::log(LogLevel level, std::string_view message) const {
+  if (!logging::enabled(level)) return;
+  logging::filter_line(level, prefix_, message);
+  if (log_output::Sink* s = sink.load(std::memory_order_acquire)) s->line(level, prefix_, message);
+}
+
+void log_output::set_clear_line_first(bool clear) { clear_first.store(clear); }
+bool log_output::clear_line_first() { return clear_first.load(std::memory_order_relaxed); }
+void log_output::set_sink(Sink* s) { sink.store(s, std::memory_order_release); }
+
+}  // namespace sluice

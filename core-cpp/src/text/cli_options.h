@@ -1,0 +1,54 @@
+// CLI11 options whose values go through this folder's readers, for the programs that parse
+// their command line with CLI11 (sluiced, sluice-appd, the benchmarks): an integer option
+// read by parse_integer (all of the text, in range; CLI11's own conversion would take "010"
+// as octal), and a check of an ADDR:PORT value by text/address.h's rules. A bad value is a
+// CLI::ValidationError that names the option and says what it accepts ("--reps 'x' is not a
+// whole number from 1 to 1000"); callers turn CLI11's errors into exit status 2.
+//
+// Header-only: libsluice does not depend on CLI11, the programs that include this do.
+#ifndef SLUICE_TEXT_CLI_OPTIONS_H_
+#define SLUICE_TEXT_CLI_OPTIONS_H_
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "sluice/error.h"
+#include "text/address.h"
+#include "text/integer.h"
+
+namespace sluice::text {
+
+// Adds `name` (e.g. "--reps") to `app`; its value, a whole number from `min` to `max`, is
+// stored in `*target` (not owned; must outlive app.parse). Default: what `*target` holds
+// (shown in --help when it is in range).
+template <typename T>
+CLI::Option* add_integer_option(CLI::App& app, const std::string& name, T* target, const std::string& description,
+                                T min, T max) {
+  CLI::Option* option = app.add_option_function<std::string>(
+      name,
+      [target, name, min, max](const std::string& value) {
+        try {
+          *target = parse_integer_or_throw<T>(value, name, min, max);
+        } catch (const Error& e) {
+          throw CLI::ValidationError(e.what());
+        }
+      },
+      *target < min ? description : description + " (default: " + std::to_string(*target) + ")");
+  return option->type_name("N");
+}
+
+// A check of an ADDR:PORT value: the parse_host_port problem, or "" when the value follows
+// `rules`.
+inline CLI::Validator address_check(const AddressRules& rules) {
+  return CLI::Validator(
+      [rules](std::string& value) {
+        std::string problem;
+        return parse_host_port(value, rules, &problem) ? std::string() : problem;
+      },
+      "");
+}
+
+}  // namespace sluice::text
+
+#endif  // SLUICE_TEXT_CLI_OPTIONS_H_

@@ -1,0 +1,61 @@
+"""sluiced's and sluice-appd's command lines: a bad or missing value is refused at once with a
+message that names the option and says what it accepts, exit status 2 (as the console's);
+--help and --version work. Nothing is started: every refusal comes before the daemon
+listens or reads its control socket."""
+import subprocess
+
+from harness import check, main
+
+
+def run(args, **kwargs):
+    return subprocess.run(args, capture_output=True, text=True, timeout=10, **kwargs)
+
+
+def refused(h, binary, args, expect, what):
+    p = run([binary] + args)
+    check(p.returncode == 2 and expect in p.stderr, f"{what}: status 2, '{expect}'",
+          f"status {p.returncode}", p.stderr)
+
+
+def test(h):
+    token = ["--token-file", h.token]
+    # sluiced: values that are not what the option accepts.
+    refused(h, h.sluiced, ["--listen", "127.0.0.1"] + token,
+            "--listen: address '127.0.0.1' has no port; write host:port, e.g. 127.0.0.1:7700 or [::1]:7700",
+            "sluiced --listen without a port")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:99999"] + token,
+            "--listen: '99999' in '127.0.0.1:99999' is not a port; use a number from 0 to 65535 (0: any free port)",
+            "sluiced --listen with a port out of range")
+    refused(h, h.sluiced, ["--listen", "::1:7700"] + token, "needs brackets around the host, e.g. [::1]:7700",
+            "sluiced --listen with an IPv6 address without brackets")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--metrics", "localhost"] + token,
+            "--metrics: address 'localhost' has no port", "sluiced --metrics without a port")
+    refused(h, h.sluiced, ["--listen"], "--listen", "sluiced --listen without a value")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--bogus"] + token, "--bogus",
+            "sluiced with an unknown option")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:0"], "--token-file is required", "sluiced without credentials")
+    p = run([h.sluiced, "--help"])
+    check(p.returncode == 0 and "--listen ADDR:PORT" in p.stdout and "--metrics-public" in p.stdout,
+          "sluiced --help lists the options", p.stdout, p.stderr)
+    p = run([h.sluiced, "--version"])
+    check(p.returncode == 0 and p.stdout.startswith("sluiced "), "sluiced --version", p.stdout)
+
+    # sluice-appd: its descriptors are whole numbers, and --control-fd is required.
+    refused(h, h.appd, ["--control-fd", "3x"], "--control-fd '3x' is not a whole number from 0 to 1048576",
+            "sluice-appd --control-fd with a bad value")
+    refused(h, h.appd, ["--control-fd", "-1"], "--control-fd '-1' is not a whole number",
+            "sluice-appd --control-fd with a negative value")
+    refused(h, h.appd, ["--control-fd", "3", "--crash-fd", "four"], "--crash-fd 'four' is not a whole number",
+            "sluice-appd --crash-fd with a bad value")
+    refused(h, h.appd, [], "--control-fd is required", "sluice-appd without --control-fd")
+    refused(h, h.appd, ["--control-fd"], "--control-fd", "sluice-appd --control-fd without a value")
+    refused(h, h.appd, ["--control-fd", "3", "--crash-fd", "987654"],
+            "--crash-fd 987654 is not an open file descriptor", "sluice-appd --crash-fd that is not open")
+    p = run([h.appd, "--help"])
+    check(p.returncode == 0 and "--control-fd FD" in p.stdout, "sluice-appd --help lists the options", p.stdout)
+    p = run([h.appd, "--version"])
+    check(p.returncode == 0 and p.stdout.startswith("sluice-appd "), "sluice-appd --version", p.stdout)
+
+
+if __name__ == "__main__":
+    main(test)
