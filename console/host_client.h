@@ -1,7 +1,7 @@
 // The console's side of a host daemon connection: connect, TLS 1.3 and the hello
-// (control/client_opening.h: the token's PSK or certificates), then exchange control messages
-// (control.proto) with a reader thread that turns everything the daemon says into events
-// on a queue shared by all hosts.
+// (open_control below, over control/client_opening.h: the token's PSK or certificates),
+// then exchange control messages (control.proto) with a reader thread that turns
+// everything the daemon says into events on a queue shared by all hosts.
 //
 // Thread safety: connect/start_reader/close from the console's main thread; send from any
 // thread; last_heard is atomic.
