@@ -13,11 +13,15 @@
 #include <cstring>
 
 #include "text/address.h"
-#include "tls/tls_errors.h"
+
 
 namespace sluice::console {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr control::ServerNames kDaemon = {"the daemon", "a sluiced", ""};
+}  // namespace
 
 void EventQueue::push(HostEvent event) {
   {
@@ -97,21 +101,31 @@ int connect_tcp(const std::string& address, Clock::time_point deadline, std::str
 
 HostClient::~HostClient() { close(); }
 
-std::string HostClient::channel_error(bool* explained) const {
-  if (explained != nullptr) *explained = false;
-  const auto& failure = channel_->failure();
-  if (!failure || (failure->eof && failure->established)) return channel_->error();
-  if (explained != nullptr) *explained = true;
-  return tls::explain_client_failure(*failure, credentials_.tls->options(), credentials_.token_file);
+std::optional<std::string> open_control(const std::string& address, const Credentials& credentials,
+                                        const std::string& client, const control::ServerNames& names,
+                                        Clock::time_point deadline, std::unique_ptr<control::TlsChannel>* channel,
+                                        control::AuthResult* answer) {
+  std::string why;
+  const int fd = connect_tcp(address, deadline, &why);
+  if (fd < 0) return why + (why.find("refused") != std::string::npos ? names.not_listening : "");
+  auto opening = std::make_unique<control::TlsChannel>(fd, credentials.tls);
+  const std::string host = text::parse_host_port(address, text::AddressRules{}, nullptr)->host;  // connect_tcp parsed it
+  control::AuthResult ignored;
+  if (auto failed = control::open_client(*opening, host, client, credentials, names, deadline,
+                                         answer != nullptr ? answer : &ignored)) {
+    return failed;
+  }
+  *channel = std::move(opening);
+  return std::nullopt;
 }
 
 std::optional<std::string> HostClient::connect(const Credentials& credentials, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
   credentials_ = credentials;
-  std::string error;
-  int fd = connect_tcp(address_, deadline, &error);
-  if (fd < 0) return error;
-  channel_ = std::make_unique<control::TlsChannel>(fd, credentials.tls);
+  control::AuthResult answer;
+  if (auto why = open_control(address_, credentials, "sluice console pid " + std::to_string(::getpid()), kDaemon,
+                              Clock::now() + timeout, &channel_, &answer)) {
+    return why;
+  }
   auto ip_of = [](const sockaddr_storage& a) {
     char text[INET6_ADDRSTRLEN] = {};
     if (a.ss_family == AF_INET) {
@@ -123,35 +137,11 @@ std::optional<std::string> HostClient::connect(const Credentials& credentials, s
   };
   sockaddr_storage peer{};
   socklen_t peer_len = sizeof peer;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) peer_ip_ = ip_of(peer);
+  if (::getpeername(channel_->fd(), reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) peer_ip_ = ip_of(peer);
   sockaddr_storage local{};
   socklen_t local_len = sizeof local;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0) local_ip_ = ip_of(local);
-  if (!channel_->handshake(text::parse_host_port(address_, text::AddressRules{}, nullptr)->host, deadline)) return channel_error();
-  // TLS has authenticated both sides; the hello opens the session (and, in certificate
-  // mode, is where the daemon's refusal of our certificate shows: TLS 1.3 sends it after
-  // the client has finished its handshake).
-  control::Envelope hello;
-  hello.mutable_hello()->set_protocol_version(control::kProtocolVersion);
-  hello.mutable_hello()->set_client("sluice console pid " + std::to_string(::getpid()));
-  if (!channel_->send(hello)) return std::string("the daemon closed the connection after the TLS handshake");
-  control::Envelope m;
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  if (left.count() <= 0) left = std::chrono::milliseconds(1);
-  switch (channel_->receive(&m, left)) {
-    case control::TlsChannel::Status::kMessage: break;
-    case control::TlsChannel::Status::kTimeout:
-      return std::string("no answer to the hello within the timeout; is it a sluiced of this version?");
-    case control::TlsChannel::Status::kClosed:
-      return std::string("the daemon closed the connection after the TLS handshake; its log says why");
-    case control::TlsChannel::Status::kError:
-      return channel_error();
-  }
-  if (!m.has_auth_result()) {
-    return std::string("unexpected ") + control::kind(m) + " instead of the answer to the hello; is it a sluiced of this version?";
-  }
-  if (!m.auth_result().ok()) return "refused: " + m.auth_result().message();
-  daemon_hostname_ = m.auth_result().host();
+  if (::getsockname(channel_->fd(), reinterpret_cast<sockaddr*>(&local), &local_len) == 0) local_ip_ = ip_of(local);
+  daemon_hostname_ = answer.host();
   last_heard_ = Clock::now();
   return std::nullopt;
 }
@@ -170,7 +160,7 @@ void HostClient::start_reader(int index, EventQueue& queue) {
       }
       if (status == control::TlsChannel::Status::kTimeout) continue;
       e.kind = status == control::TlsChannel::Status::kClosed ? HostEvent::Kind::kClosed : HostEvent::Kind::kError;
-      e.error = status == control::TlsChannel::Status::kClosed ? "the connection was closed" : channel_error(&e.explained);
+      e.error = status == control::TlsChannel::Status::kClosed ? "the connection was closed" : control::channel_error(*channel_, credentials_, &e.explained);
       queue.push(std::move(e));
       return;
     }

@@ -1,7 +1,7 @@
-// The console's side of a host daemon connection: connect, TLS 1.3 (tls/tls.h: the
-// token's PSK or certificates) and the hello, then exchange control messages
-// (control.proto) with a reader thread that turns everything the daemon says into events
-// on a queue shared by all hosts.
+// The console's side of a host daemon connection: connect, TLS 1.3 and the hello
+// (open_control below, over control/client_opening.h: the token's PSK or certificates),
+// then exchange control messages (control.proto) with a reader thread that turns
+// everything the daemon says into events on a queue shared by all hosts.
 //
 // Thread safety: connect/start_reader/close from the console's main thread; send from any
 // thread; last_heard is atomic.
@@ -18,8 +18,8 @@
 #include <string>
 #include <thread>
 
+#include "control/client_opening.h"
 #include "control/codec.h"
-#include "tls/tls.h"
 #include "control/tls_channel.h"
 
 namespace sluice::console {
@@ -35,12 +35,8 @@ struct HostEvent {
   bool explained = false;
 };
 
-// How the console proves who it is: a TLS client context (the token's PSK, or
-// certificates), and where the token came from, for advice.
-struct Credentials {
-  std::shared_ptr<const tls::TlsContext> tls;
-  std::string token_file;  // PSK mode: the file the token was read from
-};
+// How the console proves who it is (control/client_opening.h).
+using Credentials = control::Credentials;
 
 class EventQueue {
  public:
@@ -85,9 +81,6 @@ class HostClient {
   const std::string& local_ip() const { return local_ip_; }
 
  private:
-  // The channel's last error, explained when it is a TLS failure.
-  std::string channel_error(bool* explained = nullptr) const;
-
   std::string name_;
   std::string address_;
   std::string daemon_hostname_;
@@ -103,6 +96,15 @@ class HostClient {
 // TCP_NODELAY; the caller owns it. -1 with `*error` set ("cannot connect: Connection
 // refused") when it cannot be had.
 int connect_tcp(const std::string& address, std::chrono::steady_clock::time_point deadline, std::string* error);
+
+// Opens a control connection to `address` ("host:port") before `deadline`: TCP
+// (connect_tcp), then TLS and the hello as `client` (control/client_opening.h). Returns why
+// it failed, or nullopt with `*channel` the open channel and `*answer` (unless null) the
+// server's auth_result.
+std::optional<std::string> open_control(const std::string& address, const Credentials& credentials,
+                                        const std::string& client, const control::ServerNames& names,
+                                        std::chrono::steady_clock::time_point deadline,
+                                        std::unique_ptr<control::TlsChannel>* channel, control::AuthResult* answer);
 
 }  // namespace sluice::console
 

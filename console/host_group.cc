@@ -1,9 +1,7 @@
 #include "console/host_group.h"
 
 #include "console/filter_log.h"
-
-#include <signal.h>
-#include <string.h>
+#include "console/subprocess.h"
 
 #include <iostream>
 
@@ -19,11 +17,6 @@ constexpr auto kHeartbeatEvery = 500ms;  // console -> each host daemon
 constexpr auto kSilence = 2500ms;        // a host daemon this quiet is gone
 constexpr auto kSettle = 300ms;          // after a first failure, for the root cause to arrive
 constexpr auto kTeardown = 1500ms;       // waiting for exit reports after abort / shutdown
-
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
-}
 
 // How much a failure explains: the root cause wins over its consequences.
 int rank(const Failure& f) {
@@ -70,12 +63,7 @@ void HostGroup::broadcast(const Envelope& m) {
 
 void HostGroup::check_signals() {
   if (!take_signals_) return;
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  timespec zero{0, 0};
-  const int sig = sigtimedwait(&set, nullptr, &zero);
+  const int sig = take_interrupt();
   if (sig > 0 && !interrupted_) {
     interrupted_ = true;
     fail(Failure{"", -1, "", current_unit_, "interrupted", std::string("interrupted by ") + signal_name(sig)});

@@ -14,13 +14,13 @@
 
 namespace sluice::console {
 
-namespace {
-
 std::string fixed(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;
 }
+
+namespace {
 
 // 1234567 -> "1.23M"
 std::string si(double value) {

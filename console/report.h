@@ -72,6 +72,9 @@ std::string summary_table(const RunReport& report, bool blocked = true);
 // ("cancelled: the application was aborted").
 std::string failure_text(const Failure& failure);
 
+// `value` with `decimals` digits after the point: fixed(0.0123, 3) is "0.012".
+std::string fixed(double value, int decimals);
+
 // Writes the report as JSON to `path`. Throws sluice::Error when the file cannot be written.
 void write_metrics_json(const RunReport& report, const std::string& path);
 

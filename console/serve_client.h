@@ -1,6 +1,6 @@
 // ServeClient: the connection of `sluice submit` and `sluice stop` to `sluice serve`: TCP,
-// TLS 1.3 keyed as a console's connection to sluiced (the token's PSK, or certificates:
-// console/connect_hosts.h's Credentials), the hello; then control messages both ways
+// TLS 1.3 and the hello as a console's connection to sluiced (host_client.h's
+// open_control: the token's PSK, or certificates); then control messages both ways
 // (docs/protocol.md, "Serving units of work"), with a thread of its own that sends a
 // heartbeat every 500 ms, so serve knows the client is still there while it waits.
 //

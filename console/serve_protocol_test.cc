@@ -63,7 +63,7 @@ class ServeProtocolTest : public ::testing::Test {
   void feed(const std::string& bytes) { protocol.feed(bytes.data(), bytes.size()); }
 
   CheckedServeSession session;
-  ServeProtocol protocol{session};
+  ServeProtocol protocol{session, session};
 };
 
 TEST_F(ServeProtocolTest, HelloThenSubmitQueuesOneUnit) {
@@ -147,7 +147,7 @@ TEST_F(ServeProtocolTest, MessagesThatAreNotRequestsCloseTheConnection) {
   for (const std::string& bad : {launch(), result_chunk()}) {
     CheckedServeSession s;
     s.violation = [](const std::string& rule) { ADD_FAILURE() << "rule broken: " << rule; };
-    ServeProtocol p(s);
+    ServeProtocol p(s, s);
     const std::string bytes = hello() + bad + submit();
     p.feed(bytes.data(), bytes.size());
     EXPECT_TRUE(s.closed);
@@ -183,7 +183,7 @@ TEST_F(ServeProtocolTest, MutatedConversationsKeepTheRules) {
     CheckedServeSession s;
     s.violation = [run](const std::string& rule) { ADD_FAILURE() << "run " << run << ": rule broken: " << rule; };
     s.refuse_submit = rng() % 8 == 0;
-    ServeProtocol p(s);
+    ServeProtocol p(s, s);
     std::string bytes = rng() % 4 == 0 ? std::string() : hello();
     for (int i = 0, n = static_cast<int>(rng() % 5); i < n; ++i) bytes += parts[rng() % parts.size()];
     for (int i = 0, n = static_cast<int>(rng() % 4); i < n && !bytes.empty(); ++i) {

@@ -1,7 +1,8 @@
-// ServeServer: `sluice serve`'s server, after the Asio examples (http/server) and sluiced's
-// HostDaemon. It owns the io_context, the acceptor, the TLS context, the signal set, the
-// client sessions (serve_session.h) and the ResultPump that forwards each unit's results;
-// it submits the units to a started Application, one per `submit`, in arrival order.
+// ServeServer: `sluice serve`'s server. It owns a control::TlsServer (control/tls_server.h:
+// the io_context, the listening socket, the TLS context, the caps on connections that have
+// not authenticated, the client sessions, serve_session.h), the signal set and the
+// ResultPump that forwards each unit's results; it submits the units to a started
+// Application, one per `submit`, in arrival order.
 //
 // Ending:
 // - `sluice stop` (a stop request): new units are turned down; the units already accepted
@@ -20,6 +21,7 @@
 #ifndef SLUICE_CONSOLE_SERVE_SERVER_H_
 #define SLUICE_CONSOLE_SERVE_SERVER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -29,14 +31,12 @@
 #include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
 
 #include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
 
 #include "console/result_pump.h"
 #include "console/serve_session.h"
-#include "tls/tls.h"
-#include "daemons/admission.h"
-#include "daemons/log.h"
+#include "control/tls_server.h"
 #include "sluice/application.h"
+#include "tls/tls.h"
 
 namespace sluice::console {
 
@@ -60,23 +60,22 @@ class ServeServer {
   int run();
 
   // For the sessions, on the io_context's thread.
-  boost::asio::io_context& io() { return io_; }
-  boost::asio::ssl::context& ssl() { return ssl_; }
-  const tls::TlsOptions& tls_options() const { return tls_->options(); }
-  daemon::RateLimited& strangers_log() { return strangers_log_; }
+  boost::asio::io_context& io() { return server_.io(); }
+  control::TlsServer& tls_server() { return server_; }
   // Appends a unit with `work` for `session`; the job that forwards its results, or why
   // not (the server is stopping). `*ahead`: units accepted before it that have not ended.
   std::shared_ptr<UnitJob> submit(const std::shared_ptr<ServeSession>& session, const std::string& work,
                                   std::uint64_t* ahead, std::string* refusal);
   // A client asked the server to stop (it will hear stopping(), and stopping(.., true)).
   void stop_requested(const std::shared_ptr<ServeSession>& session);
-  void forget(const std::shared_ptr<ServeSession>& session);
 
  private:
   enum class Mode { kServing, kStopping, kAborting };
+  // After the last unit, how long the sessions get to send what they have queued.
+  static constexpr auto kFinishDeadline = std::chrono::seconds(2);
 
-  void do_accept();
-  void admit(boost::asio::ip::tcp::socket socket);
+  // A session ended (TlsServer let go of it).
+  void forget(const std::shared_ptr<control::TlsSession>& session);
   void do_await_signal();
   // The pump says a unit ended (posted to the io_context).
   void unit_ended(const std::shared_ptr<UnitJob>& job, const UnitReport& report);
@@ -87,18 +86,10 @@ class ServeServer {
   void maybe_finish();
 
   Application& app_;
-  sluiced::Admission admission_;  // before io_: outlives the sessions its handlers hold
-  boost::asio::io_context io_;
+  control::TlsServer server_;  // before what runs on its io_context
   boost::asio::signal_set signals_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  std::shared_ptr<tls::TlsContext> tls_;
-  boost::asio::ssl::context ssl_;  // over tls_'s SSL_CTX (a reference of its own)
   boost::asio::steady_timer finish_deadline_;
-  daemon::RateLimited strangers_log_{5.0, 20.0};  // unauthenticated connections: 20, then 5/s
-  daemon::RateLimited capped_log_{1.0, 5.0};      // connections over the caps: 5, then 1/s
-  std::set<std::shared_ptr<ServeSession>> sessions_;
   std::set<std::shared_ptr<ServeSession>> stop_waiters_;
-  std::uint64_t next_id_ = 1;
   std::uint64_t outstanding_ = 0;  // units accepted that have not ended
   Mode mode_ = Mode::kServing;
   bool app_stopping_ = false;  // the stopper thread runs

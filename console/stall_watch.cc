@@ -1,7 +1,8 @@
 #include "console/stall_watch.h"
 
+#include "console/report.h"
+
 #include <algorithm>
-#include <cstdio>
 
 namespace sluice::console {
 
@@ -35,11 +36,7 @@ std::uint64_t buffers_moved(const std::vector<StreamStats>& streams) {
 
 namespace {
 
-std::string seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", s);
-  return text;
-}
+std::string seconds(double s) { return fixed(s, 1) + " s"; }
 
 std::string what(const CopyActivity& a) {
   if (a.waiting_for == "read") return "waiting " + seconds(a.waiting_seconds) + " to read from " + a.stream;

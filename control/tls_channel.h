@@ -51,6 +51,8 @@ class TlsChannel {
   // The last receive side error, as a sentence; for TLS failures the raw facts too.
   const std::string& error() const { return error_; }
   const std::optional<tls::TlsFailure>& failure() const { return failure_; }
+  // The socket (still owned by the channel).
+  int fd() const { return fd_; }
   // "TLS 1.3, TLS_AES_128_GCM_SHA256, PSK" after the handshake.
   std::string description();
 

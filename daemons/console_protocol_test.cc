@@ -78,7 +78,7 @@ class ConsoleProtocolTest : public ::testing::Test {
   }
 
   CheckedSession session;
-  ConsoleProtocol protocol{session};
+  ConsoleProtocol protocol{session, session};
 };
 
 TEST_F(ConsoleProtocolTest, HelloOpensTheSession) {
@@ -193,7 +193,7 @@ TEST_F(ConsoleProtocolTest, MutatedConversationsKeepTheRules) {
     s.violation = [run](const std::string& rule) { ADD_FAILURE() << "run " << run << ": rule broken: " << rule; };
     s.launch_fails = rng() % 8 == 0;
     s.app_stops_early = rng() % 8 == 0;
-    ConsoleProtocol p(s);
+    ConsoleProtocol p(s, s);
     std::string bytes = rng() % 4 == 0 ? std::string() : hello();
     for (int i = 0, n = static_cast<int>(rng() % 6); i < n; ++i) bytes += parts[rng() % parts.size()];
     for (int i = 0, n = static_cast<int>(rng() % 4); i < n && !bytes.empty(); ++i) {

@@ -1,7 +1,7 @@
 // FrameStream: the control protocol (control/codec.h) over one Asio stream, the way sluiced
-// speaks it to a console (an ssl::stream over TCP: writes only, ConsoleSession reads) and
-// to an app daemon (a Unix socketpair). Reads one frame at a time, checking its length
-// before trusting it; writes one frame at a time, the rest queued behind it.
+// speaks it to an app daemon (AppSupervisor, over a Unix socketpair; consoles are
+// control::TlsSession's). Reads one frame at a time, checking its length before trusting
+// it; writes one frame at a time, the rest queued behind it.
 //
 // Single-threaded: everything on the io_context's thread. Every operation takes `keep`, the
 // owner's shared_from_this(), and holds it until its handler has run: the owner, and with

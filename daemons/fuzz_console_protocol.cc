@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   session.launch_fails = (data[0] & 1) != 0;
   session.app_stops_early = (data[0] & 2) != 0;
   const std::size_t chunk = 1 + (data[0] >> 2);
-  sluice::sluiced::ConsoleProtocol protocol(session);
+  sluice::sluiced::ConsoleProtocol protocol(session, session);
   for (std::size_t at = 1; at < size; at += chunk) {
     protocol.feed(data + at, std::min(chunk, size - at));
     if (protocol.closed() != session.closed) session.violation("the protocol and its session disagree on closed");

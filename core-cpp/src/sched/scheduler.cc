@@ -153,27 +153,24 @@ class Worker {
   // Queues `task` and wakes the worker if it sleeps.
   void push(Task* task) {
     task->ready_since_ns = Waiter::now_ns();
-    bool wake_it = false;
-    {
-      std::lock_guard<std::mutex> lock(mu);
+    wake_after([&] {
       task->worker = this;
       ready.push_back(task);
       ready_n.store(static_cast<std::uint32_t>(ready.size()), std::memory_order_relaxed);
-      if (sleeping) {
-        sleeping = false;
-        wake_it = true;
-      }
-    }
-    if (wake_it) {
-      wake.fetch_add(1, std::memory_order_release);
-      futex_wake(wake);
-    }
+    });
   }
   // Wakes the worker if it sleeps (to look for work to steal).
   void nudge() {
+    wake_after([] {});
+  }
+  // Runs `change` under mu, then wakes the worker if it was asleep (the futex wake after the
+  // lock is released).
+  template <typename Change>
+  void wake_after(Change change) {
     bool wake_it = false;
     {
       std::lock_guard<std::mutex> lock(mu);
+      change();
       if (sleeping) {
         sleeping = false;
         wake_it = true;

@@ -1,11 +1,12 @@
-// Admission: caps the connections sluiced holds before they are authenticated (TLS
-// handshake and hello still to come), in total and per source address, so that a flood of
-// idle or slow connections costs a bounded number of descriptors and sessions and cannot
-// crowd out everyone else. Beyond a cap, a new connection is closed at once.
+// Admission: caps the connections a control server (sluiced, sluice serve) holds before
+// they are authenticated (TLS handshake and hello still to come), in total and per source
+// address, so that a flood of idle or slow connections costs a bounded number of
+// descriptors and sessions and cannot crowd out everyone else. Beyond a cap, a new
+// connection is closed at once (accept_loop.h).
 //
-// Not thread-safe: the HostDaemon's io_context thread. Must outlive every Ticket.
-#ifndef SLUICE_DAEMONS_ADMISSION_H_
-#define SLUICE_DAEMONS_ADMISSION_H_
+// Not thread-safe: the server's io_context thread (AcceptLoop). Must outlive every Ticket.
+#ifndef SLUICE_CONTROL_ADMISSION_H_
+#define SLUICE_CONTROL_ADMISSION_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +14,7 @@
 #include <optional>
 #include <string>
 
-namespace sluice::sluiced {
+namespace sluice::control {
 
 class Admission {
  public:
@@ -61,6 +62,6 @@ class Admission {
   std::uint64_t refused_ = 0;
 };
 
-}  // namespace sluice::sluiced
+}  // namespace sluice::control
 
-#endif  // SLUICE_DAEMONS_ADMISSION_H_
+#endif  // SLUICE_CONTROL_ADMISSION_H_

@@ -1,8 +1,8 @@
-#include "daemons/admission.h"
+#include "control/admission.h"
 
 #include <utility>
 
-namespace sluice::sluiced {
+namespace sluice::control {
 
 Admission::Ticket& Admission::Ticket::operator=(Ticket&& other) noexcept {
   if (this != &other) {
@@ -46,4 +46,4 @@ void Admission::release(const std::string& address) {
   if (--it->second == 0) by_address_.erase(it);
 }
 
-}  // namespace sluice::sluiced
+}  // namespace sluice::control

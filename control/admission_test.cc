@@ -1,11 +1,11 @@
 // Admission: the caps on connections that have not authenticated yet.
-#include "daemons/admission.h"
+#include "control/admission.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace sluice::sluiced {
+namespace sluice::control {
 namespace {
 
 TEST(Admission, CapsPerAddressAndInTotal) {
@@ -46,4 +46,4 @@ TEST(Admission, ATicketCountsUntilReleasedOnce) {
 }
 
 }  // namespace
-}  // namespace sluice::sluiced
+}  // namespace sluice::control

@@ -1,0 +1,209 @@
+#include "control/tls_session.h"
+
+#include "control/tls_server.h"
+#include "tls/tls_errors.h"
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+namespace dlog = sluice::daemon;
+
+namespace sluice::control {
+
+TlsSession::TlsSession(tcp::socket socket, TlsServer& server, std::uint64_t id, Admission::Ticket ticket,
+                       const Style& style)
+    : server_(server),
+      style_(style),
+      ticket_(std::move(ticket)),
+      stream_(std::move(socket), server.ssl()),
+      deadline_(server.io()),
+      heartbeat_(server.io()) {
+  boost::system::error_code ec;
+  const auto ep = stream_.lowest_layer().remote_endpoint(ec);
+  label_ = style_.peer + " #" + std::to_string(id) + " (" +
+           (ec ? std::string("unknown peer") : ep.address().to_string() + ":" + std::to_string(ep.port())) + ")";
+  tls::TlsContext::attach(stream_.native_handle(), &notes_);
+}
+
+void TlsSession::start() {
+  arm_deadline(kAuthTimeout, "did not authenticate within 5 s");
+  begin();
+}
+
+void TlsSession::stop(const std::string& why) {
+  if (phase_ == Phase::kClosed) return;
+  phase_ = Phase::kClosed;
+  if (!opened_) server_.strangers_log().log(dlog::Level::kWarn, label_ + ": closing before authentication: " + why);
+  ending(why);
+  boost::system::error_code ec;
+  stream_.lowest_layer().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.lowest_layer().close(ec);
+  deadline_.cancel();
+  heartbeat_.cancel();
+  ticket_.release();
+  for (Outgoing& out : writes_) {
+    if (out.results > 0) written(out.results);
+    out.results = 0;
+  }
+  // The front frame may be under an async_write still: it goes with the session.
+  if (writes_.size() > 1) writes_.erase(writes_.begin() + 1, writes_.end());
+  server_.forget(shared_from_this());
+}
+
+void TlsSession::finish(const std::string& why) {
+  if (phase_ == Phase::kClosed || phase_ == Phase::kClosing) return;
+  close_after_queue(why);
+}
+
+void TlsSession::close_after_queue(const std::string& why) {
+  if (phase_ == Phase::kClosed) return;
+  closing_reason_ = why;
+  phase_ = Phase::kClosing;
+  if (!writes_.empty()) return;  // do_write() goes on when they are out
+  if (style_.linger) return linger();
+  stop(why);
+}
+
+// Everything is written: end our side (FIN) and wait for the peer to close its own. Closing
+// at once could lose the end of what was sent: a socket closed with unread bytes (the
+// peer's last heartbeat) sends a reset, and the peer's kernel then discards what it has
+// received but not yet read.
+void TlsSession::linger() {
+  if (lingering_) return;
+  lingering_ = true;
+  boost::system::error_code ec;
+  stream_.lowest_layer().shutdown(tcp::socket::shutdown_send, ec);
+  arm_deadline(kLinger, closing_reason_ + " (the " + style_.peer + " did not close its end within 5 s)");
+}
+
+void TlsSession::fail(const std::string& why, const std::string& short_why) {
+  if (!opened_) return stop(why);
+  dlog::warn(label_ + ": " + why + "; dropping the connection");
+  stop(style_.short_reasons ? short_why : why);
+}
+
+void TlsSession::arm_deadline(std::chrono::steady_clock::duration after, std::string what) {
+  deadline_.expires_after(after);
+  deadline_.async_wait([self = shared_from_this(), what](boost::system::error_code ec) {
+    if (ec == asio::error::operation_aborted || self->phase_ == Phase::kClosed) return;
+    if (!self->opened_) self->server_.count_refusal("auth_timeout");
+    self->stop(what);
+  });
+}
+
+// --- TLS ------------------------------------------------------------------------------------
+
+void TlsSession::handshake() {
+  phase_ = Phase::kHandshake;
+  stream_.async_handshake(asio::ssl::stream_base::server,
+                          [self = shared_from_this()](const boost::system::error_code& ec) { self->on_handshake(ec); });
+}
+
+std::string TlsSession::tls_failure(const boost::system::error_code& ec, bool established) {
+  tls::TlsFailure f;
+  f.established = established;
+  if (ec.category() == asio::error::get_ssl_category()) {
+    f.error = static_cast<unsigned int>(ec.value());
+  } else if (ec == asio::ssl::error::stream_truncated || ec == asio::error::eof || ec == asio::error::connection_reset) {
+    f.eof = true;
+  } else {
+    return "TLS: " + ec.message();
+  }
+  f.collect(stream_.native_handle());
+  return tls::explain_server_failure(f, server_.tls_options());
+}
+
+void TlsSession::on_handshake(const boost::system::error_code& ec) {
+  if (phase_ == Phase::kClosed) return;
+  if (ec) {
+    server_.count_refusal("tls_handshake");
+    return stop(tls_failure(ec, false));
+  }
+  if (phase_ == Phase::kClosing) return stop(closing_reason_);  // the server finished meanwhile
+  phase_ = Phase::kTls;
+  read_next();
+}
+
+void TlsSession::read_next() {
+  stream_.async_read_some(asio::buffer(read_buffer_),
+                          [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+                            self->on_read(ec, n);
+                          });
+}
+
+void TlsSession::on_read(const boost::system::error_code& ec, std::size_t n) {
+  if (phase_ == Phase::kClosed) return;
+  const bool eof = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated ||
+                   ec == asio::error::connection_reset;
+  if (eof) return stop(phase_ == Phase::kClosing ? closing_reason_ : protocol().end_of_input());
+  if (ec == asio::error::operation_aborted) return;
+  if (ec.category() == asio::error::get_ssl_category()) return fail(tls_failure(ec, true), "TLS failure");
+  if (ec) return stop("read failed: " + ec.message());
+  // Closing: nothing the peer says matters any more; read on (and drop) until it closes.
+  if (phase_ == Phase::kTls && !protocol().closed()) protocol().feed(read_buffer_.data(), n);
+  if (phase_ == Phase::kTls || phase_ == Phase::kClosing) read_next();
+}
+
+// --- Writing: one frame at a time, the rest queued behind it ----------------------------------
+
+void TlsSession::write(std::string frame, std::size_t results) {
+  if (phase_ == Phase::kClosed) {
+    if (results > 0) written(results);
+    return;
+  }
+  writes_.push_back(Outgoing{std::move(frame), results});
+  if (writes_.size() == 1) do_write();
+}
+
+void TlsSession::do_write() {
+  asio::async_write(stream_, asio::buffer(writes_.front().frame),
+                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                      if (self->phase_ == Phase::kClosed) return;
+                      if (ec) return self->stop("write failed: " + ec.message());
+                      const std::size_t results = self->writes_.front().results;
+                      self->writes_.pop_front();
+                      if (results > 0) self->written(results);
+                      if (!self->writes_.empty()) return self->do_write();
+                      if (self->phase_ == Phase::kClosing) {
+                        if (self->style_.linger) return self->linger();
+                        self->stop(self->closing_reason_);
+                      }
+                    });
+}
+
+// --- ServerProtocol::Session ------------------------------------------------------------------
+
+void TlsSession::send(const Envelope& message) { write(encode(message)); }
+
+void TlsSession::opened(const std::string& client) {
+  opened_ = true;
+  ticket_.release();
+  const SSL* ssl = stream_.native_handle();
+  const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl);
+  std::string how = std::string(SSL_get_version(ssl)) + ", " + (cipher != nullptr ? SSL_CIPHER_get_name(cipher) : "?");
+  how += server_.tls_options().certificates() ? ", certificate " + tls::peer_subject(stream_.native_handle())
+                                              : ", token (PSK)";
+  dlog::log(style_.authenticated_log, label_ + ": authenticated (" + how + ")" + (client.empty() ? "" : ": " + client));
+  Envelope r;
+  r.mutable_auth_result()->set_ok(true);
+  r.mutable_auth_result()->set_host(style_.host);
+  send(r);
+  arm_deadline(kSilence, style_.silence);
+  heartbeat();
+}
+
+void TlsSession::heard() {
+  if (phase_ == Phase::kTls) arm_deadline(kSilence, style_.silence);
+}
+
+void TlsSession::heartbeat() {
+  if (phase_ != Phase::kTls) return;  // closing: nothing more than what is queued
+  Envelope h;
+  h.mutable_heartbeat()->set_sequence(++heartbeat_sequence_);
+  send(h);
+  heartbeat_.expires_after(kHeartbeatEvery);
+  heartbeat_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec) self->heartbeat();
+  });
+}
+
+}  // namespace sluice::control
