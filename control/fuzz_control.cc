@@ -1,8 +1,7 @@
 // libFuzzer target for the control decoder: arbitrary bytes through FrameDecoder, in two
 // chunks split at the first byte's value, with the rules of fuzz_check.h checked (every
 // decoded message round-trips; every rejection says why and is final).
-// Build with clang and -DSLUICE_BUILD_FUZZERS=ON; run (see docs/protocol.md):
-//   build-fuzz/control/fuzz_control -max_total_time=60
+// Built and run by scripts/fuzz.sh fuzz_control (see docs/protocol.md).
 #include <cstddef>
 #include <cstdint>
 

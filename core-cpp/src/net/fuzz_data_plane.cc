@@ -8,7 +8,7 @@
 //
 //   input[0] & 1: 0 = authenticate first, then send input[1..]; 1 = send input[1..] raw.
 //
-// Built by scripts/fuzz.sh (data_plane_fuzz) with clang; `make test` runs it for a few
+// Built and run by scripts/fuzz.sh fuzz_data_plane; `make test` runs it for a few
 // seconds (ctest net.data_plane_fuzz).
 #include <sys/socket.h>
 #include <sys/time.h>
