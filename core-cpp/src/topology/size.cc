@@ -10,30 +10,30 @@
 namespace sluice::topo {
 namespace {
 
-struct Unit {
+struct SizeSuffix {
   const char* name;
   std::size_t bytes;
 };
 
 // Largest first, so that format_size finds the shortest exact spelling.
-constexpr Unit kUnits[] = {{"GiB", std::size_t{1} << 30},
+constexpr SizeSuffix kSuffixes[] = {{"GiB", std::size_t{1} << 30},
                            {"MiB", std::size_t{1} << 20},
                            {"KiB", std::size_t{1} << 10},
                            {"B", 1}};
-constexpr const Unit& kByte = kUnits[3];
+constexpr const SizeSuffix& kByte = kSuffixes[3];
 constexpr std::string_view kUnitList = "units: B, KiB, MiB, GiB";
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-const Unit* exact_unit(std::string_view s) {
-  for (const Unit& unit : kUnits) {
+const SizeSuffix* exact_unit(std::string_view s) {
+  for (const SizeSuffix& unit : kSuffixes) {
     if (s == unit.name) return &unit;
   }
   return nullptr;
 }
 
 // The unit someone most likely meant: "KB", "kb", "K", "kib" -> KiB; "bytes" -> B.
-const Unit* unit_meant(std::string_view s) {
+const SizeSuffix* unit_meant(std::string_view s) {
   std::string lower(s);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (lower == "b" || lower == "byte" || lower == "bytes") return &kByte;
@@ -94,8 +94,8 @@ std::optional<std::size_t> parse_size(std::string_view text, std::string* why) {
     return fail(why, quoted + " is not a size; write a whole number of bytes or a number with a " +
                          "unit, e.g. 65536 or 64KiB (" + std::string(kUnitList) + ")");
   }
-  const Unit* exact = unit_text.empty() ? &kByte : exact_unit(unit_text);
-  const Unit* meant = exact != nullptr ? exact : unit_meant(unit_text);
+  const SizeSuffix* exact = unit_text.empty() ? &kByte : exact_unit(unit_text);
+  const SizeSuffix* meant = exact != nullptr ? exact : unit_meant(unit_text);
   if (meant == nullptr) {
     return fail(why, quoted + " is not a size: unknown unit '" + std::string(unit_text) + "'; " +
                          std::string(kUnitList) + " (e.g. 64KiB)");
@@ -116,8 +116,8 @@ std::optional<std::size_t> parse_size(std::string_view text, std::string* why) {
 std::string format_size(std::size_t bytes) {
   if (bytes == 0) return "0B";
   // The largest unit that divides it; B always does.
-  const Unit& unit = *std::find_if(std::begin(kUnits), std::end(kUnits),
-                                   [bytes](const Unit& u) { return bytes % u.bytes == 0; });
+  const SizeSuffix& unit = *std::find_if(std::begin(kSuffixes), std::end(kSuffixes),
+                                   [bytes](const SizeSuffix& u) { return bytes % u.bytes == 0; });
   return std::to_string(bytes / unit.bytes) + unit.name;
 }
 
