@@ -11,7 +11,7 @@
 #include "jni_util.h"
 #include "jvm.h"
 #include "proxy_filter.h"
-#include "runtime/backend.h"
+#include "runtime/language_backend.h"
 #include "runtime/backends.h"
 #include "sluice/error.h"
 

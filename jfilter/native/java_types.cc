@@ -44,66 +44,37 @@ const NativeClass kNatives[] = {
     {"org/sluice/Logger", {SLUICE_NATIVE(Logger, nLog, "(Ljava/lang/String;ILjava/lang/String;)V")}},
 };
 
-// Throws sluice::Error naming what is missing, with the Java exception's description.
-[[noreturn]] void missing(JNIEnv* env, const std::string& what) {
-  const std::string pending = take_pending(env);
-  const std::string why = pending.empty() ? "" : ": " + pending;
-  throw Error("the JVM lacks " + what + why +
-              "; the sluice jfilter jar on its class path must match this libsluice_jni.so (rebuild both: make)");
-}
-
-jclass global_class(JNIEnv* env, const char* name) {
-  jclass local = env->FindClass(name);
-  if (local == nullptr) missing(env, std::string("class ") + name);
-  auto global = static_cast<jclass>(env->NewGlobalRef(local));
-  env->DeleteLocalRef(local);
-  return global;
-}
-
-jmethodID method(JNIEnv* env, jclass type, const char* name, const char* signature) {
-  jmethodID id = env->GetMethodID(type, name, signature);
-  if (id == nullptr) missing(env, std::string("method ") + name + signature);
-  return id;
-}
-
-jmethodID static_method(JNIEnv* env, jclass type, const char* name, const char* signature) {
-  jmethodID id = env->GetStaticMethodID(type, name, signature);
-  if (id == nullptr) missing(env, std::string("static method ") + name + signature);
-  return id;
-}
-
 void load(JNIEnv* env) {
+  const JavaLookup java(env, "libsluice_jni.so");
   JavaTypes t{};
-  t.filter = global_class(env, "org/sluice/Filter");
-  t.context = global_class(env, "org/sluice/Context");
-  t.peer = global_class(env, "org/sluice/Peer");
-  t.buffer = global_class(env, "org/sluice/Buffer");
-  t.bindings = global_class(env, "org/sluice/Bindings");
-  t.bridge = global_class(env, "org/sluice/Bridge");
-  t.sluice_exception = global_class(env, "org/sluice/SluiceException");
-  t.aborted_exception = global_class(env, "org/sluice/AbortedException");
-  t.illegal_state = global_class(env, "java/lang/IllegalStateException");
-  t.string = global_class(env, "java/lang/String");
-  t.filter_init = method(env, t.filter, "init", "(Lorg/sluice/Context;)V");
-  t.filter_process = method(env, t.filter, "process", "(Lorg/sluice/Context;)V");
-  t.filter_finalize = method(env, t.filter, "finalize", "(Lorg/sluice/Context;)V");
-  t.context_new = method(env, t.context, "<init>", "(Lorg/sluice/Peer;JLjava/lang/String;J)V");
-  t.context_expire = method(env, t.context, "expire", "()V");
-  t.peer_new = method(env, t.peer, "<init>",
+  t.filter = java.global_class("org/sluice/Filter");
+  t.context = java.global_class("org/sluice/Context");
+  t.peer = java.global_class("org/sluice/Peer");
+  t.buffer = java.global_class("org/sluice/Buffer");
+  t.bindings = java.global_class("org/sluice/Bindings");
+  t.bridge = java.global_class("org/sluice/Bridge");
+  t.sluice_exception = java.global_class("org/sluice/SluiceException");
+  t.aborted_exception = java.global_class("org/sluice/AbortedException");
+  t.illegal_state = java.global_class("java/lang/IllegalStateException");
+  t.string = java.global_class("java/lang/String");
+  t.filter_init = java.method(t.filter, "init", "(Lorg/sluice/Context;)V");
+  t.filter_process = java.method(t.filter, "process", "(Lorg/sluice/Context;)V");
+  t.filter_finalize = java.method(t.filter, "finalize", "(Lorg/sluice/Context;)V");
+  t.context_new = java.method(t.context, "<init>", "(Lorg/sluice/Peer;JLjava/lang/String;J)V");
+  t.context_expire = java.method(t.context, "expire", "()V");
+  t.peer_new = java.method(t.peer, "<init>",
                       "(Ljava/nio/ByteBuffer;Ljava/lang/String;IILjava/lang/String;Ljava/lang/String;)V");
-  t.peer_expire = method(env, t.peer, "expire", "(IJ)V");
-  t.buffer_new = method(env, t.buffer, "<init>", "(Lorg/sluice/Peer;Ljava/nio/ByteBuffer;Z)V");
-  t.buffer_handle = env->GetFieldID(t.buffer, "handle", "J");
-  if (t.buffer_handle == nullptr) missing(env, "field org.sluice.Buffer.handle");
-  t.bindings_put = static_method(env, t.bindings, "put", "(ILjava/nio/ByteBuffer;)V");
-  t.bridge_check = static_method(env, t.bridge, "check", "(Ljava/lang/String;[Ljava/lang/String;)Ljava/lang/String;");
-  t.bridge_create = static_method(env, t.bridge, "create",
+  t.peer_expire = java.method(t.peer, "expire", "(IJ)V");
+  t.buffer_new = java.method(t.buffer, "<init>", "(Lorg/sluice/Peer;Ljava/nio/ByteBuffer;Z)V");
+  t.buffer_handle = java.field(t.buffer, "handle", "J");
+  t.bindings_put = java.static_method(t.bindings, "put", "(ILjava/nio/ByteBuffer;)V");
+  t.bridge_check = java.static_method(t.bridge, "check", "(Ljava/lang/String;[Ljava/lang/String;)Ljava/lang/String;");
+  t.bridge_create = java.static_method(t.bridge, "create",
                                   "(Ljava/lang/String;[Ljava/lang/String;Ljava/lang/String;)Lorg/sluice/Filter;");
-  t.bridge_stack_trace = static_method(env, t.bridge, "stackTrace", "(Ljava/lang/Throwable;)Ljava/lang/String;");
-  jclass throwable = env->FindClass("java/lang/Throwable");
-  if (throwable == nullptr) missing(env, "class java/lang/Throwable");
-  t.throwable_to_string = method(env, throwable, "toString", "()Ljava/lang/String;");
-  env->DeleteLocalRef(throwable);
+  t.bridge_stack_trace = java.static_method(t.bridge, "stackTrace", "(Ljava/lang/Throwable;)Ljava/lang/String;");
+  jclass throwable = java.global_class("java/lang/Throwable");
+  t.throwable_to_string = java.method(throwable, "toString", "()Ljava/lang/String;");
+  env->DeleteGlobalRef(throwable);
 
   for (const NativeClass& c : kNatives) register_natives(env, c.name, c.methods);
   loaded = t;

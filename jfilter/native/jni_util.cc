@@ -182,4 +182,36 @@ LocalFrame::LocalFrame(JNIEnv* env, jint capacity) : env_(env) {
   }
 }
 
+void JavaLookup::missing(const std::string& what) const {
+  const std::string pending = take_pending(env_);
+  throw Error("the JVM lacks " + what + (pending.empty() ? "" : ": " + pending) +
+              "; the sluice jfilter jar on its class path must match " + library_ + " (rebuild both: make)");
+}
+
+jclass JavaLookup::global_class(const char* name) const {
+  jclass local = env_->FindClass(name);
+  if (local == nullptr) missing(std::string("class ") + name);
+  auto global = static_cast<jclass>(env_->NewGlobalRef(local));
+  env_->DeleteLocalRef(local);
+  return global;
+}
+
+jmethodID JavaLookup::method(jclass type, const char* name, const char* signature) const {
+  jmethodID id = env_->GetMethodID(type, name, signature);
+  if (id == nullptr) missing(std::string("method ") + name + signature);
+  return id;
+}
+
+jmethodID JavaLookup::static_method(jclass type, const char* name, const char* signature) const {
+  jmethodID id = env_->GetStaticMethodID(type, name, signature);
+  if (id == nullptr) missing(std::string("static method ") + name + signature);
+  return id;
+}
+
+jfieldID JavaLookup::field(jclass type, const char* name, const char* signature) const {
+  jfieldID id = env_->GetFieldID(type, name, signature);
+  if (id == nullptr) missing(std::string("field ") + name + " " + signature);
+  return id;
+}
+
 }  // namespace sluice::jni

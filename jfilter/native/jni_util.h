@@ -89,6 +89,24 @@ class SLUICE_JNI_SHARED LocalFrame {
   JNIEnv* env_;
 };
 
+// Looks up what a native library's start-up needs from the jfilter jar. A miss throws
+// sluice::Error naming what the JVM lacks (with the pending Java exception) and saying that
+// the jar must match `library` (the .so doing the lookup). Classes are global references,
+// owned by the caller for the rest of the process.
+class JavaLookup {
+ public:
+  JavaLookup(JNIEnv* env, const char* library) : env_(env), library_(library) {}
+  jclass global_class(const char* name) const;
+  jmethodID method(jclass type, const char* name, const char* signature) const;
+  jmethodID static_method(jclass type, const char* name, const char* signature) const;
+  jfieldID field(jclass type, const char* name, const char* signature) const;
+  [[noreturn]] void missing(const std::string& what) const;
+
+ private:
+  JNIEnv* const env_;
+  const char* const library_;
+};
+
 }  // namespace sluice::jni
 
 #endif  // SLUICE_JNI_JNI_UTIL_H_

@@ -5,7 +5,7 @@
 #include <functional>
 #include <memory>
 
-#include "runtime/backend.h"
+#include "runtime/language_backend.h"
 #include "topology/topology.h"
 
 namespace sluice {

@@ -40,36 +40,17 @@ const JNINativeMethod kUnit[] = {
     SLUICE_NATIVE(Unit, nCancel, "(J)V"),
 };
 
-[[noreturn]] void missing(JNIEnv* env, const std::string& what) {
-  env->ExceptionClear();
-  throw Error("the JVM lacks " + what +
-              "; the sluice jfilter jar on the class path must match libsluice_application_jni.so (rebuild both: make)");
-}
-
-jclass find(JNIEnv* env, const char* name) {
-  jclass type = env->FindClass(name);
-  if (type == nullptr) missing(env, std::string("class ") + name);
-  return type;
-}
-
-jmethodID method(JNIEnv* env, jclass type, const char* name, const char* signature) {
-  jmethodID id = env->GetMethodID(type, name, signature);
-  if (id == nullptr) missing(env, std::string("method ") + name + signature);
-  return id;
-}
-
 void load(JNIEnv* env) {
+  const JavaLookup java(env, "libsluice_application_jni.so");
   AppTypes t{};
-  jclass report = find(env, "org/sluice/UnitReport");
-  t.unit_report = static_cast<jclass>(env->NewGlobalRef(report));
-  env->DeleteLocalRef(report);
-  t.unit_report_new = method(env, t.unit_report, "<init>",
+  t.unit_report = java.global_class("org/sluice/UnitReport");
+  t.unit_report_new = java.method(t.unit_report, "<init>",
                              "(JLjava/lang/String;ZDLjava/lang/String;ILjava/lang/String;Ljava/lang/String;"
                              "Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[J[J)V");
-  jclass unit = find(env, "org/sluice/Unit");
-  t.unit_ended = method(env, unit, "ended", "(Lorg/sluice/UnitReport;Ljava/lang/String;)V");
-  t.unit_expire = method(env, unit, "expire", "(IJ)V");
-  env->DeleteLocalRef(unit);
+  jclass unit = java.global_class("org/sluice/Unit");
+  t.unit_ended = java.method(unit, "ended", "(Lorg/sluice/UnitReport;Ljava/lang/String;)V");
+  t.unit_expire = java.method(unit, "expire", "(IJ)V");
+  env->DeleteGlobalRef(unit);
   register_natives(env, "org/sluice/Application", kApplication);
   register_natives(env, "org/sluice/Unit", kUnit);
   loaded = t;

@@ -4,8 +4,8 @@
 // `lang` to check and create filters, and tells it when a copy thread starts and stops (so
 // the Java backend can attach the thread to its JVM once). The C++ backend is built in;
 // others register themselves when their library is loaded (see backends.h).
-#ifndef SLUICE_RUNTIME_BACKEND_H_
-#define SLUICE_RUNTIME_BACKEND_H_
+#ifndef SLUICE_RUNTIME_LANGUAGE_BACKEND_H_
+#define SLUICE_RUNTIME_LANGUAGE_BACKEND_H_
 
 #include <memory>
 #include <string>
@@ -40,4 +40,4 @@ class LanguageBackend {
 
 }  // namespace sluice
 
-#endif  // SLUICE_RUNTIME_BACKEND_H_
+#endif  // SLUICE_RUNTIME_LANGUAGE_BACKEND_H_
