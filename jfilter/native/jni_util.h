@@ -93,7 +93,7 @@ class SLUICE_JNI_SHARED LocalFrame {
 // sluice::Error naming what the JVM lacks (with the pending Java exception) and saying that
 // the jar must match `library` (the .so doing the lookup). Classes are global references,
 // owned by the caller for the rest of the process.
-class JavaLookup {
+class SLUICE_JNI_SHARED JavaLookup {
  public:
   JavaLookup(JNIEnv* env, const char* library) : env_(env), library_(library) {}
   jclass global_class(const char* name) const;
