@@ -184,21 +184,14 @@ TEST_F(ServeProtocolTest, MutatedConversationsKeepTheRules) {
     s.violation = [run](const std::string& rule) { ADD_FAILURE() << "run " << run << ": rule broken: " << rule; };
     s.refuse_submit = rng() % 8 == 0;
     ServeProtocol p(s, s);
-    std::string bytes = rng() % 4 == 0 ? std::string() : hello();
-    for (int i = 0, n = static_cast<int>(rng() % 5); i < n; ++i) bytes += parts[rng() % parts.size()];
-    for (int i = 0, n = static_cast<int>(rng() % 4); i < n && !bytes.empty(); ++i) {
-      switch (rng() % 3) {
-        case 0: bytes[rng() % bytes.size()] ^= static_cast<char>(1u << (rng() % 8)); break;
-        case 1: bytes.resize(rng() % bytes.size()); break;
-        case 2: bytes.insert(rng() % bytes.size(), parts[rng() % parts.size()]); break;
-      }
-    }
-    for (std::size_t at = 0; at < bytes.size();) {
-      const std::size_t n = std::min<std::size_t>(1 + rng() % 64, bytes.size() - at);
-      p.feed(bytes.data() + at, n);
-      at += n;
-      ASSERT_EQ(p.closed(), s.closed);
-    }
+    const std::string bytes = control::mutated_conversation(rng, hello(), parts, 5);
+    bool in_step = true;  // the protocol and the session agree on "closed" after every chunk
+    control::feed_in_chunks(rng, bytes, [&](const char* data, std::size_t size) {
+      if (!in_step) return;
+      p.feed(data, size);
+      in_step = p.closed() == s.closed;
+    });
+    ASSERT_TRUE(in_step) << "run " << run << ": the protocol's closed() and the session's disagree";
     closed += s.closed;
     submitted += !s.submitted.empty();
     turned_down += s.refuse_submit && s.closed_after_reply;

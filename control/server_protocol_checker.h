@@ -17,7 +17,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,33 @@ class CheckedServerSession : public ServerProtocol::Session {
     if (opened_count == 0) violation(std::string(what) + "() before the hello");
   }
 };
+
+// For the mutated-conversation tests of both servers: `hello` unless one time in four, up
+// to `max_parts` - 1 random `parts`, then up to three mutations (a bit flipped, a cut, a
+// part inserted). Draws from `rng` in a fixed order, so a seed gives the same conversations.
+inline std::string mutated_conversation(std::mt19937_64& rng, const std::string& hello,
+                                        const std::vector<std::string>& parts, unsigned max_parts) {
+  std::string bytes = rng() % 4 == 0 ? std::string() : hello;
+  for (int i = 0, n = static_cast<int>(rng() % max_parts); i < n; ++i) bytes += parts[rng() % parts.size()];
+  for (int i = 0, n = static_cast<int>(rng() % 4); i < n && !bytes.empty(); ++i) {
+    switch (rng() % 3) {
+      case 0: bytes[rng() % bytes.size()] ^= static_cast<char>(1u << (rng() % 8)); break;
+      case 1: bytes.resize(rng() % bytes.size()); break;
+      case 2: bytes.insert(rng() % bytes.size(), parts[rng() % parts.size()]); break;
+    }
+  }
+  return bytes;
+}
+
+// Feeds `bytes` to `feed(data, size)` in chunks of 1 to 64 bytes drawn from `rng`.
+template <typename Feed>
+void feed_in_chunks(std::mt19937_64& rng, const std::string& bytes, Feed feed) {
+  for (std::size_t at = 0; at < bytes.size();) {
+    const std::size_t n = std::min<std::size_t>(1 + rng() % 64, bytes.size() - at);
+    feed(bytes.data() + at, n);
+    at += n;
+  }
+}
 
 }  // namespace sluice::control
 

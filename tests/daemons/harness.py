@@ -122,6 +122,16 @@ class Daemon:
         self.log.close()
 
 
+
+def wait_until(cond, timeout, what):
+    """Polls cond() every 50 ms until it is true; Failed after `timeout` seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise Failed("timed out waiting for " + what)
+
 class Harness:
     def __init__(self, build, source, prefix="sluice-daemons-"):
         self.prefix = prefix  # of the temporary directory
@@ -202,12 +212,7 @@ class Harness:
         return p, out, err
 
     def wait_for(self, cond, timeout, what):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if cond():
-                return
-            time.sleep(0.05)
-        raise Failed("timed out waiting for " + what)
+        wait_until(cond, timeout, what)
 
     def no_orphans(self, app_pids, what):
         deadline = time.time() + 3

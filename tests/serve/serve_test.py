@@ -23,7 +23,7 @@ import time
 
 BUILD, SOURCE, LIB, CHECKER = (os.path.abspath(a) for a in sys.argv[1:5])
 sys.path.insert(0, os.path.join(SOURCE, "tests", "daemons"))
-from harness import Failed, Harness, check, listening  # noqa: E402
+from harness import Failed, Harness, check, listening, wait_until  # noqa: E402
 from tls_tools import Pki, SClient, psk  # noqa: E402
 from wire import HEARTBEAT, field, frame, hello, uint_field  # noqa: E402
 sys.path.insert(0, os.path.join(SOURCE, "tests", "console"))
@@ -46,12 +46,7 @@ streams:
 
 
 def wait_for(cond, what, timeout=SAFETY):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise Failed("timed out waiting for " + what)
+    wait_until(cond, timeout, what)
 
 
 def read_file(path):
