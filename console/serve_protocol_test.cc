@@ -185,13 +185,7 @@ TEST_F(ServeProtocolTest, MutatedConversationsKeepTheRules) {
     s.refuse_submit = rng() % 8 == 0;
     ServeProtocol p(s, s);
     const std::string bytes = control::mutated_conversation(rng, hello(), parts, 5);
-    bool in_step = true;  // the protocol and the session agree on "closed" after every chunk
-    control::feed_in_chunks(rng, bytes, [&](const char* data, std::size_t size) {
-      if (!in_step) return;
-      p.feed(data, size);
-      in_step = p.closed() == s.closed;
-    });
-    ASSERT_TRUE(in_step) << "run " << run << ": the protocol's closed() and the session's disagree";
+    ASSERT_TRUE(control::feed_in_step(rng, bytes, p, s)) << "run " << run << ": the protocol's closed() and the session's disagree";
     closed += s.closed;
     submitted += !s.submitted.empty();
     turned_down += s.refuse_submit && s.closed_after_reply;

@@ -102,14 +102,18 @@ inline std::string mutated_conversation(std::mt19937_64& rng, const std::string&
   return bytes;
 }
 
-// Feeds `bytes` to `feed(data, size)` in chunks of 1 to 64 bytes drawn from `rng`.
-template <typename Feed>
-void feed_in_chunks(std::mt19937_64& rng, const std::string& bytes, Feed feed) {
+// Feeds `bytes` to `protocol` in chunks of 1 to 64 bytes drawn from `rng`. False as soon as
+// the protocol and `session` disagree on whether the connection is closed.
+template <typename Protocol>
+bool feed_in_step(std::mt19937_64& rng, const std::string& bytes, Protocol& protocol,
+                  const CheckedServerSession& session) {
   for (std::size_t at = 0; at < bytes.size();) {
     const std::size_t n = std::min<std::size_t>(1 + rng() % 64, bytes.size() - at);
-    feed(bytes.data() + at, n);
+    protocol.feed(bytes.data() + at, n);
     at += n;
+    if (protocol.closed() != session.closed) return false;
   }
+  return true;
 }
 
 }  // namespace sluice::control
