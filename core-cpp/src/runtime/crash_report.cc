@@ -241,8 +241,12 @@ bool install_handlers() {
     struct sigaction action {};
     action.sa_sigaction = on_crash;
     // SA_ONSTACK: on the copy thread's AltStack, so a stack overflow is reported too.
-    // SA_RESETHAND: a crash inside the handler itself ends the process at once.
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    // No SA_RESETHAND: HotSpot keeps a copy of this action to chain to, and on seeing that flag
+    // drops its copy after the first chained call; a second thread crashing at the same moment
+    // then went to HotSpot's own fatal-error report and the process died by SIGABRT, unnamed.
+    // A crash inside the handler still ends the process: the same signal is blocked while the
+    // handler runs (the kernel kills on a blocked fault), and another one finds `reporter` set.
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     ::sigemptyset(&action.sa_mask);
     for (int sig : kSignals) ::sigaction(sig, &action, nullptr);
     installed.store(true, std::memory_order_release);
