@@ -46,7 +46,18 @@ class InputChannel final : public Endpoint {
   ~InputChannel() override;
 
   bool try_push(const Item& item) noexcept override {
-    if (!(single_producer_ ? ring_.try_push_single(item) : ring_.try_push(item))) return false;
+    return try_push_buffer(item.slot, item.size, item.producer, item.key);
+  }
+  // try_push with the item's fields as they are (a buffer, or an end-of-work mark when
+  // `slot` is null), written straight into the queue: the local writer's fast path.
+  bool try_push_buffer(detail::Slot* slot, std::uint32_t size, std::uint32_t producer, std::uint64_t key) noexcept {
+    auto fill = [&](Item& cell) noexcept {
+      cell.slot = slot;
+      cell.size = size;
+      cell.producer = producer;
+      cell.key = key;
+    };
+    if (!(single_producer_ ? ring_.try_push_single_with(fill) : ring_.try_push_with(fill))) return false;
     not_empty_.notify();
     return true;
   }

@@ -95,14 +95,19 @@ void OutputPort::write(Buffer&& buffer) {
   room_.throw_if_aborted();
   if (!open_ || !buffer.valid() || buffer.size() > pool_.buffer_size()) throw_bad_write(buffer);
   const std::uint32_t size = detail::BufferAccess::size(buffer);
-  Item item{nullptr, size, producer_, buffer.key()};
-  const std::size_t n = endpoints_.size();
-  item.slot = detail::BufferAccess::unwrap(buffer);
-  if (only_local_ != nullptr && only_local_->try_push(item)) {  // the common case: room at once
+  const std::uint64_t key = buffer.key();
+  detail::Slot* slot = detail::BufferAccess::unwrap(buffer);
+  // The common case, room at once: the fields go from registers into the queue.
+  if (only_local_ != nullptr && only_local_->try_push_buffer(slot, size, producer_, key)) {
     counters_.buffers.add(1);
     counters_.bytes.add(size);
     return;
   }
+  write_waiting(Item{slot, size, producer_, key});
+}
+
+void OutputPort::write_waiting(const Item& item) {
+  const std::size_t n = endpoints_.size();
   if (policy_ == topo::Policy::kBroadcast) {
     // One payload, n holders: each consumer copy releases its own reference.
     if (n > 1) item.slot->refs.fetch_add(static_cast<std::uint32_t>(n - 1), std::memory_order_relaxed);
@@ -136,7 +141,7 @@ void OutputPort::write(Buffer&& buffer) {
     }
   }
   counters_.buffers.add(1);
-  counters_.bytes.add(size);
+  counters_.bytes.add(item.size);
 }
 
 void OutputPort::close() {

@@ -45,6 +45,8 @@ class OutputPort final : public OutputStream {
   static std::size_t key_to_copy(std::uint64_t key, std::size_t copies) noexcept;
 
  private:
+  // write() when the fast path could not take the buffer: policies, waits for room.
+  void write_waiting(const Item& item);
   void push_blocking(Endpoint& endpoint, const Item& item);
   void push_demand_driven(const Item& item);
   [[noreturn]] void throw_bad_write(const Buffer& buffer) const;

@@ -30,6 +30,15 @@ class MpmcRing {
   MpmcRing& operator=(const MpmcRing&) = delete;
 
   bool try_push(const T& value) noexcept {
+    return try_push_with([&](T& slot) noexcept { slot = value; });
+  }
+
+  // try_push that writes the item in place: fill(T&) stores it straight into the cell. A
+  // caller that has the fields in registers then never builds the item on its stack and
+  // copies it back out (a wide load of narrower stores, which stalls store forwarding: ~5 ns
+  // of a ~40 ns hand-off).
+  template <typename Fill>
+  bool try_push_with(Fill&& fill) noexcept {
     std::size_t pos = tail_.load(std::memory_order_relaxed);
     for (;;) {
       Cell& cell = cells_[pos & mask_];
@@ -37,7 +46,7 @@ class MpmcRing {
       auto dif = static_cast<std::intptr_t>(seq) - static_cast<std::intptr_t>(pos);
       if (dif == 0) {
         if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          cell.value = value;
+          fill(cell.value);
           cell.seq.store(pos + 1, std::memory_order_release);
           return true;
         }
@@ -71,10 +80,16 @@ class MpmcRing {
 
   // try_push for the ring's only producer.
   bool try_push_single(const T& value) noexcept {
+    return try_push_single_with([&](T& slot) noexcept { slot = value; });
+  }
+
+  // try_push_with for the ring's only producer.
+  template <typename Fill>
+  bool try_push_single_with(Fill&& fill) noexcept {
     const std::size_t pos = tail_.load(std::memory_order_relaxed);
     Cell& cell = cells_[pos & mask_];
     if (cell.seq.load(std::memory_order_acquire) != pos) return false;  // full
-    cell.value = value;
+    fill(cell.value);
     cell.seq.store(pos + 1, std::memory_order_release);
     tail_.store(pos + 1, std::memory_order_relaxed);
     return true;
