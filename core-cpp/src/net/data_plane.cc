@@ -19,6 +19,7 @@
 #include "net/receive_side.h"
 #include "net/remote_endpoint.h"
 #include "net/routes.h"
+#include "sync/thread_name.h"
 #include "sync/waiter.h"
 #include "text/address.h"
 #include "tls/tls.h"
@@ -178,6 +179,7 @@ DataPlane::Impl::Impl(const topo::Topology& t, const std::map<std::string, Place
   listener.start([this](tcp::socket socket, const std::string& remote) { on_accept(std::move(socket), remote); });
   tick();
   thread = std::thread([this] {
+    name_this_thread("sluice-net-io");
     for (;;) {
       try {
         io.run();

@@ -18,6 +18,7 @@
 #include "text/integer.h"
 #include "stream/input_port.h"
 #include "sync/run_signal.h"
+#include "sync/thread_name.h"
 
 namespace sluice {
 
@@ -316,7 +317,10 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     if (raw->as_task) {
       s.scheduler->spawn([&s, raw] { s.run_copy(*raw); }, where[i], &raw->record);
     } else {
-      raw->thread = std::thread([&s, raw] { s.run_copy(*raw); });
+      raw->thread = std::thread([&s, raw] {
+        name_this_thread(raw->spec->name + "#" + std::to_string(raw->index));
+        s.run_copy(*raw);
+      });
     }
   }
 }

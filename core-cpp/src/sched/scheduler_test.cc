@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -33,6 +36,52 @@ TEST(SchedulerTest, TasksRunAndTheDestructorWaitsForThem) {
     for (int i = 0; i < 100; ++i) s.spawn([&] { ran.fetch_add(1); }, i, nullptr);
   }
   EXPECT_EQ(ran.load(), 100);
+}
+
+// Context switches the kernel counted for every thread of this process so far.
+long process_context_switches() {
+  long total = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+        total += std::stol(line.substr(line.find(':') + 1));
+      }
+    }
+  }
+  return total;
+}
+
+// A scheduler with no task (between units of work; a deployed application waiting for the
+// next one) costs nothing: its monitor and workers sleep until a task is spawned, instead of
+// waking every millisecond (300 wake-ups in 300 ms before). And it still watches the next
+// unit's tasks: a second task behind one that never waits runs (the monitor adds a worker).
+TEST(SchedulerTest, AnIdleSchedulerDoesNotWakeUp) {
+  std::atomic<bool> second_ran{false};
+  {
+    Scheduler s(SchedulerOptions{1, 0});
+    std::atomic<int> ran{0};
+    s.spawn([&] { ran.fetch_add(1); }, 0, nullptr);
+    ASSERT_TRUE(eventually([&] { return ran.load() == 1; }));
+    std::this_thread::sleep_for(50ms);  // the worker goes to sleep
+    const long before = process_context_switches();
+    std::this_thread::sleep_for(300ms);
+    const long woke = process_context_switches() - before;
+    EXPECT_LT(woke, 30) << "an idle scheduler woke " << woke << " times in 300 ms";
+
+    // The next unit: the only worker is kept by a task that never waits; the second task
+    // runs only if the monitor, awake again, adds a worker.
+    s.spawn(
+        [&] {
+          const auto deadline = std::chrono::steady_clock::now() + 20s;
+          while (!second_ran.load() && std::chrono::steady_clock::now() < deadline) {
+          }
+        },
+        0, nullptr);
+    s.spawn([&] { second_ran = true; }, 0, nullptr);
+    ASSERT_TRUE(eventually([&] { return second_ran.load(); }, std::chrono::seconds(25)));
+  }
+  EXPECT_TRUE(second_ran.load());
 }
 
 // One worker; the first task keeps it (calling `hold` in a loop) until the second has run.
