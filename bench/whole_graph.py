@@ -12,7 +12,7 @@ hosts; each figure is buffers/s over the unit of work (from the console's summar
 start-up and JVM creation are not counted); medians. (What `--ui` costs is measured by
 bench/ui_cost.py, in pairs.)
 
-    bench/whole_graph.py --build build [--reps 3] [--buffers 10000000]
+    bench/whole_graph.py --build build [--reps 3] [--buffers 10000000] [--only embedded|across]
 """
 import argparse
 import os
@@ -60,6 +60,8 @@ def main():
     p.add_argument("--build", default="build")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--buffers", type=int, default=10_000_000)
+    p.add_argument("--only", choices=("embedded", "across"),
+                   help="run one side only (to profile it); no ratio is printed")
     args = p.parse_args()
     with harness.Harness(args.build, os.path.join(HERE, ".."), prefix="sluice-whole-graph-") as h:
         a = h.start("a")
@@ -69,6 +71,8 @@ def main():
         embedded, remote = [], []
         for _ in range(args.reps):
             for path, out in ((embedded_file, embedded), (remote_file, remote)):
+                if args.only and (path == embedded_file) != (args.only == "embedded"):
+                    continue
                 status, _, err, _ = h.run("run", path, "--no-progress", timeout=1200)
                 if status != 0:
                     raise harness.Failed(f"{path} exited {status}:\n{err[-3000:]}")
@@ -78,6 +82,11 @@ def main():
                 if not m or int(m.group(1)) != args.buffers:
                     raise harness.Failed(f"{path}: not every buffer reached the checkers:\n{err[-3000:]}")
                 out.append(args.buffers / unit_seconds(err))
+        if args.only:
+            runs = embedded or remote
+            print(f"{args.only}: {statistics.median(runs)/1e3:.0f}k buffers/s "
+                  f"({', '.join(f'{x/1e3:.0f}k' for x in runs)})")
+            return
         e, r = statistics.median(embedded), statistics.median(remote)
         print("## A whole mixed graph at 100 B: embedded vs across two host daemons\n")
         print(f"`bench/whole_graph.py --build {args.build} --reps {args.reps} --buffers {args.buffers}`: "
