@@ -8,6 +8,7 @@
 #include "console/exit_codes.h"
 #include "console/launcher.h"
 #include "console/remote.h"
+#include "runtime/process_exit.h"
 #include "sluice/version.h"
 #include "text/cli_options.h"
 
@@ -74,6 +75,9 @@ void add_ui_options(CLI::App* command, sluice::console::UiOptions& ui, const std
 
 int main(int argc, char** argv) {
   using namespace sluice::console;
+  // The console owns its process: with a JVM running, exit() may end it before libjvm's
+  // static destructors run under the JVM's threads (runtime/process_exit.h).
+  sluice::process::end_before_jvm_statics_at_exit();
   CLI::App app{"sluice: run filter-stream applications written in C++ and Java"};
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   app.require_subcommand(1);

@@ -43,6 +43,7 @@
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
 #include "runtime/engine.h"
+#include "runtime/process_exit.h"
 #include "runtime/placement.h"
 #include "topology/topology.h"
 #include "sluice/version.h"
@@ -398,6 +399,7 @@ int main(int argc, char** argv) {
   // Before any thread, and before a JVM (which keeps these handlers and chains to them).
   set_crash_output(crash_fd);
   sluice::crash::install_handlers();
+  sluice::process::end_before_jvm_statics_at_exit();  // its own process (process_exit.h)
   AppDaemon daemon(fd, crash_fd);
   return daemon.run();
 }

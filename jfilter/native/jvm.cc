@@ -18,6 +18,7 @@
 #include "java_types.h"
 #include "jni_util.h"
 #include "runtime/crash_report.h"
+#include "runtime/process_exit.h"
 #include "sluice/error.h"
 #include "sluice/logger.h"
 
@@ -135,15 +136,10 @@ void JNICALL on_jvm_abort() {
 }
 void JNICALL on_jvm_exit(jint) { on_jvm_abort(); }
 
-// Registered (with glibc's on_exit, which passes exit's status) once the JVM runs: handlers
-// run last-registered first, so this one runs before the destructors of libjvm's static
-// objects, which were registered when libjvm was loaded. It flushes stdio and ends the process
-// there. A JVM we created is never destroyed (DestroyJavaVM waits for every non-daemon Java
-// thread a filter may have started), so its own threads (the WatcherThread, compilers, GC)
-// still run during exit(); letting exit() go on to free libjvm's statics under them made
-// -Xcheck:jni's periodic signal check read freed memory and print "SIGSEGV handler
-// modified!" with garbage for the expected handler, and could crash a process that was
-// ending with a good status.
+// Registered (with glibc's on_exit, which passes exit's status) once the JVM runs, when the
+// program asked for it (runtime/process_exit.h: the console and sluice-appd do): handlers run
+// last-registered first, so this one runs before the destructors of libjvm's static objects,
+// which were registered when libjvm was loaded. It flushes stdio and ends the process there.
 void end_before_libjvm_statics(int status, void*) {
   std::fflush(nullptr);
   std::_Exit(status);
@@ -196,7 +192,7 @@ JavaVM* create(const std::vector<std::string>& options, const std::string& topol
   creator.join();
   exit_note().clear();  // started: later exits (System.exit in a filter, say) are not ours to explain
   if (vm == nullptr || !error.empty()) throw Error(error);
-  ::on_exit(end_before_libjvm_statics, nullptr);
+  if (process::ends_before_jvm_statics_at_exit()) ::on_exit(end_before_libjvm_statics, nullptr);
   return vm;
 }
 

@@ -14,6 +14,7 @@
 
 #include "java_test_support.h"
 #include "runtime/crash_report.h"
+#include "runtime/process_exit.h"
 
 namespace jtest {
 namespace {
@@ -142,20 +143,18 @@ filters:
 
 // --- Ending a process that hosts a JVM ----------------------------------------------------
 
-// The JVM sluice creates is never destroyed, so its threads still run while exit() runs the
-// process's exit handlers. The JVM holder's on_exit hook ends the process before the
-// destructors of libjvm's static objects run under those threads (HotSpot's -Xcheck:jni signal
-// check read them freed and printed "SIGSEGV handler modified!" with garbage). Those
-// destructors were registered when libjvm was loaded; a handler registered before the JVM
-// started stands in for them here: it must not run, and exit's status and stdio's buffered
-// output must survive.
+// sluice never destroys the JVM it creates, so the JVM's threads still run while exit() runs
+// the process's exit handlers. A program that owns its process (the console, sluice-appd)
+// asks to end before the destructors of libjvm's static objects run under those threads
+// (HotSpot's -Xcheck:jni signal check read them freed and printed "SIGSEGV handler modified!"
+// with garbage). Those destructors were registered when libjvm was loaded; a handler
+// registered before the JVM started stands in for them here. A program that embeds sluice
+// and did not ask keeps ordinary exit(): its own handlers run.
 void late_exit_handler() { std::fputs("an exit handler registered before the JVM ran\n", stderr); }
 
-TEST_F(JavaCrashDeathTest, ExitWithTheJvmRunningSkipsWhatWasRegisteredBeforeIt) {
-  EXPECT_EXIT(
-      {
-        std::atexit(late_exit_handler);
-        testing_filters::RunOutcome out = run(R"(
+[[noreturn]] void run_java_then_exit(int status) {
+  std::atexit(late_exit_handler);
+  testing_filters::RunOutcome out = run(R"(
 filters:
   src:  {class: "testing_filters::TestSource", args: {count: 100, size: 64}}
   java: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@]}
@@ -164,12 +163,24 @@ streams:
   - {from: src.out, to: java.in}
   - {from: java.out, to: sink.in}
 )");
-        std::fprintf(stderr, "run %s; ", out.failure ? out.failure->str().c_str() : "ok");
-        setvbuf(stderr, nullptr, _IOFBF, BUFSIZ);  // buffered: only a flush at exit shows this
-        std::fputs("buffered until exit\n", stderr);
-        std::exit(7);
+  std::fprintf(stderr, "run %s; ", out.failure ? out.failure->str().c_str() : "ok");
+  setvbuf(stderr, nullptr, _IOFBF, BUFSIZ);  // buffered: only a flush at exit shows this
+  std::fputs("buffered until exit\n", stderr);
+  std::exit(status);
+}
+
+TEST_F(JavaCrashDeathTest, AProgramThatOwnsItsProcessEndsBeforeTheJvmsStatics) {
+  EXPECT_EXIT(
+      {
+        sluice::process::end_before_jvm_statics_at_exit();
+        run_java_then_exit(7);
       },
       ::testing::ExitedWithCode(7), "^run ok; buffered until exit\n$");
+}
+
+TEST_F(JavaCrashDeathTest, AnEmbeddingProgramKeepsItsExitHandlers) {
+  EXPECT_EXIT(run_java_then_exit(5), ::testing::ExitedWithCode(5),
+              "^run ok; buffered until exit\nan exit handler registered before the JVM ran\n$");
 }
 
 }  // namespace
