@@ -75,8 +75,8 @@ void add_ui_options(CLI::App* command, sluice::console::UiOptions& ui, const std
 
 int main(int argc, char** argv) {
   using namespace sluice::console;
-  // The console owns its process: with a JVM running, exit() may end it before libjvm's
-  // static destructors run under the JVM's threads (runtime/process_exit.h).
+  // The console owns its process: once a JVM ran, it ends without running libjvm's static
+  // destructors under the JVM's threads (runtime/process_exit.h).
   sluice::process::end_before_jvm_statics_at_exit();
   CLI::App app{"sluice: run filter-stream applications written in C++ and Java"};
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
@@ -167,15 +167,19 @@ int main(int argc, char** argv) {
     int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;
   }
-  if (new_cmd->parsed()) return new_command(new_kind, new_name);
-  if (serve_cmd->parsed()) return serve_command(serve);
-  if (submit_cmd->parsed()) return submit_command(submit);
-  if (stop_cmd->parsed()) return stop_command(stop_address, stop_control);
-  if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control, validate_launch);
-  run.progress = !no_progress;
-  if (stall->count() > 0) {
-    run.stall_after = std::chrono::milliseconds(static_cast<long long>(stall_timeout * 1000));
-    run.stall_fails = true;
-  }
-  return run_command(run);
+  const int status = [&] {
+    if (new_cmd->parsed()) return new_command(new_kind, new_name);
+    if (serve_cmd->parsed()) return serve_command(serve);
+    if (submit_cmd->parsed()) return submit_command(submit);
+    if (stop_cmd->parsed()) return stop_command(stop_address, stop_control);
+    if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control, validate_launch);
+    run.progress = !no_progress;
+    if (stall->count() > 0) {
+      run.stall_after = std::chrono::milliseconds(static_cast<long long>(stall_timeout * 1000));
+      run.stall_fails = true;
+    }
+    return run_command(run);
+  }();
+  sluice::process::finish(status);  // a JVM ran: end here, before libjvm's static destructors
+  return status;
 }

@@ -400,6 +400,10 @@ int main(int argc, char** argv) {
   set_crash_output(crash_fd);
   sluice::crash::install_handlers();
   sluice::process::end_before_jvm_statics_at_exit();  // its own process (process_exit.h)
-  AppDaemon daemon(fd, crash_fd);
-  return daemon.run();
+  const int status = [&] {
+    AppDaemon daemon(fd, crash_fd);
+    return daemon.run();
+  }();
+  sluice::process::finish(status);  // a JVM ran: end here, before libjvm's static destructors
+  return status;
 }

@@ -318,7 +318,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       s.scheduler->spawn([&s, raw] { s.run_copy(*raw); }, where[i], &raw->record);
     } else {
       raw->thread = std::thread([&s, raw] {
-        name_this_thread(raw->spec->name + "#" + std::to_string(raw->index));
+        name_this_thread(raw->spec->name, "#" + std::to_string(raw->index));
         s.run_copy(*raw);
       });
     }

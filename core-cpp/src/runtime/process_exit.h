@@ -2,23 +2,32 @@
 //
 // sluice never destroys the JVM it creates (DestroyJavaVM waits for every non-daemon thread a
 // filter may have started), so HotSpot's own threads still run while exit() runs the process's
-// exit handlers, and exit() would go on to run libjvm's static destructors under them
-// (-Xcheck:jni's periodic signal check then read freed memory and printed "SIGSEGV handler
-// modified!" with garbage). A program that owns its process can ask to end before those
-// destructors: once the JVM runs, exit() flushes stdio and ends the process there, with exit's
-// status. That skips every exit handler and static destructor the program registered before
-// the JVM started, so it is for sluice's own programs (the console, sluice-appd), which have
-// none to lose; a program that embeds sluice keeps ordinary exit() unless it asks too.
+// exit handlers and static destructors, libjvm's among them (-Xcheck:jni's periodic signal
+// check then read freed memory and printed "SIGSEGV handler modified!" with garbage). A
+// program that owns its process (the console, sluice-appd) asks to end without them once a
+// JVM runs: its main() ends through finish(), the JVM's own exit (System.exit) does too, and
+// a hook the JVM holder registers with on_exit catches any other exit(). That skips the
+// program's exit handlers and static destructors, so it is for programs that have none to
+// lose; a program that embeds sluice keeps ordinary exit() unless it asks too.
 // See docs/runtime.md, "The JVM".
 //
-// Thread safety: call before the first Java filter starts; read by the JVM holder.
+// Thread safety: every function may be called from any thread.
 #ifndef SLUICE_RUNTIME_PROCESS_EXIT_H_
 #define SLUICE_RUNTIME_PROCESS_EXIT_H_
 
 namespace sluice::process {
 
+// The program owns its process: call early in main(), before any Java filter starts.
 void end_before_jvm_statics_at_exit();
 bool ends_before_jvm_statics_at_exit();
+
+// The JVM holder, once it created the JVM.
+void jvm_started();
+
+// When the program asked for it and a JVM sluice created runs: flushes stdout and stderr
+// (skipping one whose lock another thread holds, where a flush could hang) and ends the
+// process with `status` at once. Otherwise returns.
+void finish(int status);
 
 }  // namespace sluice::process
 

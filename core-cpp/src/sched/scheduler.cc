@@ -269,7 +269,7 @@ Worker& Scheduler::add_worker() {
   Worker& w = *worker;
   workers_[static_cast<std::size_t>(i)] = std::move(worker);
   w.thread = std::thread([this, &w, i] {
-    name_this_thread("sluice-worker-" + std::to_string(i));
+    name_this_thread("sluice-wkr-" + std::to_string(i));
     run_worker(w);
   });
   worker_count_.store(i + 1, std::memory_order_release);

@@ -58,6 +58,7 @@ long process_context_switches() {
 // unit's tasks: a second task behind one that never waits runs (the monitor adds a worker).
 TEST(SchedulerTest, AnIdleSchedulerDoesNotWakeUp) {
   std::atomic<bool> second_ran{false};
+  std::atomic<bool> gave_up{false};
   {
     Scheduler s(SchedulerOptions{1, 0});
     std::atomic<int> ran{0};
@@ -71,15 +72,23 @@ TEST(SchedulerTest, AnIdleSchedulerDoesNotWakeUp) {
 
     // The next unit: the only worker is kept by a task that never waits; the second task
     // runs only if the monitor, awake again, adds a worker.
+    // (Had it gone on sleeping, the spinner would give up after 20 s and the same worker
+    // would run the second task: gave_up and the worker count tell the two apart.)
     s.spawn(
         [&] {
           const auto deadline = std::chrono::steady_clock::now() + 20s;
-          while (!second_ran.load() && std::chrono::steady_clock::now() < deadline) {
+          while (!second_ran.load()) {
+            if (std::chrono::steady_clock::now() > deadline) {
+              gave_up = true;
+              return;
+            }
           }
         },
         0, nullptr);
     s.spawn([&] { second_ran = true; }, 0, nullptr);
-    ASSERT_TRUE(eventually([&] { return second_ran.load(); }, std::chrono::seconds(25)));
+    ASSERT_TRUE(eventually([&] { return second_ran.load() || gave_up.load(); }));
+    EXPECT_FALSE(gave_up.load()) << "the monitor did not wake for the next unit";
+    EXPECT_GE(s.workers(), 2);
   }
   EXPECT_TRUE(second_ran.load());
 }

@@ -51,6 +51,7 @@ class InputChannel final : public Endpoint {
   // try_push with the item's fields as they are (a buffer, or an end-of-work mark when
   // `slot` is null), written straight into the queue: the local writer's fast path.
   bool try_push_buffer(detail::Slot* slot, std::uint32_t size, std::uint32_t producer, std::uint64_t key) noexcept {
+    static_assert(sizeof(Item) == 24, "fill must write every field of Item: update it with the struct");
     auto fill = [&](Item& cell) noexcept {
       cell.slot = slot;
       cell.size = size;

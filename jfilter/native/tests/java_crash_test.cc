@@ -148,9 +148,13 @@ filters:
 // asks to end before the destructors of libjvm's static objects run under those threads
 // (HotSpot's -Xcheck:jni signal check read them freed and printed "SIGSEGV handler modified!"
 // with garbage). Those destructors were registered when libjvm was loaded; a handler
-// registered before the JVM started stands in for them here. A program that embeds sluice
-// and did not ask keeps ordinary exit(): its own handlers run.
-void late_exit_handler() { std::fputs("an exit handler registered before the JVM ran\n", stderr); }
+// registered before the JVM started stands in for them here: when it runs, the process ends
+// with status 42 instead. A program that embeds sluice and did not ask keeps ordinary exit():
+// its own handlers run.
+void late_exit_handler() {
+  std::fflush(stderr);
+  std::_Exit(42);
+}
 
 [[noreturn]] void run_java_then_exit(int status) {
   std::atexit(late_exit_handler);
@@ -175,12 +179,11 @@ TEST_F(JavaCrashDeathTest, AProgramThatOwnsItsProcessEndsBeforeTheJvmsStatics) {
         sluice::process::end_before_jvm_statics_at_exit();
         run_java_then_exit(7);
       },
-      ::testing::ExitedWithCode(7), "^run ok; buffered until exit\n$");
+      ::testing::ExitedWithCode(7), "run ok; buffered until exit\n");
 }
 
 TEST_F(JavaCrashDeathTest, AnEmbeddingProgramKeepsItsExitHandlers) {
-  EXPECT_EXIT(run_java_then_exit(5), ::testing::ExitedWithCode(5),
-              "^run ok; buffered until exit\nan exit handler registered before the JVM ran\n$");
+  EXPECT_EXIT(run_java_then_exit(5), ::testing::ExitedWithCode(42), "run ok; buffered until exit\n");
 }
 
 }  // namespace
