@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,74 +53,59 @@ long process_context_switches() {
   return total;
 }
 
+// In `s` (one worker to start with), the first task keeps its worker (calling `hold` in a
+// loop) until the second has run. Only another worker, which the monitor starts when the only
+// one has been stuck in one task, can run the second. (Without one, the first task gives up
+// after 20 s and the same worker then runs the second: gave_up and the worker count tell.)
+template <typename Hold>
+void expect_second_task_runs_beside(Scheduler& s, Hold hold) {
+  struct State {
+    std::atomic<bool> second_ran{false};
+    std::atomic<bool> gave_up{false};
+    std::atomic<bool> first_done{false};
+  };
+  auto state = std::make_shared<State>();  // the tasks' own: they may outlive a failed ASSERT
+  s.spawn(
+      [state, hold] {
+        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        while (!state->second_ran.load()) {
+          if (std::chrono::steady_clock::now() > deadline) {
+            state->gave_up = true;
+            break;
+          }
+          hold();
+        }
+        state->first_done = true;
+      },
+      0, nullptr);
+  s.spawn([state] { state->second_ran = true; }, 0, nullptr);
+  ASSERT_TRUE(eventually([&] { return state->first_done.load(); }));
+  EXPECT_TRUE(state->second_ran.load());
+  EXPECT_FALSE(state->gave_up.load()) << "the task that never waits kept the others off its worker";
+  EXPECT_GE(s.workers(), 2) << "no worker was added";
+}
+
+template <typename Hold>
+void expect_second_task_runs_beside(Hold hold) {
+  Scheduler s(SchedulerOptions{1, 0});
+  expect_second_task_runs_beside(s, hold);
+}
+
 // A scheduler with no task (between units of work; a deployed application waiting for the
 // next one) costs nothing: its monitor and workers sleep until a task is spawned, instead of
 // waking every millisecond (300 wake-ups in 300 ms before). And it still watches the next
 // unit's tasks: a second task behind one that never waits runs (the monitor adds a worker).
 TEST(SchedulerTest, AnIdleSchedulerDoesNotWakeUp) {
-  std::atomic<bool> second_ran{false};
-  std::atomic<bool> gave_up{false};
-  {
-    Scheduler s(SchedulerOptions{1, 0});
-    std::atomic<int> ran{0};
-    s.spawn([&] { ran.fetch_add(1); }, 0, nullptr);
-    ASSERT_TRUE(eventually([&] { return ran.load() == 1; }));
-    std::this_thread::sleep_for(50ms);  // the worker goes to sleep
-    const long before = process_context_switches();
-    std::this_thread::sleep_for(300ms);
-    const long woke = process_context_switches() - before;
-    EXPECT_LT(woke, 30) << "an idle scheduler woke " << woke << " times in 300 ms";
-
-    // The next unit: the only worker is kept by a task that never waits; the second task
-    // runs only if the monitor, awake again, adds a worker.
-    // (Had it gone on sleeping, the spinner would give up after 20 s and the same worker
-    // would run the second task: gave_up and the worker count tell the two apart.)
-    s.spawn(
-        [&] {
-          const auto deadline = std::chrono::steady_clock::now() + 20s;
-          while (!second_ran.load()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-              gave_up = true;
-              return;
-            }
-          }
-        },
-        0, nullptr);
-    s.spawn([&] { second_ran = true; }, 0, nullptr);
-    ASSERT_TRUE(eventually([&] { return second_ran.load() || gave_up.load(); }));
-    EXPECT_FALSE(gave_up.load()) << "the monitor did not wake for the next unit";
-    EXPECT_GE(s.workers(), 2);
-  }
-  EXPECT_TRUE(second_ran.load());
-}
-
-// One worker; the first task keeps it (calling `hold` in a loop) until the second has run.
-// Only another worker, which the monitor starts when the only one has been stuck in one
-// task, can run the second.
-template <typename Hold>
-void expect_second_task_runs_beside(Hold hold) {
-  std::atomic<bool> second_ran{false};
-  std::atomic<bool> gave_up{false};
-  {
-    Scheduler s(SchedulerOptions{1, 0});
-    s.spawn(
-        [&] {
-          const auto deadline = std::chrono::steady_clock::now() + 20s;
-          while (!second_ran.load()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-              gave_up = true;
-              return;
-            }
-            hold();
-          }
-        },
-        0, nullptr);
-    s.spawn([&] { second_ran = true; }, 0, nullptr);
-    ASSERT_TRUE(eventually([&] { return second_ran.load() || gave_up.load(); }));
-    EXPECT_GE(s.workers(), 2) << "no worker was added";
-  }
-  EXPECT_TRUE(second_ran.load());
-  EXPECT_FALSE(gave_up.load());
+  Scheduler s(SchedulerOptions{1, 0});
+  std::atomic<int> ran{0};
+  s.spawn([&] { ran.fetch_add(1); }, 0, nullptr);
+  ASSERT_TRUE(eventually([&] { return ran.load() == 1; }));
+  std::this_thread::sleep_for(50ms);  // the worker goes to sleep
+  const long before = process_context_switches();
+  std::this_thread::sleep_for(300ms);
+  const long woke = process_context_switches() - before;
+  EXPECT_LT(woke, 30) << "an idle scheduler woke " << woke << " times in 300 ms";
+  expect_second_task_runs_beside(s, [] {});  // the next unit
 }
 
 TEST(SchedulerTest, ATaskThatNeverWaitsDoesNotStarveTheOthersOnItsWorker) {
