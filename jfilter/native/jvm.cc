@@ -140,13 +140,6 @@ void JNICALL on_jvm_exit(jint code) {
   process::finish(code);
 }
 
-// Registered (with glibc's on_exit, which passes exit's status) once the JVM runs, when the
-// program owns its process (runtime/process_exit.h: the console and sluice-appd): handlers run
-// last-registered first, so this one runs before the destructors of libjvm's static objects,
-// which were registered when libjvm was loaded, for an exit() that did not go through
-// process::finish itself.
-void end_before_libjvm_statics(int status, void*) { process::finish(status); }
-
 // Creates the JVM on a thread of its own: its threads inherit a mask that blocks the signals
 // the console waits for (with -Xrs the JVM does not unblock them), and no thread of ours stays
 // attached as the JVM's "main" thread.
@@ -194,8 +187,7 @@ JavaVM* create(const std::vector<std::string>& options, const std::string& topol
   creator.join();
   exit_note().clear();  // started: later exits (System.exit in a filter, say) are not ours to explain
   if (vm == nullptr || !error.empty()) throw Error(error);
-  process::jvm_started();
-  if (process::ends_before_jvm_statics_at_exit()) ::on_exit(end_before_libjvm_statics, nullptr);
+  process::jvm_started();  // after libjvm was loaded: see process_exit.h
   return vm;
 }
 

@@ -13,9 +13,10 @@ std::atomic<bool> jvm_running{false};
 
 void end_before_jvm_statics_at_exit() { end_early.store(true, std::memory_order_release); }
 
-bool ends_before_jvm_statics_at_exit() { return end_early.load(std::memory_order_acquire); }
-
-void jvm_started() { jvm_running.store(true, std::memory_order_release); }
+void jvm_started() {
+  if (jvm_running.exchange(true, std::memory_order_acq_rel)) return;  // one JVM per process
+  ::on_exit([](int status, void*) { finish(status); }, nullptr);
+}
 
 void finish(int status) {
   if (!end_early.load(std::memory_order_acquire) || !jvm_running.load(std::memory_order_acquire)) return;

@@ -19,9 +19,11 @@ namespace sluice::process {
 
 // The program owns its process: call early in main(), before any Java filter starts.
 void end_before_jvm_statics_at_exit();
-bool ends_before_jvm_statics_at_exit();
 
-// The JVM holder, once it created the JVM.
+// The JVM holder, once it created the JVM (so after libjvm was loaded). Registers, with glibc's
+// on_exit (which passes exit's status), a hook that calls finish(): exit handlers run
+// last-registered first, so it runs before the destructors of libjvm's static objects, which
+// were registered when libjvm was loaded, for an exit() that did not go through finish().
 void jvm_started();
 
 // When the program asked for it and a JVM sluice created runs: flushes stdout and stderr
