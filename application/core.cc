@@ -160,6 +160,12 @@ std::optional<DeploymentSample> AppCore::sample() const {
 void AppCore::end_unit(Unit::State& unit, UnitReport report) {
   unit.close_results();
   {
+    // Counted before its submitter can see it end: a client whose wait returned must find
+    // its unit in units_ended() (counted after, a fast client could read one fewer).
+    std::lock_guard<std::mutex> lock(mu_);
+    ++ended_;
+  }
+  {
     std::lock_guard<std::mutex> lock(unit.mu);
     unit.report = std::move(report);
     unit.phase = Unit::State::Phase::kEnded;
@@ -167,7 +173,6 @@ void AppCore::end_unit(Unit::State& unit, UnitReport report) {
     unit.changed.notify_all();
   }
   std::lock_guard<std::mutex> lock(mu_);
-  ++ended_;
   if (watcher_ != nullptr) watcher_->unit_ended(*unit.report);
 }
 
