@@ -11,7 +11,8 @@
 //   64 B half RTT:     Pinger -> Ponger -> Pinger, one buffer in flight, vs `sockperf
 //                      ping-pong --tcp` (half round trip, as sockperf reports it) and a raw
 //                      TCP ping-pong written here (two processes, blocking send/recv).
-// Usage: net_bench [--reps N] [--quick] [--peer-netns NS --addr-a IP --addr-b IP]
+// Usage: net_bench [--reps N] [--quick] [--only CASES] [--peer-netns NS --addr-a IP --addr-b IP]
+//   --only CASES: run just these cases, comma-separated (64KiB, 100B, pingpong, 64KiB-tls, 100B-tls).
 //
 // Across a veth pair (bench/net_veth.sh, as root): run net_bench inside namespace A
 // (`ip netns exec A net_bench ...`) with --peer-netns B: the forked host b enters namespace B
@@ -450,6 +451,11 @@ SLUICE_FILTER(Pinger)
 SLUICE_FILTER(Ponger)
 SLUICE_FILTER(Catcher)
 
+// --only: a case runs when its name is in the comma-separated list (all of them when empty).
+bool wanted(const Scenario& scenario, const std::string& only) {
+  return only.empty() || ("," + only + ",").find("," + scenario.name + ",") != std::string::npos;
+}
+
 int main(int argc, char** argv) {
   bench::Options options;
   CLI::App app{"net_bench: a remote C++ -> C++ stream (two processes, DataPlane over TCP) against its peers"};
@@ -464,6 +470,9 @@ int main(int argc, char** argv) {
       ->type_name("IPV4")
       ->capture_default_str()
       ->check(CLI::ValidIPV4.description(""));
+  std::string only;
+  app.add_option("--only", only, "run only these cases, comma-separated: 64KiB, 100B, pingpong, 64KiB-tls, 100B-tls")
+      ->type_name("CASES");
   bench::parse_or_exit(app, argc, argv);
   const int reps = options.reps;
   const bool quick = options.quick;
@@ -489,7 +498,9 @@ int main(int argc, char** argv) {
     close(fds[0]);
     enter_peer_netns();
     try {
-      for (const Scenario& s : scenarios) run_scenario(s, false, fds[1], reps, [](int) {});
+      for (const Scenario& s : scenarios) {
+        if (wanted(s, only)) run_scenario(s, false, fds[1], reps, [](int) {});
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "net_bench (host b): %s\n", e.what());
       _exit(1);
@@ -503,19 +514,25 @@ int main(int argc, char** argv) {
   std::vector<double> iperf_mb, zmq_msgs, sockperf_us, raw_us;
   std::vector<double> big, small, ping, big_tls, small_tls;
   try {
-    big = run_scenario(scenarios[0], true, fd, reps, [&](int) {
-      if (iperf) iperf_mb.push_back(iperf3_mb_per_s(quick ? 1 : 2));
-    });
-    small = run_scenario(scenarios[1], true, fd, reps, [&](int) {
-      zmq_msgs.push_back(peer_netns.empty() ? zmq_tcp_msgs_per_s(100, small_count)
-                                            : zmq_tcp_msgs_per_s_split(100, small_count));
-    });
-    ping = run_scenario(scenarios[2], true, fd, reps, [&](int) {
-      if (sockperf) sockperf_us.push_back(sockperf_half_rtt_us(64, quick ? 1 : 2));
-      raw_us.push_back(raw_half_rtt_us(64, static_cast<int>(pings)));
-    });
-    big_tls = run_scenario(scenarios[3], true, fd, reps, [](int) {});
-    small_tls = run_scenario(scenarios[4], true, fd, reps, [](int) {});
+    if (wanted(scenarios[0], only)) {
+      big = run_scenario(scenarios[0], true, fd, reps, [&](int) {
+        if (iperf) iperf_mb.push_back(iperf3_mb_per_s(quick ? 1 : 2));
+      });
+    }
+    if (wanted(scenarios[1], only)) {
+      small = run_scenario(scenarios[1], true, fd, reps, [&](int) {
+        zmq_msgs.push_back(peer_netns.empty() ? zmq_tcp_msgs_per_s(100, small_count)
+                                              : zmq_tcp_msgs_per_s_split(100, small_count));
+      });
+    }
+    if (wanted(scenarios[2], only)) {
+      ping = run_scenario(scenarios[2], true, fd, reps, [&](int) {
+        if (sockperf) sockperf_us.push_back(sockperf_half_rtt_us(64, quick ? 1 : 2));
+        raw_us.push_back(raw_half_rtt_us(64, static_cast<int>(pings)));
+      });
+    }
+    if (wanted(scenarios[3], only)) big_tls = run_scenario(scenarios[3], true, fd, reps, [](int) {});
+    if (wanted(scenarios[4], only)) small_tls = run_scenario(scenarios[4], true, fd, reps, [](int) {});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "net_bench: %s\n", e.what());
     kill(child, SIGKILL);
@@ -548,28 +565,36 @@ int main(int argc, char** argv) {
               "64 KiB: depth 32; 100 B: depth 1024 (ZeroMQ's default high-water mark is 1000).\n\n", reps);
   std::printf("| what | sluice | peer | ratio (sluice / peer) | bar |\n|---|---:|---:|---:|---|\n");
   const double b = median(big), ip = median(iperf_mb);
-  if (iperf) {
+  if (!big.empty() && iperf) {
     std::printf("| 64 KiB throughput, MB/s | %.0f | %.0f (iperf3 -l 64K, single stream) | **%.2f** | >= 0.90 |\n", b, ip,
                 ip > 0 ? b / ip : 0);
-  } else {
+  } else if (!big.empty()) {
     std::printf("| 64 KiB throughput, MB/s | %.0f | iperf3 not installed | - | >= 0.90 |\n", b);
   }
   const double sm = median(small), zm = median(zmq_msgs);
-  std::printf("| 100 B buffers/s | %s | %s (ZeroMQ %d.%d.%d tcp PUSH/PULL) | **%.2f** | >= 1.0 |\n", si(sm).c_str(),
-              si(zm).c_str(), major, minor, patch, zm > 0 ? sm / zm : 0);
+  if (!small.empty()) {
+    std::printf("| 100 B buffers/s | %s | %s (ZeroMQ %d.%d.%d tcp PUSH/PULL) | **%.2f** | >= 1.0 |\n", si(sm).c_str(),
+                si(zm).c_str(), major, minor, patch, zm > 0 ? sm / zm : 0);
+  }
   const double pg = median(ping), sp = median(sockperf_us), raw = median(raw_us);
-  if (sockperf) {
+  if (!ping.empty() && sockperf) {
     std::printf("| 64 B half round trip, us | %.1f | %.1f (sockperf ping-pong --tcp) | **%.2f** | <= 1.2 |\n", pg, sp,
                 sp > 0 ? pg / sp : 0);
   }
-  std::printf("| 64 B half round trip, us | %.1f | %.1f (raw TCP ping-pong, blocking send/recv) | **%.2f** | <= 1.2 |\n",
-              pg, raw, raw > 0 ? pg / raw : 0);
-  std::printf("\nWhat encryption costs (`encrypt: true` on the stream: TLS 1.3 keyed by the run key, "
-              "AES-128-GCM), medians of %d runs after the plain ones:\n\n", reps);
-  std::printf("| what | encrypted | plain (above) | ratio (encrypted / plain) |\n|---|---:|---:|---:|\n");
-  const double bt = median(big_tls), st = median(small_tls);
-  std::printf("| 64 KiB throughput, MB/s | %.0f | %.0f | **%.2f** |\n", bt, b, b > 0 ? bt / b : 0);
-  std::printf("| 100 B buffers/s | %s | %s | **%.2f** |\n", si(st).c_str(), si(sm).c_str(), sm > 0 ? st / sm : 0);
+  if (!ping.empty()) {
+    std::printf("| 64 B half round trip, us | %.1f | %.1f (raw TCP ping-pong, blocking send/recv) | **%.2f** | <= 1.2 |\n",
+                pg, raw, raw > 0 ? pg / raw : 0);
+  }
+  if (!big_tls.empty() || !small_tls.empty()) {
+    std::printf("\nWhat encryption costs (`encrypt: true` on the stream: TLS 1.3 keyed by the run key, "
+                "AES-128-GCM), medians of %d runs after the plain ones:\n\n", reps);
+    std::printf("| what | encrypted | plain (above) | ratio (encrypted / plain) |\n|---|---:|---:|---:|\n");
+    const double bt = median(big_tls), st = median(small_tls);
+    if (!big_tls.empty()) std::printf("| 64 KiB throughput, MB/s | %.0f | %.0f | **%.2f** |\n", bt, b, b > 0 ? bt / b : 0);
+    if (!small_tls.empty()) {
+      std::printf("| 100 B buffers/s | %s | %s | **%.2f** |\n", si(st).c_str(), si(sm).c_str(), sm > 0 ? st / sm : 0);
+    }
+  }
   std::printf("\n");
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }

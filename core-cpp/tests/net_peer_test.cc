@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "net/routes.h"
@@ -200,6 +201,67 @@ TEST(NetPeerTest, APeerThatFallsSilentWithoutClosingIsLostNamingBothHosts) {
   const std::string why = *b.plane().failure();
   EXPECT_NE(why.find("nothing (no data, credit or heartbeat) arrived from host 'a'"), std::string::npos) << why;
   EXPECT_NE(why.find("between host 'b' and host 'a'"), std::string::npos) << why;
+  a.close();
+}
+
+// A big payload is read straight into its pool block together with whatever part of the next
+// frame's header came behind it. Here every frame arrives cut at a different point of the
+// next header (0 to all 32 bytes of it): each payload must land whole and in order.
+TEST(NetPeerTest, BigPayloadsFollowedByAnyPartOfTheNextHeaderLandWhole) {
+  RealB b(R"(
+defaults: {buffer_size: 8KiB, depth: 64}
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 1}}
+  sink: {class: "testing_filters::TestTextSink"}
+streams:
+  - {from: src.out, to: sink.in}
+)",
+          {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}});
+  observed().reset();
+  FakePeer a(b.a_routes(), Cluster::key());
+  b.expect_a(a);
+  ASSERT_FALSE(b.engine().start());
+  std::optional<sluice::Failure> failure;
+  std::thread unit([&] { failure = b.engine().run_unit(0, ""); });
+  constexpr std::uint32_t kFrames = 40;  // within the 64 credits of the window
+  ASSERT_GE(a.read_credit().credits, kFrames);
+  std::vector<std::string> sent;
+  std::vector<std::byte> wire;
+  for (std::uint32_t i = 0; i < kFrames; ++i) {
+    std::string payload(8192, static_cast<char>('A' + i % 26));
+    std::memcpy(payload.data(), &i, sizeof i);  // no two alike
+    auto data = frame(DataFrame{0, 0, 0, i, static_cast<std::uint32_t>(payload.size())}, payload);
+    wire.insert(wire.end(), data.begin(), data.end());
+    sent.push_back(std::move(payload));
+  }
+  auto end = frame(EndOfWorkFrame{0, 0, 0});
+  wire.insert(wire.end(), end.begin(), end.end());
+  // Frame i's bytes go out with the first (i mod 33) bytes of frame i + 1's header, then a
+  // pause, so that the receiver's read of payload i finds exactly those behind it.
+  const std::size_t frame_bytes = sluice::net::kFrameHeaderSize + 8192;
+  auto piece = [&](std::size_t from, std::size_t to) {
+    return std::vector<std::byte>(wire.begin() + static_cast<std::ptrdiff_t>(from),
+                                  wire.begin() + static_cast<std::ptrdiff_t>(to));
+  };
+  try {
+    std::size_t at = 0;
+    for (std::uint32_t i = 0; i < kFrames; ++i) {
+      const std::size_t upto = (i + 1) * frame_bytes + i % (sluice::net::kFrameHeaderSize + 1);
+      a.write(piece(at, upto));
+      at = upto;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    a.write(piece(at, wire.size()));
+  } catch (const boost::system::system_error& e) {
+    ADD_FAILURE() << "host b closed the connection: " << e.what();  // the unit fails too
+  }
+  unit.join();
+  EXPECT_FALSE(failure) << failure->str();
+  std::lock_guard<std::mutex> lock(observed().mu);
+  ASSERT_EQ(observed().lines.size(), sent.size());
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_TRUE(observed().lines[i] == sent[i]) << "payload " << i << " arrived changed";
+  }
   a.close();
 }
 
