@@ -14,10 +14,12 @@ void Buffer::throw_too_big(std::size_t n) const {
 namespace detail {
 
 void release_slot(Slot* slot) noexcept {
-  // Sole owner (the common case): no other holder can appear, so skip the atomic RMW.
-  if (slot->refs.load(std::memory_order_acquire) == 1 ||
-      slot->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    slot->refs.store(0, std::memory_order_relaxed);
+  // Sole owner (the common case): no other holder can appear, so skip the atomic RMW, and
+  // the slot goes home with refs == 1 as it is: nothing written to its line.
+  if (slot->refs.load(std::memory_order_acquire) == 1) {
+    slot->pool->release(slot);
+  } else if (slot->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    slot->refs.store(1, std::memory_order_relaxed);  // the last of several holders
     slot->pool->release(slot);
   }
 }

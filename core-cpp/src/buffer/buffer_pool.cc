@@ -20,11 +20,12 @@ BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t co
                        RunSignal& signal, bool single_acquirer)
     : name_(std::move(name)),
       buffer_size_(buffer_size),
+      stride_(round_up(buffer_size, kAlignment)),
       single_acquirer_(single_acquirer),
       slots_(count),
       free_(count),
       not_empty_(signal) {
-  const std::size_t stride = round_up(buffer_size, kAlignment);
+  const std::size_t stride = stride_;
   void* memory = std::aligned_alloc(kAlignment, stride * count);
   if (memory == nullptr) {
     throw Error("cannot allocate " + std::to_string(stride * count) + " bytes for the pool of " +
@@ -40,6 +41,7 @@ BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t co
     slot.capacity = static_cast<std::uint32_t>(buffer_size);
     slot.index = static_cast<std::uint32_t>(i);
     slot.pool = this;
+    slot.refs.store(1, std::memory_order_relaxed);  // free (slot.h)
     free_.try_push(&slot);
   }
 }
@@ -65,8 +67,7 @@ Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
   detail::Slot* slot = nullptr;
   std::uint64_t slept = not_empty_.wait([&] { return take(slot); });
   if (blocked_ns != nullptr) *blocked_ns += slept;
-  slot->refs.store(1, std::memory_order_relaxed);
-  return detail::BufferAccess::wrap(slot, 0, 0);
+  return fresh(slot);
 }
 
 void BufferPool::release(detail::Slot* slot) noexcept {

@@ -40,8 +40,7 @@ class BufferPool {
   std::optional<Buffer> try_acquire() {
     detail::Slot* slot = nullptr;
     if (!take(slot)) return std::nullopt;
-    slot->refs.store(1, std::memory_order_relaxed);
-    return detail::BufferAccess::wrap(slot, 0, 0);
+    return fresh(slot);
   }
 
   // Returns a block whose last reference was dropped. Called by release_slot().
@@ -73,9 +72,17 @@ class BufferPool {
   bool take(detail::Slot*& slot) noexcept {
     return single_acquirer_ ? free_.try_pop_single(slot) : free_.try_pop(slot);
   }
+  // A free slot (refs already 1) as an empty Buffer, its memory found from its position in
+  // the pool rather than read from the slot (slot.h says why).
+  Buffer fresh(detail::Slot* slot) const noexcept {
+    const auto index = static_cast<std::size_t>(slot - slots_.data());
+    return detail::BufferAccess::wrap(slot, memory_.get() + index * stride_, static_cast<std::uint32_t>(buffer_size_),
+                                      0, 0);
+  }
 
   std::string name_;
   std::size_t buffer_size_;
+  std::size_t stride_;  // bytes from one block to the next
   bool single_acquirer_;
   std::unique_ptr<std::byte[], FreeDeleter> memory_;
   std::vector<detail::Slot> slots_;

@@ -14,7 +14,10 @@ class BufferPool;
 namespace detail {
 
 // A pool block. `refs` counts the Buffers (and in-flight queue items) that hold it; the
-// last release puts it back on its pool's free list. Everything else is fixed at pool
+// last release puts it back on its pool's free list. A free slot keeps refs == 1, so that
+// taking it writes nothing here and an unshared buffer's whole trip (acquire, write, read,
+// release) only ever reads this line: producer and consumer on two cores then share it
+// instead of pulling it back and forth twice per buffer. Everything else is fixed at pool
 // creation, except `binding`, which a language binding may set once per slot (e.g. the
 // Java Buffer object that wraps this block) and which the pool hands back to the binding
 // when it is destroyed.
@@ -35,6 +38,12 @@ class BufferAccess {
   // Wraps a slot reference the caller owns into a Buffer (which now owns it).
   static Buffer wrap(Slot* slot, std::uint32_t size, std::uint64_t key) noexcept {
     return Buffer(slot, slot->data, slot->capacity, size, key);
+  }
+  // wrap() for a caller that knows the block's memory and capacity (its pool): the slot
+  // itself is not read.
+  static Buffer wrap(Slot* slot, std::byte* data, std::uint32_t capacity, std::uint32_t size,
+                     std::uint64_t key) noexcept {
+    return Buffer(slot, data, capacity, size, key);
   }
   // Takes the slot reference out of the Buffer, leaving it invalid; the caller owns it.
   static Slot* unwrap(Buffer& buffer) noexcept {

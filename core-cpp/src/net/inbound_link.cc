@@ -36,8 +36,9 @@ bool InboundLink::on_frame(const Frame& frame) {
     ParkingLot& lot = side_.lot(data->stream);
     if (lot.empty()) {
       if (std::optional<Buffer> buffer = side_.pool(data->stream).try_acquire()) {
+        std::byte* payload = buffer->data();  // from the pool: the slot is not read
         slot_ = detail::BufferAccess::unwrap(*buffer);
-        expect_payload(slot_->data, data->size);
+        expect_payload(payload, data->size);
         return true;
       }
     }

@@ -111,8 +111,8 @@ void ReceiveSide::unpark(std::uint32_t stream) {
       buffer = buffers.try_acquire();  // one that came back before we armed
       if (!buffer) return;
     }
+    std::memcpy(buffer->data(), frame.payload, frame.size);
     detail::Slot* slot = detail::BufferAccess::unwrap(*buffer);
-    std::memcpy(slot->data, frame.payload, frame.size);
     to.land(Item{slot, frame.size, frame.producer, frame.key});
     parked.pop();
   }
