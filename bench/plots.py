@@ -9,7 +9,10 @@ tables are there:
                       (quiet, and under two CPU hogs when that table is there);
   OUT_DIR/remote.png  remote C++ -> C++ over loopback (and veth) as ratios to iperf3,
                       ZeroMQ tcp and sockperf, with each bar's line;
-  OUT_DIR/java.png    ns per buffer of a C++ and a Java forwarding filter, by size.
+  OUT_DIR/java.png    ns per buffer of a C++ and a Java forwarding filter, by size;
+  OUT_DIR/shapes.png  more copies than cores (graph_bench): each pipeline shape's buffers/s
+                      as a ratio to the pair's, quiet and under CPU hogs, and the whole mixed
+                      graph across two daemons as a ratio to embedded, each with its bar.
 Also reads bench/RESULTS.md itself (its remote and Java tables keep the headings the
 benchmarks print, with "→" for "->"): that is how bench/plot_remote.png was drawn.
 Prints a Markdown line per plot written (run.sh appends it to the results). Needs
@@ -163,6 +166,46 @@ def java_plot(tables, out_dir):
     return path
 
 
+# graph_bench's shapes that have a bar, and the bar (ratio to the pair in the same run).
+SHAPE_BARS = {"3-stage chain": 0.8, "5-stage chain": 0.8, "4+4 copies": 0.5, "keyed shuffle 2 -> 2": 0.8}
+
+
+def shapes_plot(tables, out_dir):
+    runs = [(h, rows) for h, rows in tables if h.startswith("More copies than cores: pipeline shapes")]
+    whole = [rows for h, rows in tables if h.startswith("A whole mixed graph at 100 B")]
+    if not runs:
+        return None
+    labels = list(SHAPE_BARS)
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    width = 0.8 / (len(runs) + (1 if whole else 0))
+    for i, (heading, rows) in enumerate(runs):
+        ratio = {r[0]: number(r[2]) for r in rows[1:] if len(r) > 2}
+        hogs = re.search(r"(\d+) CPU hogs", heading)
+        name = "under %s CPU hogs" % hogs.group(1) if hogs else "quiet"
+        xs = [k + (i - (len(runs) - 1) / 2) * width for k in range(len(labels))]
+        ax.bar(xs, [ratio.get(label) or 0 for label in labels], width, label="graph_bench, " + name)
+    names, bars = labels[:], list(SHAPE_BARS.values())
+    across = [number(r[2]) for r in whole[0][1:] if r[0].startswith("two daemons")] if whole else []
+    if across and across[0] is not None:
+        names.append("whole graph across\ntwo daemons (vs embedded)")
+        bars.append(0.5)
+        ax.bar([len(labels)], across[:1], width, color="tab:gray", label="whole_graph.py")
+    for k, bar in enumerate(bars):
+        ax.plot([k - 0.45, k + 0.45], [bar, bar], "k--", linewidth=1)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, fontsize=8)
+    ax.set_ylabel("buffers/s, ratio to the pair (dashes: the bar)")
+    ax.set_title("More copies than cores, 100 B, 2 cores")
+    ax.set_ylim(0, 1.1)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    path = os.path.join(out_dir, "shapes.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plots.py RESULTS_MD OUT_DIR")
@@ -170,9 +213,9 @@ def main():
         tables = sections(f.read())
     os.makedirs(sys.argv[2], exist_ok=True)
     drawn = [p for p in (local_plot(tables, sys.argv[2]), remote_plot(tables, sys.argv[2]),
-                         java_plot(tables, sys.argv[2])) if p]
+                         java_plot(tables, sys.argv[2]), shapes_plot(tables, sys.argv[2])) if p]
     if not drawn:
-        sys.exit("plots.py: no local, remote or Java table in " + sys.argv[1])
+        sys.exit("plots.py: no local, remote, Java or pipeline-shape table in " + sys.argv[1])
     print("## Plots\n")
     for p in drawn:
         print("![%s](%s)\n" % (os.path.basename(p)[:-4], os.path.basename(p)))
