@@ -176,7 +176,7 @@ def shapes_plot(tables, out_dir):
     if not runs:
         return None
     labels = list(SHAPE_BARS)
-    fig, ax = plt.subplots(figsize=(8, 4.2))
+    fig, ax = plt.subplots(figsize=(8, 4.8))
     width = 0.8 / (len(runs) + (1 if whole else 0))
     for i, (heading, rows) in enumerate(runs):
         ratio = {r[0]: number(r[2]) for r in rows[1:] if len(r) > 2}
@@ -196,9 +196,9 @@ def shapes_plot(tables, out_dir):
     ax.set_xticklabels(names, fontsize=8)
     ax.set_ylabel("buffers/s, ratio to the pair (dashes: the bar)")
     ax.set_title("More copies than cores, 100 B, 2 cores")
-    ax.set_ylim(0, 1.1)
+    ax.set_ylim(0, max([1.0] + [b.get_height() for b in ax.patches]) * 1.08)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3)
     fig.tight_layout()
     path = os.path.join(out_dir, "shapes.png")
     fig.savefig(path, dpi=110)
