@@ -83,6 +83,13 @@ class RealB {
     ASSERT_TRUE(a.connect(plane_->listen_address()));
     plane_->connect({}, std::chrono::seconds(5));
   }
+  // expect_a, then starts the engine and runs unit 0 on the returned thread, which sets
+  // *failure when the unit ends.
+  std::thread run_unit_for(FakePeer& a, std::optional<sluice::Failure>* failure) {
+    expect_a(a);
+    EXPECT_FALSE(engine_->start());
+    return std::thread([this, failure] { *failure = engine_->run_unit(0, ""); });
+  }
 
  private:
   sluice::topo::Topology topology_;
@@ -153,10 +160,8 @@ TEST(NetPeerTest, ADuplicateEndOfWorkFailsTheUnitInsteadOfEndingItEarly) {
   RealB b(kTwoToOne, two_to_one());
   observed().reset();
   FakePeer a(b.a_routes(), Cluster::key());
-  b.expect_a(a);
-  ASSERT_FALSE(b.engine().start());
   std::optional<sluice::Failure> failure;
-  std::thread unit([&] { failure = b.engine().run_unit(0, ""); });
+  std::thread unit = b.run_unit_for(a, &failure);
   EXPECT_EQ(a.read_credit().credits, 8u);
   // Producer 0 sends one buffer and ends; then its end of work again, as if it were
   // producer 1's. Counting marks, the sink would end the unit with producer 1 unheard.
@@ -187,10 +192,8 @@ TEST(NetPeerTest, FramesAfterAPeersByeAreAProtocolViolation) {
 TEST(NetPeerTest, APeerThatFallsSilentWithoutClosingIsLostNamingBothHosts) {
   RealB b(kTwoToOne, two_to_one(), std::chrono::milliseconds(1000));
   FakePeer a(b.a_routes(), Cluster::key());
-  b.expect_a(a);
-  ASSERT_FALSE(b.engine().start());
   std::optional<sluice::Failure> failure;
-  std::thread unit([&] { failure = b.engine().run_unit(0, ""); });
+  std::thread unit = b.run_unit_for(a, &failure);
   // a authenticates, takes its credit, and then neither sends nor closes (a firewall that
   // drops the data port would look the same to b).
   const auto quiet_since = std::chrono::steady_clock::now();
@@ -204,8 +207,8 @@ TEST(NetPeerTest, APeerThatFallsSilentWithoutClosingIsLostNamingBothHosts) {
   a.close();
 }
 
-// A big payload is read straight into its pool block together with whatever part of the next
-// frame's header came behind it. Here every frame arrives cut at a different point of the
+// A big payload is read straight into its pool block, and the next frame's header, which TCP
+// may deliver in pieces, after it. Here every frame arrives cut at a different point of the
 // next header (0 to all 32 bytes of it): each payload must land whole and in order.
 TEST(NetPeerTest, BigPayloadsFollowedByAnyPartOfTheNextHeaderLandWhole) {
   RealB b(R"(
@@ -219,10 +222,8 @@ streams:
           {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}});
   observed().reset();
   FakePeer a(b.a_routes(), Cluster::key());
-  b.expect_a(a);
-  ASSERT_FALSE(b.engine().start());
   std::optional<sluice::Failure> failure;
-  std::thread unit([&] { failure = b.engine().run_unit(0, ""); });
+  std::thread unit = b.run_unit_for(a, &failure);
   constexpr std::uint32_t kFrames = 40;  // within the 64 credits of the window
   ASSERT_GE(a.read_credit().credits, kFrames);
   std::vector<std::string> sent;
