@@ -25,19 +25,18 @@ BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t co
       slots_(count),
       free_(count),
       not_empty_(signal) {
-  const std::size_t stride = stride_;
-  void* memory = std::aligned_alloc(kAlignment, stride * count);
+  void* memory = std::aligned_alloc(kAlignment, stride_ * count);
   if (memory == nullptr) {
-    throw Error("cannot allocate " + std::to_string(stride * count) + " bytes for the pool of " +
+    throw Error("cannot allocate " + std::to_string(stride_ * count) + " bytes for the pool of " +
                 name_ + "; lower its buffer_size or depth");
   }
   memory_.reset(static_cast<std::byte*>(memory));
   // Touch every page now: page faults belong to setup, not to the first unit of work,
   // and the memory the pool needs is committed before anything runs.
-  std::memset(memory, 0, stride * count);
+  std::memset(memory, 0, stride_ * count);
   for (std::size_t i = 0; i < count; ++i) {
     detail::Slot& slot = slots_[i];
-    slot.data = memory_.get() + i * stride;
+    slot.data = memory_.get() + i * stride_;
     slot.capacity = static_cast<std::uint32_t>(buffer_size);
     slot.index = static_cast<std::uint32_t>(i);
     slot.pool = this;
