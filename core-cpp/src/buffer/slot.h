@@ -21,13 +21,13 @@ namespace detail {
 // creation, except `binding`, which a language binding may set once per slot (e.g. the
 // Java Buffer object that wraps this block) and which the pool hands back to the binding
 // when it is destroyed.
-// Cache-line aligned: neighbouring slots are written by different threads (one released
-// by a consumer while the next is acquired by a producer).
+// Cache-line aligned: a slot's line is still written now and then (the count of a
+// broadcast block, a binding set once), and a neighbour's writes must not evict it.
 struct alignas(64) Slot {
   std::byte* data = nullptr;
   std::uint32_t capacity = 0;
   std::uint32_t index = 0;  // position in the pool
-  std::atomic<std::uint32_t> refs{0};
+  std::atomic<std::uint32_t> refs{1};  // 1 while free, too (above)
   BufferPool* pool = nullptr;
   std::atomic<void*> binding{nullptr};
 };
