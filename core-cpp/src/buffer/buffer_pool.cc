@@ -38,7 +38,6 @@ BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t co
     detail::Slot& slot = slots_[i];
     slot.data = memory_.get() + i * stride_;
     slot.capacity = static_cast<std::uint32_t>(buffer_size);
-    slot.index = static_cast<std::uint32_t>(i);
     slot.pool = this;
     slot.refs.store(1, std::memory_order_relaxed);  // free (slot.h)
     free_.try_push(&slot);

@@ -26,7 +26,6 @@ namespace detail {
 struct alignas(64) Slot {
   std::byte* data = nullptr;
   std::uint32_t capacity = 0;
-  std::uint32_t index = 0;  // position in the pool
   std::atomic<std::uint32_t> refs{1};  // 1 while free, too (above)
   BufferPool* pool = nullptr;
   std::atomic<void*> binding{nullptr};
