@@ -172,25 +172,8 @@ double creation_ms(const std::string& filter_yaml) {
   return ms_since(start);
 }
 
-}  // namespace
-
-SLUICE_FILTER(BenchSource)
-SLUICE_FILTER(BenchForward)
-SLUICE_FILTER(BenchSink)
-SLUICE_FILTER(BenchNoop)
-
-int main(int argc, char** argv) {
-  bool first_only = false;
-  bench::Options options;
-  CLI::App app{"java_bench: Java filters next to C++ ones"};
-  bench::add_common_options(app, &options);
-  app.add_flag("--first-filter", first_only, "(internal) time the first Java filter in this fresh process");
-  bench::parse_or_exit(app, argc, argv);
-  if (first_only) return first_filter();
-  const int reps = options.reps;
-  const bool quick = options.quick;
-
-  // The first Java filter, in fresh processes (one JVM per process).
+// The first Java filter, in fresh processes (one JVM per process).
+void print_first(int reps) {
   std::array<std::vector<double>, 5> first;
   for (int r = 0; r < reps; ++r) {
     const std::string command = "/proc/" + std::to_string(getpid()) + "/exe --first-filter";
@@ -198,15 +181,11 @@ int main(int argc, char** argv) {
     std::array<double, 5> v{};
     if (child == nullptr || std::fscanf(child, "%lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4]) != 5) {
       std::fprintf(stderr, "java_bench --first-filter failed\n");
-      return 1;
+      std::exit(1);
     }
     pclose(child);
     for (std::size_t i = 0; i < v.size(); ++i) first[i].push_back(v[i]);
   }
-
-  std::printf("## Java filters next to C++ ones\n\n");
-  std::printf("Medians of %d interleaved repetitions. One JVM per process (default options, no\n"
-              "-Xcheck:jni); the Java filters are bench/java/org/sluice/bench/*.java.\n\n", reps);
 
   std::printf("### The first Java filter (fresh process each time)\n\n");
   std::printf("| step | sluice ms | seed system (DataCutter + JNI) |\n|---|---:|---:|\n");
@@ -216,12 +195,9 @@ int main(int argc, char** argv) {
   std::printf("| first unit of work (init, process, finalize) | %.1f | |\n", median(first[3]));
   std::printf("| **total: JVM start + first Java filter's init** (bar: <= 150 ms) | **%.1f** | **1560** |\n\n", median(first[4]));
   std::fflush(stdout);
+}
 
-  // Warm the JIT up on the Java filters before measuring them.
-  forward_ns(true, 100, count_for(100, quick));
-  pair_mb_per_s(true, 65536, count_for(100, quick), false);
-  pair_mb_per_s(true, 65536, count_for(65536, quick), true);
-
+void print_forward(int reps, bool quick) {
   std::printf("### A forwarding filter between a C++ source and a C++ sink\n\n");
   std::printf("| size | C++ forward ns/buffer | Java forward ns/buffer | Java adds ns/buffer (bar: <= 200) | seed: Java read alone |\n");
   std::printf("|---:|---:|---:|---:|---:|\n");
@@ -237,6 +213,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+}
+
+void print_pair(int reps, bool quick) {
   std::printf("\n### Source to sink at 64 KiB, both C++ or both Java\n\n");
   std::printf("| what the filters do with the payload | C++ -> C++ MB/s | Java -> Java MB/s | ratio (bar: >= 0.90) |\n");
   std::printf("|---|---:|---:|---:|\n");
@@ -257,7 +236,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   std::printf("\n");
+}
 
+void print_later(int reps) {
   std::printf("### Each later filter (the JVM runs already)\n\n");
   {
     std::vector<double> loaded, fresh, cpp;
@@ -275,5 +256,43 @@ int main(int argc, char** argv) {
     std::printf("\nCreation = Engine setup + start(): one copy thread, attached to the JVM, and its\n"
                 "filter object; the first unit of work is not included.\n");
   }
+}
+
+}  // namespace
+
+SLUICE_FILTER(BenchSource)
+SLUICE_FILTER(BenchForward)
+SLUICE_FILTER(BenchSink)
+SLUICE_FILTER(BenchNoop)
+
+int main(int argc, char** argv) {
+  bool first_only = false;
+  std::string only;
+  bench::Options options;
+  CLI::App app{"java_bench: Java filters next to C++ ones"};
+  bench::add_common_options(app, &options);
+  app.add_flag("--first-filter", first_only, "(internal) time the first Java filter in this fresh process");
+  app.add_option("--only", only, "run one section: first, forward, pair or later (for profiling)")
+      ->check(CLI::IsMember({"first", "forward", "pair", "later"}));
+  bench::parse_or_exit(app, argc, argv);
+  if (first_only) return first_filter();
+  const int reps = options.reps;
+  const bool quick = options.quick;
+
+  std::printf("## Java filters next to C++ ones\n\n");
+  std::printf("Medians of %d interleaved repetitions. One JVM per process (default options, no\n"
+              "-Xcheck:jni); the Java filters are bench/java/org/sluice/bench/*.java.\n\n", reps);
+
+  if (only.empty() || only == "first") print_first(reps);
+  if (only == "first") return 0;
+
+  // Warm the JIT up on the Java filters before measuring them.
+  forward_ns(true, 100, count_for(100, quick));
+  pair_mb_per_s(true, 65536, count_for(100, quick), false);
+  pair_mb_per_s(true, 65536, count_for(65536, quick), true);
+
+  if (only.empty() || only == "forward") print_forward(reps, quick);
+  if (only.empty() || only == "pair") print_pair(reps, quick);
+  if (only.empty() || only == "later") print_later(reps);
   return 0;
 }
