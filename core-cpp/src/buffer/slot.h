@@ -18,8 +18,8 @@ namespace detail {
 // taking it writes nothing here and an unshared buffer's whole trip (acquire, write, read,
 // release) only ever reads this line: producer and consumer on two cores then share it
 // instead of pulling it back and forth twice per buffer. Everything else is fixed at pool
-// creation, except `binding`, which a language binding may set once per slot (e.g. the
-// Java Buffer object that wraps this block) and which the pool hands back to the binding
+// creation, except `binding`, an opaque non-null token a language binding may set once per
+// slot (the Java bridge keeps the block's id there) and which the pool hands back to the binding
 // when it is destroyed.
 // Cache-line aligned: a slot's line is still written now and then (the count of a
 // broadcast block, a binding set once), and a neighbour's writes must not evict it.
