@@ -46,6 +46,7 @@ void Parser::parse_stream(const YAML::Node& item) {
     stream.buffer_size = buffer_size(*f).value_or(stream.buffer_size);
   }
   if (const Field* f = find(fs, "depth")) stream.depth = depth(*f).value_or(stream.depth);
+  if (stream.depth == 0) stream.depth = default_depth(stream.buffer_size);
   if (const Field* f = find(fs, "encrypt")) stream.encrypt = boolean(*f).value_or(stream.encrypt);
   if (!from || !to) return;
   if (from->filter == to->filter) {

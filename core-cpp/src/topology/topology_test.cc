@@ -140,13 +140,37 @@ TEST(Topology, DesignExampleStreams) {
   EXPECT_EQ(second.depth, 16u);
 }
 
+// A stream whose depth nobody sets gets as many buffers as fit in 1 MiB, from 16 to 1024; a
+// depth set in `defaults:` or on the stream is kept whatever the buffer size.
+TEST(Topology, DepthLeftOutFollowsTheBufferSize) {
+  const Topology t = parse(
+      "filters: {a: {class: A}, b: {class: B}}\n"
+      "streams:\n"
+      "  - {from: a.o1, to: b.i1}\n"
+      "  - {from: a.o2, to: b.i2, buffer_size: 4KiB}\n"
+      "  - {from: a.o3, to: b.i3, buffer_size: 100B}\n"
+      "  - {from: a.o4, to: b.i4, buffer_size: 1MiB}\n"
+      "  - {from: a.o5, to: b.i5, buffer_size: 100B, depth: 8}\n");
+  ASSERT_EQ(t.streams.size(), 5u);
+  EXPECT_EQ(t.streams[0].depth, 16u);    // 64 KiB: 16 fill 1 MiB
+  EXPECT_EQ(t.streams[1].depth, 256u);   // 4 KiB
+  EXPECT_EQ(t.streams[2].depth, 1024u);  // 100 B: at most 1024
+  EXPECT_EQ(t.streams[3].depth, 16u);    // 1 MiB: at least 16
+  EXPECT_EQ(t.streams[4].depth, 8u);     // set on the stream
+  const Topology d = parse(
+      "defaults: {depth: 4}\n"
+      "filters: {a: {class: A}, b: {class: B}}\n"
+      "streams: [{from: a.out, to: b.in, buffer_size: 100B}]\n");
+  EXPECT_EQ(d.streams[0].depth, 4u);  // set in defaults
+}
+
 TEST(Topology, DefaultsWhenLeftOut) {
   const Topology t = parse("filters: {a: {class: A}}\n");
   EXPECT_EQ(t.name, "t");  // the file name without extension
   EXPECT_EQ(t.file, "t.yaml");
   EXPECT_EQ(t.dir, "/base");
   EXPECT_EQ(t.defaults.buffer_size, kDefaultBufferSize);
-  EXPECT_EQ(t.defaults.depth, kDefaultDepth);
+  EXPECT_EQ(t.defaults.depth, 0u);  // not set: each stream's depth follows its buffer size
   EXPECT_TRUE(t.hosts.empty());
   EXPECT_TRUE(t.streams.empty());
   EXPECT_EQ(t.work, (std::vector<std::string>{""}));
