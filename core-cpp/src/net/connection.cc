@@ -463,7 +463,8 @@ bool Connection::on_hello() {
   std::memcpy(nonce.data(), handshake_payload_.data(), kNonceSize);
   if (hello.fingerprint != env_.routes.fingerprint()) {
     return protocol_error("HELLO from '" + name + "' for a different application or placement (topology "
-                          "fingerprint differs); every host must run the same topology");
+                          "fingerprint differs); every host must run the same topology, and the same sluice version (which "
+                          "fills in what the topology leaves out, such as a stream's depth)");
   }
   if (side_ == Side::kConnector) {
     if (env_.routes.host_index(name) != host_) {

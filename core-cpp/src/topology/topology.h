@@ -8,6 +8,7 @@
 #ifndef SLUICE_TOPOLOGY_TOPOLOGY_H_
 #define SLUICE_TOPOLOGY_TOPOLOGY_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -57,15 +58,17 @@ inline constexpr int kMaxCopies = 1024;
 inline constexpr std::size_t kDefaultBufferSize = 64 * 1024;
 inline constexpr std::size_t kDefaultDepth = 16;
 
-// The depth of a stream that neither sets one nor gets one from `defaults:`: as many buffers
-// as fit in 1 MiB, at least 16 and at most 1024 (16 at the default 64 KiB). A small buffer's
-// cost is the hand-off itself, and a shallow queue makes every few buffers a switch between
-// producer and consumer: at 100 B a pair ran at 6-7 M buffers/s with depth 16 against 25-29 M
-// with 256-1024, and a 3-stage chain at 2.2 M against 18 M (bench/RESULTS.md).
+// The depth of a stream that neither sets one nor gets one from `defaults:`: the largest power
+// of two of buffers that fits in 1 MiB, at least 16 and at most 1024 (16 at the default
+// 64 KiB). A power of two because queues and credit windows round up to one: 514 would cost
+// 1024. A small buffer's cost is the hand-off itself, and a shallow queue makes every few
+// buffers a switch between producer and consumer: at 100 B a pair ran at 6-12 M buffers/s with
+// depth 16 against 25-29 M with 256-1024, and a 3-stage chain at 2.2 M against 18 M
+// (bench/RESULTS.md).
 inline constexpr std::size_t kDefaultQueueBytes = std::size_t{1} << 20;
 inline constexpr std::size_t kMaxDefaultDepth = 1024;
 inline std::size_t default_depth(std::size_t buffer_size) {
-  const std::size_t fits = kDefaultQueueBytes / (buffer_size == 0 ? 1 : buffer_size);
+  const std::size_t fits = std::bit_floor(kDefaultQueueBytes / (buffer_size == 0 ? 1 : buffer_size));
   return fits < kDefaultDepth ? kDefaultDepth : fits > kMaxDefaultDepth ? kMaxDefaultDepth : fits;
 }
 

@@ -140,7 +140,8 @@ TEST(Topology, DesignExampleStreams) {
   EXPECT_EQ(second.depth, 16u);
 }
 
-// A stream whose depth nobody sets gets as many buffers as fit in 1 MiB, from 16 to 1024; a
+// A stream whose depth nobody sets gets the largest power of two of buffers that fits in 1 MiB,
+// from 16 to 1024; a
 // depth set in `defaults:` or on the stream is kept whatever the buffer size.
 TEST(Topology, DepthLeftOutFollowsTheBufferSize) {
   const Topology t = parse(
@@ -150,13 +151,15 @@ TEST(Topology, DepthLeftOutFollowsTheBufferSize) {
       "  - {from: a.o2, to: b.i2, buffer_size: 4KiB}\n"
       "  - {from: a.o3, to: b.i3, buffer_size: 100B}\n"
       "  - {from: a.o4, to: b.i4, buffer_size: 1MiB}\n"
-      "  - {from: a.o5, to: b.i5, buffer_size: 100B, depth: 8}\n");
-  ASSERT_EQ(t.streams.size(), 5u);
+      "  - {from: a.o5, to: b.i5, buffer_size: 100B, depth: 8}\n"
+      "  - {from: a.o6, to: b.i6, buffer_size: 2040B}\n");
+  ASSERT_EQ(t.streams.size(), 6u);
   EXPECT_EQ(t.streams[0].depth, 16u);    // 64 KiB: 16 fill 1 MiB
   EXPECT_EQ(t.streams[1].depth, 256u);   // 4 KiB
   EXPECT_EQ(t.streams[2].depth, 1024u);  // 100 B: at most 1024
   EXPECT_EQ(t.streams[3].depth, 16u);    // 1 MiB: at least 16
   EXPECT_EQ(t.streams[4].depth, 8u);     // set on the stream
+  EXPECT_EQ(t.streams[5].depth, 512u);   // 514 fit: a power of two, as queues round up to one
   const Topology d = parse(
       "defaults: {depth: 4}\n"
       "filters: {a: {class: A}, b: {class: B}}\n"
