@@ -141,8 +141,7 @@ TEST(Topology, DesignExampleStreams) {
 }
 
 // A stream whose depth nobody sets gets the largest power of two of buffers that fits in 1 MiB,
-// from 16 to 1024; a
-// depth set in `defaults:` or on the stream is kept whatever the buffer size.
+// from 16 to 1024; a depth set in `defaults:` or on the stream is kept whatever the buffer size.
 TEST(Topology, DepthLeftOutFollowsTheBufferSize) {
   const Topology t = parse(
       "filters: {a: {class: A}, b: {class: B}}\n"
@@ -154,7 +153,7 @@ TEST(Topology, DepthLeftOutFollowsTheBufferSize) {
       "  - {from: a.o5, to: b.i5, buffer_size: 100B, depth: 8}\n"
       "  - {from: a.o6, to: b.i6, buffer_size: 2040B}\n");
   ASSERT_EQ(t.streams.size(), 6u);
-  EXPECT_EQ(t.streams[0].depth, 16u);    // 64 KiB: 16 fill 1 MiB
+  EXPECT_EQ(t.streams[0].depth, 16u);    // 64 KiB: 16 fit in 1 MiB
   EXPECT_EQ(t.streams[1].depth, 256u);   // 4 KiB
   EXPECT_EQ(t.streams[2].depth, 1024u);  // 100 B: at most 1024
   EXPECT_EQ(t.streams[3].depth, 16u);    // 1 MiB: at least 16
