@@ -212,7 +212,6 @@ void print_forward(int reps, bool quick) {
     std::printf("| %s | %.0f | %.0f | **%+.0f** | 500000 |\n", sluice::topo::format_size(size).c_str(), c, j, j - c);
     std::fflush(stdout);
   }
-
 }
 
 void print_pair(int reps, bool quick) {
