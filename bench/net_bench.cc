@@ -484,9 +484,19 @@ int main(int argc, char** argv) {
                                            ping_scenario(64, pings),
                                            stream_scenario("64KiB-tls", 65536, big_count, 32, true),
                                            stream_scenario("100B-tls", 100, small_count, 1024, true)};
-  // Each process would pin its copies to the first CPUs, so the producer and the consumer
-  // (in two processes) would share CPU 0: leave placement to the scheduler, as for the peers.
-  setenv("SLUICE_PIN", "off", 0);
+  // A misspelt case would run nothing and print an empty table: name the ones there are.
+  for (std::size_t from = 0; !only.empty() && from <= only.size();) {
+    const std::size_t comma = std::min(only.find(',', from), only.size());
+    const std::string name = only.substr(from, comma - from);
+    bool known = false;
+    for (const Scenario& s : scenarios) known = known || s.name == name;
+    if (!known) {
+      std::fprintf(stderr, "net_bench: --only: no case '%s'; the cases are 64KiB, 100B, pingpong, 64KiB-tls, 100B-tls\n",
+                   name.c_str());
+      return 2;
+    }
+    from = comma + 1;
+  }
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) {
     std::perror("socketpair");
