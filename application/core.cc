@@ -32,7 +32,7 @@ const std::string& UnitResults::name() const {
   return kName;
 }
 
-std::optional<Buffer> UnitResults::read() {
+std::optional<Buffer> UnitResults::read_more() {
   Unit::State& u = unit_;
   {
     std::unique_lock<std::mutex> lock(u.mu);
@@ -275,7 +275,7 @@ void AppCore::run_one(Unit::State& unit) {
     return;
   }
   InputPort* port = deployment_->client_port();
-  if (port != nullptr) port->channel().begin_unit();  // before the reader may touch it (mu orders it)
+  if (port != nullptr) port->begin_unit();  // before the reader may touch it (mu orders it)
   const std::vector<StreamStats> before = deployment_->stream_stats();
   bool cancel_now = false;
   {

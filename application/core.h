@@ -37,10 +37,12 @@ class AppCore;
 class UnitResults final : public InputStream {
  public:
   explicit UnitResults(Unit::State& unit) : unit_(unit) {}
-  std::optional<Buffer> read() override;
   const std::string& name() const override;
 
  private:
+  // Every read lands here (this stream never takes buffers ahead): reads the unit's port.
+  std::optional<Buffer> read_more() override;
+
   Unit::State& unit_;
 };
 

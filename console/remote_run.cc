@@ -175,7 +175,7 @@ int RemoteRun::run() {
     std::thread drain;
     if (client_) {
       InputPort& results = client_->port();
-      results.channel().begin_unit();
+      results.begin_unit();
       drain = std::thread([&results] {
         try {
           while (results.read()) {

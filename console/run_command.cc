@@ -242,7 +242,7 @@ int run_command(const RunOptions& options) {
       std::thread client;
       if (InputPort* results = engine->client_port()) {
         client = std::thread([results] {
-          results->channel().begin_unit();
+          results->begin_unit();
           try {
             while (results->read()) {
             }

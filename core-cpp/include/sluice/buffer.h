@@ -27,7 +27,19 @@ struct Slot;
 class BufferAccess;
 void release_slot(Slot* slot) noexcept;
 bool slot_is_shared(const Slot* slot) noexcept;
+// A buffer the runtime has taken off a stream's queue for a copy and not handed out yet
+// (InputStream::read): the fields of the Buffer it becomes.
+struct TakenBuffer {
+  Slot* slot;
+  std::byte* data;
+  std::uint32_t capacity;
+  std::uint32_t size;
+  std::uint64_t key;
+};
 }  // namespace detail
+
+class InputStream;
+class OutputStream;
 
 class Buffer {
  public:
@@ -105,6 +117,8 @@ class Buffer {
 
  private:
   friend class detail::BufferAccess;
+  friend class InputStream;   // its inline read() builds a Buffer from a taken one
+  friend class OutputStream;  // its inline write() moves one into a queue
   [[noreturn]] void throw_too_big(std::size_t n) const;
   Buffer(detail::Slot* slot, std::byte* data, std::uint32_t capacity, std::uint32_t size,
          std::uint64_t key) noexcept

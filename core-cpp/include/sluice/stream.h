@@ -7,7 +7,9 @@
 #ifndef SLUICE_STREAM_H_
 #define SLUICE_STREAM_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -28,11 +30,71 @@ class InputStream {
   // returning empty until the next unit of work. Buffers from one upstream copy arrive in
   // the order it wrote them.
   // Throws sluice::Aborted when the run is being stopped.
-  virtual std::optional<Buffer> read() = 0;
+  std::optional<Buffer> read() {
+    // Inline, the common case: a buffer the runtime took off the queue with others that
+    // were already there (a run of them at a time, so that a buffer costs a few
+    // instructions here instead of a call into the runtime).
+    if (taken_ != taken_end_ && !aborted_->load(std::memory_order_relaxed)) {
+      const detail::TakenBuffer& t = *taken_++;
+      return Buffer(t.slot, t.data, t.capacity, t.size, t.key);
+    }
+    return read_more();
+  }
 
   // The port name in the topology ("in", "left", ...).
   virtual const std::string& name() const = 0;
+
+ protected:
+  // What read() does when nothing is taken yet: waits, takes, or ends. Runtime use only.
+  virtual std::optional<Buffer> read_more() = 0;
+
+  // Runtime use only: [taken_, taken_end_) are buffers read() hands out before it calls
+  // read_more(); the stream owns them until then. `aborted_` is the run's stop flag.
+  const detail::TakenBuffer* taken_ = nullptr;
+  const detail::TakenBuffer* taken_end_ = nullptr;
+  const std::atomic<bool>* aborted_ = &kNeverAborted;
+
+ private:
+  static constexpr std::atomic<bool> kNeverAborted{false};
 };
+
+namespace detail {
+// What a stream's queue between two copies in one process carries: a buffer's slot
+// reference, or an end-of-work mark (slot null). Runtime use only.
+struct QueueItem {
+  Slot* slot = nullptr;  // owns one reference; nullptr marks end of work
+  std::uint32_t size = 0;
+  std::uint32_t producer = 0;  // the writing copy's index (for end-of-work accounting)
+  std::uint64_t key = 0;
+
+  bool is_end_of_work() const { return slot == nullptr; }
+  static QueueItem end_of_work(std::uint32_t producer) { return QueueItem{nullptr, 0, producer, 0}; }
+};
+
+// One cell of that queue (a bounded ring, sync/mpmc_ring.h): `seq` says whose turn the cell
+// is. Runtime use only.
+struct QueueCell {
+  std::atomic<std::uint64_t> seq;
+  QueueItem value;
+};
+
+// What OutputStream::write needs to put a buffer straight into the queue of the stream's
+// only consumer copy, when this copy is the queue's only producer: the runtime's (see
+// stream/output_port.h), which keeps it alive while the stream is open. Runtime use only.
+struct WriteLane {
+  QueueCell* cells;
+  std::uint64_t mask;                      // cells - 1 (a power of two)
+  std::atomic<std::uint64_t>* tail;        // the next cell to fill
+  const std::atomic<std::uint32_t>* reader_may_sleep;  // nonzero: call notify_reader
+  void* reader;                            // for notify_reader
+  std::atomic<std::uint64_t>* buffers;     // the port's counters
+  std::atomic<std::uint64_t>* bytes;
+  std::uint32_t producer;
+  std::uint32_t max_size;                  // the stream's buffer_size
+};
+// Wakes the consumer copy that may sleep on an empty queue (lane.reader_may_sleep was set).
+void notify_reader(const WriteLane& lane) noexcept;
+}  // namespace detail
 
 class OutputStream {
  public:
@@ -51,13 +113,55 @@ class OutputStream {
   // payload is handed over, never copied. Blocks while the chosen copy's queue is full.
   // REQUIRES: buffer.valid() and buffer.size() <= buffer_size(); throws sluice::Error
   // otherwise. Throws sluice::Error when called outside process().
-  virtual void write(Buffer&& buffer) = 0;
+  void write(Buffer&& buffer) {
+    // Inline, the common case: one consumer copy in this process, whose queue has room
+    // and has only this copy writing to it. The buffer's fields go into the queue's cell.
+    if (const detail::WriteLane* lane = lane_;
+        lane != nullptr && buffer.slot_ != nullptr && buffer.size_ <= lane->max_size &&
+        !aborted_->load(std::memory_order_relaxed)) {
+      const std::uint64_t pos = lane->tail->load(std::memory_order_relaxed);
+      detail::QueueCell& cell = lane->cells[pos & lane->mask];
+      if (cell.seq.load(std::memory_order_acquire) == pos) {
+        const std::uint32_t size = buffer.size_;
+        cell.value.slot = buffer.slot_;
+        cell.value.size = size;
+        cell.value.producer = lane->producer;
+        cell.value.key = buffer.key_;
+        cell.seq.store(pos + 1, std::memory_order_release);
+        lane->tail->store(pos + 1, std::memory_order_relaxed);
+        buffer.slot_ = nullptr;  // the queue holds the slot's reference now
+        buffer.data_ = nullptr;
+        buffer.capacity_ = buffer.size_ = 0;
+        lane->buffers->store(lane->buffers->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        lane->bytes->store(lane->bytes->load(std::memory_order_relaxed) + size, std::memory_order_relaxed);
+        // A lane exists only where membarrier(2) works, so the store above and the load
+        // below need no fence here (sync/asymmetric_barrier.h): only the compiler's order.
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        if (lane->reader_may_sleep->load(std::memory_order_relaxed) != 0) detail::notify_reader(*lane);
+        return;
+      }
+    }
+    write_more(std::move(buffer));
+  }
 
   // The stream's buffer size in bytes (topology `buffer_size`).
   virtual std::size_t buffer_size() const = 0;
 
   // The port name in the topology ("out", ...).
   virtual const std::string& name() const = 0;
+
+ protected:
+  // What write() does when it cannot put the buffer into a queue inline: checks, policies,
+  // waits. Runtime use only.
+  virtual void write_more(Buffer&& buffer) = 0;
+
+  // Runtime use only: the inline path while the stream is open and has one (else null),
+  // and the run's stop flag.
+  const detail::WriteLane* lane_ = nullptr;
+  const std::atomic<bool>* aborted_ = &kNeverAborted;
+
+ private:
+  static constexpr std::atomic<bool> kNeverAborted{false};
 };
 
 }  // namespace sluice

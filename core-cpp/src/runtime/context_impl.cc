@@ -15,14 +15,14 @@ ContextImpl::ContextImpl(const topo::FilterSpec& spec, int copy_index, std::stri
 void ContextImpl::begin_unit(std::uint64_t index, const std::string& work) {
   work_index_ = index;
   work_ = work;
-  for (auto& input : inputs_) input->channel().begin_unit();
+  for (auto& input : inputs_) input->begin_unit();
   for (auto& output : outputs_) output->open();
 }
 
 void ContextImpl::end_process() {
   for (auto& output : outputs_) output->close();
   for (auto& input : inputs_) {
-    std::uint64_t discarded = input->channel().drain();
+    std::uint64_t discarded = input->drain();
     if (discarded != 0) {
       logger_.warn("process returned with " + std::to_string(discarded) +
                    " unread buffer(s) on input '" + input->name() + "'; they were discarded");

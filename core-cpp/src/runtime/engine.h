@@ -108,7 +108,7 @@ class Engine {
 
   // The `to: client` stream's consumer end when the client runs in this process (the
   // placement has topo::kClient), else null. Owned by the Engine. Whoever reads it (one
-  // thread at a time: the Application's current unit) calls channel().begin_unit() before
+  // thread at a time: the Application's current unit) calls begin_unit() before
   // each unit's first read and reads to the end (or the unit cannot end).
   InputPort* client_port();
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "sluice/error.h"
+#include "sluice/version.h"
 #include "topology/suggest.h"
 
 namespace sluice {
@@ -65,9 +66,13 @@ void load(const std::string& library, const std::string& path) {
   if (dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
     const char* why = dlerror();
     std::string reason = why ? why : "unknown error";
-    std::string hint = reason.find("undefined symbol") != std::string::npos
-                           ? "; link the library against everything it uses (and Sluice::sluice)"
-                           : "; build it first, or fix the path (relative paths are relative to the topology file)";
+    std::string hint =
+        reason.find("register_filter") != std::string::npos
+            ? "; it was built against the headers of another sluice version (sluice/filter.h): rebuild it "
+              "against this one (" SLUICE_VERSION ")"
+        : reason.find("undefined symbol") != std::string::npos
+            ? "; link the library against everything it uses (and Sluice::sluice)"
+            : "; build it first, or fix the path (relative paths are relative to the topology file)";
     throw Error("cannot load filter library '" + library + "': " + reason + hint);
   }
   std::lock_guard<std::mutex> lock(registry().mu);
@@ -77,6 +82,7 @@ void load(const std::string& library, const std::string& path) {
 }  // namespace
 
 namespace detail {
+inline namespace filter_abi_2 {
 bool register_filter(const char* class_name, FilterFactory factory) {
   return register_filter(class_name, factory, {});
 }
@@ -89,6 +95,7 @@ bool register_filter(const char* class_name, FilterFactory factory, std::initial
   reg.registrations.push_back(std::move(registration));
   return true;
 }
+}  // namespace filter_abi_2
 }  // namespace detail
 
 FilterFactory find_filter_factory(const std::string& library, const std::string& class_name) {

@@ -49,6 +49,13 @@ TEST(PluginLoader, ALibraryWithAnUndefinedSymbolSaysSo) {
                              "link the library against everything it uses"}));
 }
 
+TEST(PluginLoader, ALibraryBuiltAgainstOtherHeadersSaysToRebuildIt) {
+  const std::string message = load_error(SLUICE_OLDER_ABI_LIB, "BuiltAgainstOlderHeaders");
+  EXPECT_TRUE(Says(message, {"cannot load filter library '" SLUICE_OLDER_ABI_LIB "'", "register_filter",
+                             "built against the headers of another sluice version",
+                             "rebuild it against this one"}));
+}
+
 TEST(PluginLoader, TheExamplesLibraryRegistersItsFilters) {
   const FilterFactory factory = find_filter_factory(SLUICE_EXAMPLES_LIB, "WordCount");
   ASSERT_NE(factory, nullptr);

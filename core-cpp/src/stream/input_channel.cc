@@ -1,8 +1,25 @@
 #include "stream/input_channel.h"
 
 #include <algorithm>
+#include <cstddef>
+
+#include "sync/asymmetric_barrier.h"
 
 namespace sluice {
+
+namespace detail {
+void notify_reader(const WriteLane& lane) noexcept { static_cast<InputChannel*>(lane.reader)->notify_reader(); }
+}  // namespace detail
+
+bool InputChannel::fill_lane(detail::WriteLane& lane) noexcept {
+  if (!single_producer_ || !detail::membarrier_ready.load(std::memory_order_relaxed)) return false;
+  lane.cells = ring_.cells();
+  lane.mask = ring_.capacity() - 1;
+  lane.tail = &ring_.tail();
+  lane.reader_may_sleep = &not_empty_.may_sleep_flag();
+  lane.reader = this;
+  return true;
+}
 
 InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal,
                            Waiter& room, std::string label, bool single_producer)
@@ -42,7 +59,7 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
   not_empty_.throw_if_aborted();
   while (marks_seen_ < upstream_copies_) {
     Item item;
-    if (stashed_) {  // taken by try_pop_buffer, room already announced
+    if (stashed_) {  // taken by take_run, room already announced
       item = stash_;
       stashed_ = false;
     } else {
@@ -63,6 +80,22 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
     return detail::BufferAccess::wrap(item.slot, item.size, item.key);
   }
   return std::nullopt;
+}
+
+std::size_t InputChannel::take_run(detail::TakenBuffer* out, std::size_t max) noexcept {
+  if (observer_ != nullptr || stashed_ || not_empty_.aborted()) return 0;
+  std::size_t n = 0;
+  const std::size_t popped = ring_.try_pop_run_single(max, [&](const Item& item) noexcept {
+    if (item.is_end_of_work()) {
+      stash_ = item;
+      stashed_ = true;
+      return false;
+    }
+    out[n++] = detail::TakenBuffer{item.slot, item.slot->data, item.slot->capacity, item.size, item.key};
+    return true;
+  });
+  if (popped != 0) room_.notify();
+  return n;
 }
 
 std::uint64_t InputChannel::drain() {

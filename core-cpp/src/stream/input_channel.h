@@ -72,18 +72,11 @@ class InputChannel final : public Endpoint {
   // `waiting`, when given, records the wait while the channel is empty.
   std::optional<Buffer> pop(std::uint64_t* blocked_ns, WaitRecord* waiting = nullptr);
 
-  // The consumer's fast path: takes the next item when it is a buffer and nothing else needs
-  // doing (the run is not aborted, no pop observer, no end-of-work mark); otherwise false,
-  // and pop() does the rest (an end-of-work mark taken here waits there).
-  bool try_pop_buffer(Item& item) noexcept {
-    if (observer_ != nullptr || stashed_ || not_empty_.aborted()) return false;
-    if (!ring_.try_pop_single(item)) return false;
-    room_.notify();
-    if (!item.is_end_of_work()) return true;
-    stash_ = item;
-    stashed_ = true;
-    return false;
-  }
+  // The consumer's fast path: takes up to `max` buffers that are already queued, as
+  // TakenBuffers, and announces the room once. Stops at an end-of-work mark (kept for pop())
+  // and takes nothing when pop() has other work (the run is aborted, a pop observer, a kept
+  // mark). Returns how many it took.
+  std::size_t take_run(detail::TakenBuffer* out, std::size_t max) noexcept;
   bool ended() const noexcept { return marks_seen_ == upstream_copies_; }
   // Discards buffers until the unit of work ends; returns how many were discarded.
   std::uint64_t drain();
@@ -91,6 +84,13 @@ class InputChannel final : public Endpoint {
   // REQUIRES: before the consumer copy runs (the data plane sets it in graph_ready).
   void set_pop_observer(PopObserver* observer) noexcept { observer_ = observer; }
 
+  const std::atomic<bool>& aborted_flag() const noexcept { return not_empty_.signal().aborted_flag(); }
+  // Fills the queue's part of an inline write path (cells, tail, the reader's wake-up) and
+  // returns true, when one is possible: exactly one producer thread, and membarrier(2) (the
+  // inline notify check has no fence). The producer then pushes there instead of try_push.
+  bool fill_lane(detail::WriteLane& lane) noexcept;
+  // notify() of the reader's side, for detail::notify_reader.
+  void notify_reader() noexcept { not_empty_.notify(); }
   int upstream_copies() const { return upstream_copies_; }
   const std::string& label() const { return label_; }
   std::size_t depth() const { return ring_.capacity(); }
@@ -101,13 +101,13 @@ class InputChannel final : public Endpoint {
   const int upstream_copies_;
   const std::string label_;
   const bool single_producer_;
-  MpmcRing<Item> ring_;
+  MpmcRing<Item, detail::QueueCell> ring_;
   Waiter not_empty_;
   Waiter& room_;
   int marks_seen_ = 0;             // consumer thread only
   std::vector<bool> marked_;       // [upstream copy]: its mark arrived; consumer thread only
   PopObserver* observer_ = nullptr;  // set before the consumer runs
-  Item stash_;                       // an end-of-work mark try_pop_buffer took; consumer thread
+  Item stash_;                       // an end-of-work mark take_run took; consumer thread
   bool stashed_ = false;
 };
 

@@ -1,7 +1,12 @@
 // InputPort: a consumer copy's end of one stream, reading from its InputChannel.
+//
+// It takes buffers off the channel a run at a time (those already queued, up to kRun),
+// and InputStream::read() hands them out inline; the port owns the ones not yet read.
+// Used only from its copy's thread (begin_unit and drain too).
 #ifndef SLUICE_STREAM_INPUT_PORT_H_
 #define SLUICE_STREAM_INPUT_PORT_H_
 
+#include <array>
 #include <string>
 
 #include "sluice/stream.h"
@@ -15,34 +20,39 @@ class InputPort final : public InputStream {
   // The channel belongs to the stream and outlives the port; `waiting` (the copy's, may
   // be null) outlives it too.
   InputPort(std::string name, InputChannel& channel, WaitRecord* waiting = nullptr)
-      : name_(std::move(name)), channel_(channel), waiting_(waiting) {}
-
-  std::optional<Buffer> read() override {
-    Item item;
-    if (channel_.try_pop_buffer(item)) {  // a buffer was there: no wait, no mark
-      counters_.buffers.add(1);
-      counters_.bytes.add(item.size);
-      return detail::BufferAccess::wrap(item.slot, item.size, item.key);
-    }
-    std::uint64_t blocked = 0;
-    std::optional<Buffer> buffer = channel_.pop(&blocked, waiting_);
-    if (blocked != 0) counters_.blocked_ns.add(blocked);
-    if (buffer) {
-      counters_.buffers.add(1);
-      counters_.bytes.add(buffer->size());
-    }
-    return buffer;
+      : name_(std::move(name)), channel_(channel), waiting_(waiting) {
+    aborted_ = &channel_.aborted_flag();
   }
+  ~InputPort() override { release_taken(); }
+
   const std::string& name() const override { return name_; }
+
+  // Starts a unit of work on the channel (see InputChannel::begin_unit); buffers still
+  // taken from an aborted one go back to their pool.
+  void begin_unit() noexcept {
+    release_taken();
+    channel_.begin_unit();
+  }
+  // Discards what is left of the unit of work, taken or queued; returns how many buffers.
+  std::uint64_t drain() { return release_taken() + channel_.drain(); }
 
   InputChannel& channel() { return channel_; }
   const PortCounters& counters() const { return counters_; }
 
  private:
+  // Up to this many buffers taken per run: enough to make a call per run cheap beside the
+  // buffers, few enough that the producer soon sees the room (it is announced per run).
+  static constexpr std::size_t kRun = 32;
+
+  std::optional<Buffer> read_more() override;
+  // Gives back the taken buffers not read yet; returns how many.
+  std::uint64_t release_taken() noexcept;
+
   const std::string name_;
   InputChannel& channel_;
   WaitRecord* const waiting_;
   PortCounters counters_;
+  std::array<detail::TakenBuffer, kRun> run_;
 };
 
 }  // namespace sluice

@@ -21,7 +21,16 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
                       : nullptr),
       // Start round robin at a different copy per producer so that N producers writing
       // one buffer each do not all pick consumer copy 0.
-      next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {}
+      next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {
+  OutputStream::aborted_ = &room_.signal().aborted_flag();
+  if (only_local_ != nullptr && only_local_->fill_lane(write_lane_)) {
+    write_lane_.buffers = counters_.buffers.raw();
+    write_lane_.bytes = counters_.bytes.raw();
+    write_lane_.producer = producer_;
+    write_lane_.max_size = static_cast<std::uint32_t>(pool_.buffer_size());
+    has_lane_ = true;
+  }
+}
 
 __extension__ using Wide = unsigned __int128;  // GCC and Clang both have it
 
@@ -91,7 +100,7 @@ void OutputPort::push_demand_driven(const Item& item) {
   counters_.blocked_ns.add(room_.wait(try_best));
 }
 
-void OutputPort::write(Buffer&& buffer) {
+void OutputPort::write_more(Buffer&& buffer) {
   room_.throw_if_aborted();
   if (!open_ || !buffer.valid() || buffer.size() > pool_.buffer_size()) throw_bad_write(buffer);
   const std::uint32_t size = detail::BufferAccess::size(buffer);
@@ -147,6 +156,7 @@ void OutputPort::write_waiting(const Item& item) {
 void OutputPort::close() {
   if (!open_) return;
   open_ = false;
+  lane_ = nullptr;
   const Item mark = Item::end_of_work(producer_);
   for (Endpoint* endpoint : endpoints_) push_blocking(*endpoint, mark);
 }

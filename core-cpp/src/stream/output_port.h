@@ -29,22 +29,28 @@ class OutputPort final : public OutputStream {
              WaitRecord* waiting = nullptr);
 
   Buffer allocate() override;
-  void write(Buffer&& buffer) override;
   std::size_t buffer_size() const override { return pool_.buffer_size(); }
   const std::string& name() const override { return name_; }
 
   // Writes are allowed between open() and close(); close() sends end of work to every
   // consumer copy (blocking while their queues are full).
-  void open() noexcept { open_ = true; }
+  void open() noexcept {
+    open_ = true;
+    if (has_lane_) lane_ = &write_lane_;
+  }
   void close();
 
   const PortCounters& counters() const { return counters_; }
+  // True when write() can put buffers into the consumer's queue inline (one local consumer
+  // copy whose queue only this copy fills, and membarrier(2)).
+  bool writes_inline() const noexcept { return has_lane_; }
 
   // The consumer copy a by_key stream sends `key` to, out of `copies`. Stable across
   // runs and hosts (the daemons rely on this).
   static std::size_t key_to_copy(std::uint64_t key, std::size_t copies) noexcept;
 
  private:
+  void write_more(Buffer&& buffer) override;
   // write() when the fast path could not take the buffer: policies, waits for room.
   void write_waiting(const Item& item);
   void push_blocking(Endpoint& endpoint, const Item& item);
@@ -65,6 +71,10 @@ class OutputPort final : public OutputStream {
   std::size_t next_ = 0;  // round_robin position; demand_driven tie-break start
   bool open_ = false;
   PortCounters counters_;
+  // The inline write path into only_local_, when it has one (OutputStream::lane_ points
+  // here while the port is open).
+  detail::WriteLane write_lane_{};
+  bool has_lane_ = false;
 };
 
 }  // namespace sluice

@@ -414,3 +414,122 @@ TEST_F(OutputPortTest, AbortDuringABroadcastReleasesTheUndeliveredReferences) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::outcome_of;
+using testing::Watchdog;
+
+// A stream whose one producer copy writes into one consumer copy's queue, which only it
+// fills: OutputStream::write puts buffers into the queue's cells inline. The inline path
+// must keep every promise the out-of-line one keeps.
+class OutputPortLaneTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<OutputPort> open_port() {
+    auto p = std::make_unique<OutputPort>("out", "a.out -> b.in", topo::Policy::kRoundRobin, pool_,
+                                          std::vector<Endpoint*>{&channel_}, room_, 0);
+    p->open();
+    return p;
+  }
+  Buffer buffer(std::uint64_t key, std::size_t size = 8) {
+    Buffer b = pool_.acquire(nullptr);
+    b.resize(size);
+    b.set_key(key);
+    return b;
+  }
+  std::optional<Buffer> pop() {
+    std::uint64_t blocked = 0;
+    return channel_.pop(&blocked);
+  }
+
+  RunSignal signal_;
+  Watchdog watchdog_{signal_};
+  Waiter room_{signal_};
+  BufferPool pool_{"a.out -> b.in", 64, 32, signal_};
+  InputChannel channel_{8, 1, signal_, room_, "a.out -> b.in", /*single_producer=*/true};
+};
+
+TEST_F(OutputPortLaneTest, WritesArriveInOrderAndCountedThenTheEnd) {
+  channel_.begin_unit();
+  auto out = open_port();
+  ASSERT_TRUE(out->writes_inline()) << "this machine has membarrier(2): the inline path is what is tested";
+  for (std::uint64_t k = 0; k < 8; ++k) out->write(buffer(k, k));
+  EXPECT_EQ(channel_.free_room(), 0u);
+  EXPECT_EQ(out->counters().buffers.get(), 8u);
+  EXPECT_EQ(out->counters().bytes.get(), 28u);
+  for (std::uint64_t k = 0; k < 8; ++k) {
+    std::optional<Buffer> b = pop();
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->key(), k);
+    EXPECT_EQ(b->size(), k);
+  }
+  out->close();
+  EXPECT_FALSE(pop().has_value());
+  EXPECT_TRUE(channel_.ended());
+  EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+TEST_F(OutputPortLaneTest, AFullQueueFallsBackToWaitingForRoom) {
+  auto out = open_port();
+  for (std::uint64_t k = 0; k < 8; ++k) out->write(buffer(k));
+  std::atomic<int> outcome{0};
+  std::thread writer([&] { outcome = outcome_of([&] { out->write(buffer(8)); }); });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(outcome.load(), 0) << "wrote into a full queue";
+  EXPECT_EQ(pop()->key(), 0u);
+  writer.join();
+  EXPECT_EQ(outcome.load(), 1);
+  for (std::uint64_t k = 1; k <= 8; ++k) EXPECT_EQ(pop()->key(), k);
+}
+
+TEST_F(OutputPortLaneTest, BadWritesStillThrowAndLeaveTheBufferWithTheCaller) {
+  auto out = open_port();
+  EXPECT_TRUE(ThrowsErrorSaying([&] { out->write(Buffer()); }, {"invalid"}));
+  BufferPool bigger("c.out -> a.in", 128, 1, signal_);
+  Buffer big = bigger.acquire(nullptr);
+  big.resize(65);
+  EXPECT_TRUE(ThrowsErrorSaying([&] { out->write(std::move(big)); }, {"65-byte", "buffer_size is 64"}));
+  EXPECT_TRUE(big.valid());
+  out->close();
+  Buffer late = buffer(1);
+  EXPECT_TRUE(ThrowsErrorSaying([&] { out->write(std::move(late)); }, {"outside init/process"}));
+  EXPECT_TRUE(late.valid());
+  EXPECT_EQ(out->counters().buffers.get(), 0u);
+}
+
+TEST_F(OutputPortLaneTest, AWriteAfterAbortThrowsEvenWithRoom) {
+  auto out = open_port();
+  Buffer b = buffer(1);
+  signal_.abort();
+  EXPECT_THROW(out->write(std::move(b)), Aborted);
+  EXPECT_EQ(channel_.free_room(), 8u);
+}
+
+TEST_F(OutputPortLaneTest, EveryInlineWriteWakesTheSleepingConsumer) {
+  channel_.begin_unit();
+  auto out = open_port();
+  constexpr int kRounds = 20;
+  std::atomic<int> popped{0};
+  std::atomic<int> wrong{0};
+  std::thread consumer([&] {
+    for (int r = 0; r < kRounds; ++r) {
+      std::optional<Buffer> b = pop();
+      if (!b || b->key() != static_cast<std::uint64_t>(r)) wrong.fetch_add(1);
+      popped.store(r + 1);
+    }
+  });
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < kRounds; ++r) {
+    while (popped.load() < r) std::this_thread::yield();
+    std::this_thread::sleep_for(1ms);  // long enough for the consumer to go to sleep
+    out->write(buffer(static_cast<std::uint64_t>(r)));
+  }
+  consumer.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "inline writes do not wake the consumer";
+}
+
+}  // namespace
+}  // namespace sluice

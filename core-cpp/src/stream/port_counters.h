@@ -15,6 +15,9 @@ class Counter {
     value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
+  // The value itself, for the one writer's inline path (OutputStream::write), which adds
+  // to it the same way.
+  std::atomic<std::uint64_t>* raw() noexcept { return &value_; }
 
  private:
   std::atomic<std::uint64_t> value_{0};

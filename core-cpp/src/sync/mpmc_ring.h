@@ -18,7 +18,16 @@
 
 namespace sluice {
 
+// A ring's cell: `seq` says whose turn it is (Vyukov's sequence).
 template <typename T>
+struct RingCell {
+  std::atomic<std::size_t> seq;
+  T value;
+};
+
+// Cell: RingCell<T>, or a type laid out and used the same way (the stream queues' cell
+// lives in the public header, where the inline OutputStream::write fills it).
+template <typename T, typename Cell = RingCell<T>>
 class MpmcRing {
  public:
   explicit MpmcRing(std::size_t min_capacity)
@@ -106,7 +115,31 @@ class MpmcRing {
     return true;
   }
 
+  // try_pop_single for a run: hands up to `max` items that are there, in order, to
+  // take(const T&), which returns false to stop after the one it was given. The cells go
+  // back to the producers as they are read, the position is published once. Returns how
+  // many items take() was given.
+  template <typename Take>
+  std::size_t try_pop_run_single(std::size_t max, Take&& take) noexcept {
+    const std::size_t head = head_.load(std::memory_order_relaxed);
+    std::size_t pos = head;
+    while (pos - head < max) {
+      Cell& cell = cells_[pos & mask_];
+      if (cell.seq.load(std::memory_order_acquire) != pos + 1) break;  // empty
+      const bool more = take(cell.value);
+      cell.seq.store(pos + mask_ + 1, std::memory_order_release);
+      ++pos;
+      if (!more) break;
+    }
+    if (pos != head) head_.store(pos, std::memory_order_relaxed);
+    return pos - head;
+  }
+
   std::size_t capacity() const noexcept { return mask_ + 1; }
+  // For a producer that fills cells itself, as try_push_single_with does (the inline
+  // OutputStream::write): the cells and the next position to fill.
+  Cell* cells() noexcept { return cells_.get(); }
+  std::atomic<std::size_t>& tail() noexcept { return tail_; }
   // A snapshot; exact only when no push or pop runs concurrently.
   std::size_t size_approx() const noexcept {
     std::size_t tail = tail_.load(std::memory_order_relaxed);
@@ -115,10 +148,6 @@ class MpmcRing {
   }
 
  private:
-  struct Cell {
-    std::atomic<std::size_t> seq;
-    T value;
-  };
   const std::size_t mask_;
   std::unique_ptr<Cell[]> cells_;
   alignas(64) std::atomic<std::size_t> tail_{0};

@@ -28,6 +28,8 @@ class RunSignal {
   void set_patience(Patience patience) noexcept { patience_ = patience; }
 
   bool aborted() const noexcept { return aborted_.load(std::memory_order_acquire); }
+  // The flag itself, for a check inlined where a call would cost too much (InputStream::read).
+  const std::atomic<bool>& aborted_flag() const noexcept { return aborted_; }
   // Sets the flag and wakes every registered Waiter, so every blocked read, write and
   // allocate in the run throws sluice::Aborted promptly. Idempotent.
   void abort() noexcept;

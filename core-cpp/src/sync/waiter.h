@@ -106,6 +106,10 @@ class Waiter {
     if (signal_.aborted()) throw Aborted();
   }
   bool aborted() const noexcept { return signal_.aborted(); }
+  const RunSignal& signal() const noexcept { return signal_; }
+  // Nonzero while someone may sleep here: notify() must be called. For a notifier that
+  // inlines notify()'s check (the inline OutputStream::write); it calls notify() when set.
+  const std::atomic<std::uint32_t>& may_sleep_flag() const noexcept { return may_sleep_; }
 
   // Tells sleepers that the condition may have changed. Call after the state change
   // (push, pop, release) is visible. One load and no fence when nobody sleeps (the
