@@ -16,6 +16,18 @@ echo
 "$BUILD/bench/graph_bench" --reps "$REPS"
 "$BUILD/bench/graph_bench" --reps "$REPS" --hogs 2
 echo
+# The same shapes in Apache Flink 1.20 (a warm local MiniCluster, operator chaining, object
+# reuse), alternating with graph_bench, quiet and with two CPU hogs. bench/flink is a
+# standalone Maven project, built on first use (Flink comes from Maven Central into ~/.m2).
+if command -v mvn >/dev/null 2>&1; then
+  /usr/bin/python3 "$HERE/flink_peer.py" --build "$BUILD" --reps 3
+  /usr/bin/python3 "$HERE/flink_peer.py" --build "$BUILD" --reps 3 --hogs 2
+else
+  echo "## Beside Apache Flink 1.20: the same shapes, 100 B, one machine"
+  echo
+  echo "Skipped: needs mvn (Maven) to build bench/flink/ and fetch Flink from Maven Central."
+  echo
+fi
 # What watching a run costs: the local pipeline with and without --ui (polled as the page
 # does), in interleaved pairs; the bar: --ui costs less than 2 % of its throughput.
 if [ -f "$BUILD/examples/libexamples.so" ]; then
