@@ -277,7 +277,8 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     }
     for (int c = 0; c < stream.consumer_copies; ++c) {
       if (CopyRunner* consumer = copy_of(spec.to.filter, c)) {
-        auto port = std::make_unique<InputPort>(spec.to.port, *stream.channels[c], &consumer->waiting);
+        auto port = std::make_unique<InputPort>(spec.to.port, *stream.channels[c], &consumer->waiting,
+                                                /*read_ahead=*/spec.policy != topo::Policy::kDemandDriven);
         s.consumer_ports.push_back({i, port.get()});
         consumer->context->add_input(std::move(port));
       }

@@ -8,7 +8,7 @@ std::optional<Buffer> InputPort::read_more() {
     release_taken();
     throw Aborted();
   }
-  if (const std::size_t n = channel_.take_run(run_.data(), run_.size()); n != 0) {
+  if (const std::size_t n = channel_.take_run(run_.data(), run_size_); n != 0) {
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < n; ++i) bytes += run_[i].size;
     counters_.buffers.add(n);

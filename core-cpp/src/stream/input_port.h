@@ -18,9 +18,11 @@ namespace sluice {
 class InputPort final : public InputStream {
  public:
   // The channel belongs to the stream and outlives the port; `waiting` (the copy's, may
-  // be null) outlives it too.
-  InputPort(std::string name, InputChannel& channel, WaitRecord* waiting = nullptr)
-      : name_(std::move(name)), channel_(channel), waiting_(waiting) {
+  // be null) outlives it too. `read_ahead` false: take one buffer at a time, for a
+  // demand_driven stream, whose writers send to the copy with the most free room (taking a
+  // run would empty a slow copy's queue into its port and draw more work to it).
+  InputPort(std::string name, InputChannel& channel, WaitRecord* waiting = nullptr, bool read_ahead = true)
+      : name_(std::move(name)), channel_(channel), waiting_(waiting), run_size_(read_ahead ? kRun : 1) {
     aborted_ = &channel_.aborted_flag();
   }
   ~InputPort() override { release_taken(); }
@@ -52,6 +54,7 @@ class InputPort final : public InputStream {
   InputChannel& channel_;
   WaitRecord* const waiting_;
   PortCounters counters_;
+  const std::size_t run_size_;  // kRun, or 1 (no read-ahead)
   std::array<detail::TakenBuffer, kRun> run_;
 };
 

@@ -120,3 +120,29 @@ TEST_F(InputPortTest, TakingARunFreesItsCellsForTheProducerAtOnce) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// demand_driven sends to the copy with the most free room: a port that emptied its queue
+// into a run would look idle while it holds the run, and draw more work to a slow copy.
+TEST(InputPortReadAheadTest, WithoutReadAheadAReadTakesOneBufferAndTheRestStayQueued) {
+  RunSignal signal;
+  Watchdog watchdog{signal};
+  Waiter room{signal};
+  BufferPool pool{"p", 64, 8, signal};
+  InputChannel channel{8, 1, signal, room};
+  InputPort port("in", channel, nullptr, /*read_ahead=*/false);
+  port.begin_unit();
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    Buffer b = pool.acquire(nullptr);
+    ASSERT_TRUE(channel.try_push(Item{detail::BufferAccess::unwrap(b), 0, 0, k}));
+  }
+  ASSERT_EQ(port.read()->key(), 0u);
+  EXPECT_EQ(channel.free_room(), 5u) << "the other three must stay in the queue, visible to writers";
+  EXPECT_EQ(port.read()->key(), 1u);
+  EXPECT_EQ(channel.free_room(), 6u);
+}
+
+}  // namespace
+}  // namespace sluice
