@@ -66,11 +66,14 @@ void load(const std::string& library, const std::string& path) {
   if (dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
     const char* why = dlerror();
     std::string reason = why ? why : "unknown error";
+    // dlerror names the file first: only the symbol's name after "undefined symbol" counts.
+    const std::size_t undefined_at = reason.find("undefined symbol");
+    const bool undefined = undefined_at != std::string::npos;
     std::string hint =
-        reason.find("register_filter") != std::string::npos
+        undefined && reason.find("register_filter", undefined_at) != std::string::npos
             ? "; it was built against the headers of another sluice version (sluice/filter.h): rebuild it "
               "against this one (" SLUICE_VERSION ")"
-        : reason.find("undefined symbol") != std::string::npos
+        : undefined
             ? "; link the library against everything it uses (and Sluice::sluice)"
             : "; build it first, or fix the path (relative paths are relative to the topology file)";
     throw Error("cannot load filter library '" + library + "': " + reason + hint);

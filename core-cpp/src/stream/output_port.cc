@@ -28,7 +28,6 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
     write_lane_.bytes = counters_.bytes.raw();
     write_lane_.producer = producer_;
     write_lane_.max_size = static_cast<std::uint32_t>(pool_.buffer_size());
-    has_lane_ = true;
   }
 }
 

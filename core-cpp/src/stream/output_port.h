@@ -36,14 +36,14 @@ class OutputPort final : public OutputStream {
   // consumer copy (blocking while their queues are full).
   void open() noexcept {
     open_ = true;
-    if (has_lane_) lane_ = &write_lane_;
+    if (writes_inline()) lane_ = &write_lane_;
   }
   void close();
 
   const PortCounters& counters() const { return counters_; }
   // True when write() can put buffers into the consumer's queue inline (one local consumer
   // copy whose queue only this copy fills, and membarrier(2)).
-  bool writes_inline() const noexcept { return has_lane_; }
+  bool writes_inline() const noexcept { return write_lane_.cells != nullptr; }
 
   // The consumer copy a by_key stream sends `key` to, out of `copies`. Stable across
   // runs and hosts (the daemons rely on this).
@@ -71,10 +71,9 @@ class OutputPort final : public OutputStream {
   std::size_t next_ = 0;  // round_robin position; demand_driven tie-break start
   bool open_ = false;
   PortCounters counters_;
-  // The inline write path into only_local_, when it has one (OutputStream::lane_ points
-  // here while the port is open).
+  // The inline write path into only_local_, when it has one (cells set; OutputStream::lane_
+  // points here while the port is open).
   detail::WriteLane write_lane_{};
-  bool has_lane_ = false;
 };
 
 }  // namespace sluice

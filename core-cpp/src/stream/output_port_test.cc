@@ -34,9 +34,11 @@ class OutputPortTest : public ::testing::Test {
  protected:
   static constexpr std::size_t kBufferSize = 64;
 
-  void add_channels(int n, std::size_t depth = 16, int upstream_copies = 1) {
+  // single_producer: only one port will ever write to each (what lets write() go inline).
+  void add_channels(int n, std::size_t depth = 16, int upstream_copies = 1, bool single_producer = false) {
     for (int i = 0; i < n; ++i) {
-      channels_.push_back(std::make_unique<InputChannel>(depth, upstream_copies, signal_, room_));
+      channels_.push_back(
+          std::make_unique<InputChannel>(depth, upstream_copies, signal_, room_, "", single_producer));
     }
   }
 
@@ -425,38 +427,23 @@ using testing::Watchdog;
 // A stream whose one producer copy writes into one consumer copy's queue, which only it
 // fills: OutputStream::write puts buffers into the queue's cells inline. The inline path
 // must keep every promise the out-of-line one keeps.
-class OutputPortLaneTest : public ::testing::Test {
+class OutputPortLaneTest : public OutputPortTest {
  protected:
-  std::unique_ptr<OutputPort> open_port() {
-    auto p = std::make_unique<OutputPort>("out", "a.out -> b.in", topo::Policy::kRoundRobin, pool_,
-                                          std::vector<Endpoint*>{&channel_}, room_, 0);
-    p->open();
-    return p;
-  }
-  Buffer buffer(std::uint64_t key, std::size_t size = 8) {
-    Buffer b = pool_.acquire(nullptr);
-    b.resize(size);
-    b.set_key(key);
-    return b;
-  }
+  void SetUp() override { add_channels(1, 8, 1, /*single_producer=*/true); }
+  std::unique_ptr<OutputPort> open_port() { return port(topo::Policy::kRoundRobin); }
   std::optional<Buffer> pop() {
     std::uint64_t blocked = 0;
-    return channel_.pop(&blocked);
+    return channels_[0]->pop(&blocked);
   }
-
-  RunSignal signal_;
-  Watchdog watchdog_{signal_};
-  Waiter room_{signal_};
-  BufferPool pool_{"a.out -> b.in", 64, 32, signal_};
-  InputChannel channel_{8, 1, signal_, room_, "a.out -> b.in", /*single_producer=*/true};
+  InputChannel& channel() { return *channels_[0]; }
 };
 
 TEST_F(OutputPortLaneTest, WritesArriveInOrderAndCountedThenTheEnd) {
-  channel_.begin_unit();
+  channel().begin_unit();
   auto out = open_port();
   ASSERT_TRUE(out->writes_inline()) << "this machine has membarrier(2): the inline path is what is tested";
   for (std::uint64_t k = 0; k < 8; ++k) out->write(buffer(k, k));
-  EXPECT_EQ(channel_.free_room(), 0u);
+  EXPECT_EQ(channel().free_room(), 0u);
   EXPECT_EQ(out->counters().buffers.get(), 8u);
   EXPECT_EQ(out->counters().bytes.get(), 28u);
   for (std::uint64_t k = 0; k < 8; ++k) {
@@ -467,7 +454,7 @@ TEST_F(OutputPortLaneTest, WritesArriveInOrderAndCountedThenTheEnd) {
   }
   out->close();
   EXPECT_FALSE(pop().has_value());
-  EXPECT_TRUE(channel_.ended());
+  EXPECT_TRUE(channel().ended());
   EXPECT_EQ(pool_.available(), pool_.count());
 }
 
@@ -504,11 +491,11 @@ TEST_F(OutputPortLaneTest, AWriteAfterAbortThrowsEvenWithRoom) {
   Buffer b = buffer(1);
   signal_.abort();
   EXPECT_THROW(out->write(std::move(b)), Aborted);
-  EXPECT_EQ(channel_.free_room(), 8u);
+  EXPECT_EQ(channel().free_room(), 8u);
 }
 
 TEST_F(OutputPortLaneTest, EveryInlineWriteWakesTheSleepingConsumer) {
-  channel_.begin_unit();
+  channel().begin_unit();
   auto out = open_port();
   constexpr int kRounds = 20;
   std::atomic<int> popped{0};
