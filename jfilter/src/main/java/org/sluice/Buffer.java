@@ -29,9 +29,9 @@ import java.nio.ByteOrder;
  * {@link Filter#process} returns are released by the runtime, with a warning.
  *
  * <p><b>Broadcast.</b> On a {@code broadcast} stream every consumer copy receives the same
- * block. Such a buffer {@link #isShared() is shared}: its {@code data()} is a read-only view
- * (and, unlike the unshared case, a fresh object each time). Allocate a new buffer for
- * modified data.
+ * block. Such a buffer {@link #isShared() is shared} while other copies still hold the block:
+ * its {@code data()} is a read-only view (and, unlike the unshared case, a fresh object each
+ * time). Allocate a new buffer for modified data.
  *
  * <p><b>Threads.</b> Use a buffer only on the filter's own thread, inside
  * {@code init}/{@code process}/{@code finalize}; other threads get
@@ -154,8 +154,9 @@ public final class Buffer implements AutoCloseable {
   }
 
   /**
-   * @return true when other consumer copies of a broadcast stream received the same block, so
-   *     that {@link #data()} is read-only
+   * @return true when, as this buffer was read, other consumer copies of a broadcast stream
+   *     still held the same block, so that {@link #data()} is read-only (a copy that reads the
+   *     block after every sibling released it owns it alone and gets it writable)
    * @throws IllegalStateException when the buffer was already written, closed or released
    */
   public boolean isShared() {

@@ -4,6 +4,8 @@ import java.nio.ReadOnlyBufferException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import org.sluice.Buffer;
 import org.sluice.Context;
 import org.sluice.Filter;
@@ -15,6 +17,11 @@ import org.sluice.OutputStream;
  * unit of work is released by the runtime and goes stale like any other. Reports on `report`.
  */
 public final class SharedProbe implements Filter {
+  // A block is shared while another holder remains: a copy that released every reference
+  // before its sibling read the block would leave the sibling the block alone, writable. So
+  // neither copy lets go of its first buffer (returns, which releases it) before both have
+  // read theirs. The copies are Java copies: each runs on a thread of its own.
+  private static final CyclicBarrier BOTH_READ_THE_FIRST = new CyclicBarrier(2);
   private final List<String> results = new ArrayList<>();
   private Buffer kept;
 
@@ -44,6 +51,11 @@ public final class SharedProbe implements Filter {
         check("shared-read-only", false);
       } catch (ReadOnlyBufferException e) {
         check("shared-read-only", true);
+      }
+      try {
+        BOTH_READ_THE_FIRST.await(60, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        check("both-read-the-first " + e, false);
       }
     }
     for (Buffer b; (b = in.read()) != null; ) b.close();
