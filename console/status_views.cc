@@ -125,7 +125,7 @@ std::string status_metrics(const StatusSnapshot& s) {
                 [](const St& st) { return st.totals.buffers; });
   stream_family("sluice_stream_bytes_total", "counter", "Payload bytes written to the stream.",
                 [](const St& st) { return st.totals.bytes; });
-  stream_family("sluice_stream_consumed_buffers_total", "counter", "Buffers read from the stream by its consumer copies.",
+  stream_family("sluice_stream_consumed_buffers_total", "counter", "Buffers read from the stream by its consumer copies (a run counted once read to the end).",
                 [](const St& st) { return st.totals.consumed; });
   stream_family("sluice_stream_producer_blocked_seconds_total", "counter",
                 "Seconds the producer copies spent blocked on the stream (waiting for a buffer or room), summed over them.",
@@ -133,9 +133,9 @@ std::string status_metrics(const StatusSnapshot& s) {
   stream_family("sluice_stream_consumer_blocked_seconds_total", "counter",
                 "Seconds the consumer copies spent blocked waiting for data, summed over them.",
                 [](const St& st) { return seconds(st.totals.consumer_blocked_ns); });
-  stream_family("sluice_stream_queue_depth", "gauge", "Buffers waiting in the consumer copies' queues now.",
+  stream_family("sluice_stream_queue_depth", "gauge", "Buffers waiting for the consumer copies now (queued, or in a run a copy took and has not read to the end).",
                 [](const St& st) { return st.totals.queued; });
-  stream_family("sluice_stream_queue_capacity", "gauge", "Buffers the consumer copies' queues hold at most.",
+  stream_family("sluice_stream_queue_capacity", "gauge", "Buffers waiting for the consumer copies at most (depth per copy, plus the run it may take).",
                 [](const St& st) { return st.totals.capacity; });
   stream_family("sluice_stream_producer_copies", "gauge", "Copies of the producing filter.",
                 [](const St& st) { return st.totals.producer_copies; });

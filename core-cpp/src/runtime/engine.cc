@@ -403,8 +403,12 @@ std::vector<StreamStats> Engine::stream_stats() const {
   for (const auto& [stream, port] : state_->consumer_ports) {
     out[stream].consumed += port->counters().buffers.get();
     out[stream].consumer_blocked_ns += port->counters().blocked_ns.get();
+    // A run the copy took off its queue and has not finished reading: still waiting for
+    // the filter as far as users can tell (read() counts it as read once it is over).
+    out[stream].queued += port->counters().in_hand.get();
+    out[stream].capacity += port->run_size();
   }
-  // Queue depths: what each local consumer copy has waiting (two loads per queue).
+  // Queue depths: what each local consumer copy has waiting in its queue (two loads per queue).
   const auto& streams = state_->graph.streams();
   for (std::size_t i = 0; i < streams.size(); ++i) {
     for (const auto& channel : streams[i]->channels) {

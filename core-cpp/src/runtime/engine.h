@@ -55,11 +55,13 @@ struct StreamStats {
   int consumer_copies = 0;
   std::uint64_t buffers = 0;   // written by producer copies
   std::uint64_t bytes = 0;
-  std::uint64_t consumed = 0;  // read by consumer copies
+  std::uint64_t consumed = 0;  // read by consumer copies (counted a run of up to 32 at a time)
   std::uint64_t producer_blocked_ns = 0;  // summed over producer copies
   std::uint64_t consumer_blocked_ns = 0;  // summed over consumer copies
-  std::uint64_t queued = 0;    // buffers waiting in consumer copies' queues now (a snapshot)
-  std::uint64_t capacity = 0;  // what those queues hold at most (depth per consumer copy here)
+  std::uint64_t queued = 0;    // buffers waiting for consumer copies now, in their queues or
+                               // in a run taken and not all read yet (a snapshot)
+  std::uint64_t capacity = 0;  // what those hold at most (depth per consumer copy here, plus
+                               // the run it may have taken: up to 32 buffers, 1 on demand_driven)
 };
 
 // Adds `from`'s counters, queue depth and capacity to `into` (label and copy counts stay).

@@ -2,6 +2,8 @@
 //
 // It takes buffers off the channel a run at a time (those already queued, up to kRun),
 // and InputStream::read() hands them out inline; the port owns the ones not yet read.
+// Its counters count a run's buffers as read once the run is over (read() cannot count
+// inline); until then the run is `in_hand`, which the stream's stats show as queued.
 // Used only from its copy's thread (begin_unit and drain too).
 #ifndef SLUICE_STREAM_INPUT_PORT_H_
 #define SLUICE_STREAM_INPUT_PORT_H_
@@ -25,21 +27,23 @@ class InputPort final : public InputStream {
       : name_(std::move(name)), channel_(channel), waiting_(waiting), run_size_(read_ahead ? kRun : 1) {
     aborted_ = &channel_.aborted_flag();
   }
-  ~InputPort() override { release_taken(); }
+  ~InputPort() override { end_run(); }
 
   const std::string& name() const override { return name_; }
 
   // Starts a unit of work on the channel (see InputChannel::begin_unit); buffers still
   // taken from an aborted one go back to their pool.
   void begin_unit() noexcept {
-    release_taken();
+    end_run();
     channel_.begin_unit();
   }
   // Discards what is left of the unit of work, taken or queued; returns how many buffers.
-  std::uint64_t drain() { return release_taken() + channel_.drain(); }
+  std::uint64_t drain() { return end_run() + channel_.drain(); }
 
   InputChannel& channel() { return channel_; }
   const PortCounters& counters() const { return counters_; }
+  // The most buffers a run takes: what the port may hold beside its queue's depth.
+  std::size_t run_size() const { return run_size_; }
 
  private:
   // Up to this many buffers taken per run: enough to make a call per run cheap beside the
@@ -47,8 +51,9 @@ class InputPort final : public InputStream {
   static constexpr std::size_t kRun = 32;
 
   std::optional<Buffer> read_more() override;
-  // Gives back the taken buffers not read yet; returns how many.
-  std::uint64_t release_taken() noexcept;
+  // Ends the current run: counts the buffers read() handed out, gives back the ones not
+  // read yet; returns how many it gave back.
+  std::uint64_t end_run() noexcept;
 
   const std::string name_;
   InputChannel& channel_;
@@ -56,6 +61,7 @@ class InputPort final : public InputStream {
   PortCounters counters_;
   const std::size_t run_size_;  // kRun, or 1 (no read-ahead)
   std::array<detail::TakenBuffer, kRun> run_;
+  std::size_t run_length_ = 0;  // buffers in run_ (read or not), 0 between runs
 };
 
 }  // namespace sluice

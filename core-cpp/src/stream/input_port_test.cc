@@ -57,6 +57,34 @@ TEST_F(InputPortTest, ReadsEveryBufferInOrderAcrossManyRunsThenTheEnd) {
   EXPECT_EQ(pool_.available(), pool_.count());
 }
 
+// A taken run is counted as read only as far as read() handed it out; until the run is over
+// it shows as in hand (the stream's stats add that to what is queued), so a copy stuck in its
+// own work never looks as if it had read what it only took.
+TEST_F(InputPortTest, CountersCountWhatWasReadNotWhatWasTaken) {
+  InputPort port("in", channel_);
+  port.begin_unit();
+  push_buffers(0, 10, 5);
+  ASSERT_TRUE(port.read().has_value());  // takes all ten, hands out one
+  ASSERT_TRUE(port.read().has_value());
+  EXPECT_EQ(port.counters().buffers.get(), 0u) << "a run is counted once it is over";
+  EXPECT_EQ(port.counters().in_hand.get(), 10u);
+  EXPECT_EQ(channel_.free_room(), channel_.depth()) << "the run left the queue";
+  push_end();
+  EXPECT_EQ(port.drain(), 8u);
+  EXPECT_EQ(port.counters().buffers.get(), 2u) << "the two read, not the eight given back";
+  EXPECT_EQ(port.counters().bytes.get(), 10u);
+  EXPECT_EQ(port.counters().in_hand.get(), 0u);
+
+  port.begin_unit();
+  push_buffers(10, 3, 5);
+  push_end();
+  while (port.read()) {
+  }
+  EXPECT_EQ(port.counters().buffers.get(), 5u) << "a run read to the end is all counted by the end of work";
+  EXPECT_EQ(port.counters().bytes.get(), 25u);
+  EXPECT_EQ(port.counters().in_hand.get(), 0u);
+}
+
 TEST_F(InputPortTest, AReadReturnsWhatIsThereWithoutWaitingForAFullRun) {
   InputPort port("in", channel_);
   port.begin_unit();

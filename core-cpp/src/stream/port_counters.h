@@ -14,6 +14,7 @@ class Counter {
   void add(std::uint64_t n) noexcept {
     value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
+  void set(std::uint64_t n) noexcept { value_.store(n, std::memory_order_relaxed); }
   std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
   // The value itself, for the one writer's inline path (OutputStream::write), which adds
   // to it the same way.
@@ -24,9 +25,10 @@ class Counter {
 };
 
 struct alignas(64) PortCounters {
-  Counter buffers;
+  Counter buffers;     // written, or read (a consumer counts a run once it is all read)
   Counter bytes;
   Counter blocked_ns;  // time asleep waiting for data, room or a free buffer
+  Counter in_hand;     // a consumer's run: taken off the queue, not all read yet
 };
 
 }  // namespace sluice
