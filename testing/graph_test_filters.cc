@@ -10,7 +10,9 @@
 //               record_keys (key_copies, key_hops, per_hop), record_address, transforms
 //               (expected, default: not checked), check_aux (aux must equal the source's
 //               payload address and ours: zero copy), read: false to return without reading
-//               (leaves input to the runtime), release_spinners.
+//               (leaves input to the runtime), release_spinners, wait_for_gate (read
+//               nothing until observed().gate_open; slow_copy: only that copy),
+//               open_gate_after (opens it after reading that many buffers).
 //   TestTextSink: records each buffer's text, one line per buffer (Java probes report with it).
 //   TestAskPort: asks for input port `port` (an unconnected one, in tests).
 //   TestWriteInFinalize: writes to out from finalize.
@@ -109,6 +111,8 @@ void Observations::reset() {
   units_seen.clear();
   constructed.clear();
   spinners_released.store(false);
+  gate_open.store(false);
+  spinning.store(0);
   inits.clear();
   source_address.clear();
   sink_address.clear();
@@ -207,7 +211,9 @@ class TestSink : public sluice::Filter, Counted<TestSink> {
     auto& in = ctx.input("in");
     // sleep_us applies to every copy, or only to copy `slow_copy` when that is given.
     const int slow_copy = ctx.arg<int>("slow_copy", -1);
-    const int sleep = slow_copy < 0 || slow_copy == ctx.copy_index() ? ctx.arg<int>("sleep_us", 0) : 0;
+    const bool slow = slow_copy < 0 || slow_copy == ctx.copy_index();
+    const int sleep = slow ? ctx.arg<int>("sleep_us", 0) : 0;
+    const auto open_gate_after = ctx.arg<std::uint64_t>("open_gate_after", 0);
     const bool record_keys = ctx.arg<bool>("record_keys", false);
     const bool record_address = ctx.arg<bool>("record_address", false);
     const std::int64_t transforms = ctx.arg<std::int64_t>("transforms", -1);
@@ -219,9 +225,12 @@ class TestSink : public sluice::Filter, Counted<TestSink> {
     std::map<std::uint32_t, std::uint64_t> per_hop;
     std::vector<std::pair<std::pair<std::uint32_t, std::uint64_t>, const void*>> addresses;
     std::vector<std::pair<std::pair<std::uint32_t, std::uint64_t>, std::pair<const void*, std::uint64_t>>> aux;
+    if (slow && ctx.arg<bool>("wait_for_gate", false)) {
+      while (!observed().gate_open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     std::uint64_t count = 0;
     while (auto b = in.read()) {
-      ++count;
+      if (++count == open_gate_after) observed().gate_open.store(true);
       Record r;
       if (check_record(ctx, *b, next, r)) {
         seen[r.source].push_back(r.seq);
@@ -326,6 +335,10 @@ class TestBadConstructor : public sluice::Filter {
 class TestSpinner : public sluice::Filter {
  public:
   void process(sluice::Context& ctx) override {
+    ++observed().spinning;
+    struct Leave {
+      ~Leave() { --observed().spinning; }
+    } leave;
     const bool until_released = ctx.arg<bool>("until_released", false);
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(ctx.arg<int>("ms", until_released ? 60000 : 1000));

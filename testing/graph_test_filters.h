@@ -38,6 +38,10 @@ struct Observations {
   // Set by a TestSink with release_spinners: true when it has read everything; TestSpinners
   // with until_released: true spin until then.
   std::atomic<bool> spinners_released{false};
+  // TestSpinners in process() now (a test waits for a stuck one to leave before it ends).
+  std::atomic<int> spinning{0};
+  // TestSinks with wait_for_gate: true read nothing until a test opens the gate.
+  std::atomic<bool> gate_open{false};
 
   std::mutex mu;  // guards everything below
   std::vector<std::string> violations;  // order or checksum problems, first 20

@@ -132,24 +132,33 @@ streams:
       << out.failure->message;
 }
 
+// The spinner never blocks on a stream and spins until the test releases it, after the run:
+// the grace (3 s) is long enough for the sink, which may start on the spinner's worker, to be
+// taken by another worker and unwind, so only the spinner is named, however loaded the machine.
 TEST_F(GraphFailureTest, CopyStuckInUserCodeIsNamedAfterTheGrace) {
   sluice::EngineOptions options;
-  options.abort_grace = std::chrono::milliseconds(200);
+  options.abort_grace = std::chrono::seconds(3);
   RunOutcome out = run_yaml(R"(
 filters:
   src:  {class: "testing_filters::TestSource", args: {throw_at: 0}}
   sink: {class: "testing_filters::TestSink"}
-  spin: {class: "testing_filters::TestSpinner", args: {ms: 1500}}
+  spin: {class: "testing_filters::TestSpinner", args: {until_released: true}}
 streams:
   - {from: src.out, to: sink.in}
 )", options);
+  // Let the spinner go and wait for it to leave, so that the copy the engine left behind
+  // does not outlive the test's observations.
+  observed().spinners_released.store(true);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (observed().spinning.load() != 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(observed().spinning.load(), 0) << "the spinner did not leave once released";
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // and its return path ends
   ASSERT_TRUE(out.failure);
   EXPECT_EQ(out.failure->filter, "src");
   ASSERT_EQ(out.stuck.size(), 1u);
   EXPECT_EQ(out.stuck[0], "spin#0 (in process)");
-  // The spinner ends by itself after 1.5 s; let it, so the detached thread does not
-  // outlive the test's observations.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
 }
 
 }  // namespace

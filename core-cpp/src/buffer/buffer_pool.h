@@ -50,6 +50,9 @@ class BufferPool {
   // when a block is next released (see Waiter::call_once_notified). Look again with
   // try_acquire() after arming.
   void call_when_released(Waiter::Callback* callback) noexcept { not_empty_.call_once_notified(callback); }
+  // True while an acquire() may be asleep waiting for a block (or a callback is armed): for
+  // tests that must know a thread is blocked before they release.
+  bool has_sleeper() const noexcept { return not_empty_.may_sleep_flag().load() != 0; }
 
   const std::string& name() const { return name_; }
   std::size_t buffer_size() const { return buffer_size_; }

@@ -99,10 +99,8 @@ TEST(BufferPool, ABlockedAcquireWakesWhenABufferIsReleased) {
     got_block = b.data();
     got.store(true);
   });
-  // On a loaded machine the thread may start late: give it 50 ms from when it runs, so that
-  // the release below finds it waiting.
-  while (!started.load()) std::this_thread::yield();
-  std::this_thread::sleep_for(50ms);
+  // Release only once the taker is asleep in acquire(), however late it started.
+  while (!started.load() || !pool.has_sleeper()) std::this_thread::yield();
   EXPECT_FALSE(got.load()) << "acquire() returned while the pool was empty";
   buffers.pop_back();  // releases one block
   taker.join();

@@ -212,8 +212,8 @@ TEST_F(OutputPortTest, DemandDrivenWaitsForWhicheverCopyFreesRoomFirst) {
     out->write(std::move(seven));
     popped_before_write_returned = popped.load();
   });
-  while (!writing.load()) std::this_thread::yield();
-  std::this_thread::sleep_for(50ms);
+  // Pop only once the writer is asleep waiting for room, however late it started.
+  while (!writing.load() || room_.may_sleep_flag().load() == 0) std::this_thread::yield();
   popped.store(true);
   EXPECT_EQ(next_key(*channels_[1]), 1000u);
   writer.join();
@@ -399,7 +399,9 @@ TEST_F(OutputPortTest, AbortDuringABroadcastReleasesTheUndeliveredReferences) {
       outcome = 2;
     }
   });
-  std::this_thread::sleep_for(50ms);
+  // Abort only once the write has delivered to copy 0 (and so waits on copy 1): an abort
+  // before the write began would make it throw at once, with nothing delivered.
+  while (channels_[0]->free_room() != 1) std::this_thread::yield();
   signal_.abort();
   writer.join();
   EXPECT_EQ(outcome.load(), 2);
