@@ -100,7 +100,7 @@ TEST(SchedulerTest, AnIdleSchedulerDoesNotWakeUp) {
   std::atomic<int> ran{0};
   s.spawn([&] { ran.fetch_add(1); }, 0, nullptr);
   ASSERT_TRUE(eventually([&] { return ran.load() == 1; }));
-  std::this_thread::sleep_for(50ms);  // the worker goes to sleep
+  std::this_thread::sleep_for(200ms);  // the worker goes to sleep (even on a loaded machine)
   const long before = process_context_switches();
   std::this_thread::sleep_for(300ms);
   const long woke = process_context_switches() - before;

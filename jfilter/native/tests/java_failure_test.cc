@@ -35,7 +35,9 @@ work: [first, second]
                                     "java.lang.IllegalArgumentException"),
             std::string::npos) << out.failure->str();
   EXPECT_TRUE(out.stuck.empty());
-  EXPECT_LT(out.seconds, 10.0) << "the abort should unblock every thread, Java ones too";
+  // A hang is caught by the stuck list and the test's own time limit; this bounds the
+  // unwinding loosely (it includes the JVM's start in a fresh process on a loaded machine).
+  EXPECT_LT(out.seconds, 60.0) << "the abort should unblock every thread, Java ones too";
 }
 
 struct StageCase {
