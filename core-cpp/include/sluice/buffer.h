@@ -29,6 +29,9 @@ void release_slot(Slot* slot) noexcept;
 bool slot_is_shared(const Slot* slot) noexcept;
 // A buffer the runtime has taken off a stream's queue for a copy and not handed out yet
 // (InputStream::read): the fields of the Buffer it becomes.
+// The size of a pool's per-block record (buffer/slot.h), which pools lay out in an array: the
+// inline OutputStream::allocate finds a block's index from its record's address.
+inline constexpr std::size_t kSlotBytes = 64;
 struct TakenBuffer {
   Slot* slot;
   std::byte* data;
@@ -118,7 +121,7 @@ class Buffer {
  private:
   friend class detail::BufferAccess;
   friend class InputStream;   // its inline read() builds a Buffer from a taken one
-  friend class OutputStream;  // its inline write() moves one into a queue
+  friend class OutputStream;  // its inline write() moves one into a queue, allocate() makes one
   [[noreturn]] void throw_too_big(std::size_t n) const;
   Buffer(detail::Slot* slot, std::byte* data, std::uint32_t capacity, std::uint32_t size,
          std::uint64_t key) noexcept

@@ -41,13 +41,13 @@ namespace detail {
 // inline read and write, their classes' layout) is part of these symbols' names: a filter
 // library built against other headers then fails to load, with a message that says to
 // rebuild it, instead of calling into the runtime the wrong way.
-inline namespace filter_abi_2 {
+inline namespace filter_abi_3 {
 // Adds a class to the registry of the shared library being loaded (or of the program
 // itself, for filters linked into it). Used by SLUICE_FILTER; returns true.
 bool register_filter(const char* class_name, FilterFactory factory);
 // The same, with the names of the arguments the class needs (SLUICE_FILTER_ARGS).
 bool register_filter(const char* class_name, FilterFactory factory, std::initializer_list<const char*> required_args);
-}  // namespace filter_abi_2
+}  // namespace filter_abi_3
 }  // namespace detail
 
 }  // namespace sluice

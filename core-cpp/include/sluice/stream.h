@@ -94,6 +94,25 @@ struct WriteLane {
 };
 // Wakes the consumer copy that may sleep on an empty queue (lane.reader_may_sleep was set).
 void notify_reader(const WriteLane& lane) noexcept;
+
+// One cell of a pool's ring of free blocks (sync/mpmc_ring.h). Runtime use only.
+struct FreeCell {
+  std::atomic<std::uint64_t> seq;
+  Slot* value;
+};
+
+// What OutputStream::allocate needs to take a free block itself, when this copy is the only
+// one that takes from the stream's pool: the runtime's (buffer/buffer_pool.h), which keeps it
+// alive as long as the stream. Runtime use only.
+struct AllocateLane {
+  FreeCell* cells;
+  std::uint64_t mask;                // cells - 1 (a power of two)
+  std::atomic<std::uint64_t>* head;  // the next cell to take
+  const std::byte* slots;            // the pool's block records, kSlotBytes each
+  std::byte* memory;                 // block i is at memory + i * stride
+  std::size_t stride;
+  std::uint32_t capacity;            // the stream's buffer_size
+};
 }  // namespace detail
 
 class OutputStream {
@@ -106,7 +125,23 @@ class OutputStream {
   // Returns an empty buffer (size 0, key 0) of buffer_size() bytes capacity from the
   // stream's pool; the caller owns it. Blocks while the pool is empty: that is
   // backpressure from slower consumers. Throws sluice::Aborted when the run is stopping.
-  virtual Buffer allocate() = 0;
+  Buffer allocate() {
+    // Inline, the common case: this copy alone takes from the pool, and a block is free.
+    if (const detail::AllocateLane* lane = alloc_lane_;
+        lane != nullptr && !aborted_->load(std::memory_order_relaxed)) {
+      const std::uint64_t pos = lane->head->load(std::memory_order_relaxed);
+      detail::FreeCell& cell = lane->cells[pos & lane->mask];
+      if (cell.seq.load(std::memory_order_acquire) == pos + 1) {
+        detail::Slot* slot = cell.value;
+        cell.seq.store(pos + lane->mask + 1, std::memory_order_release);
+        lane->head->store(pos + 1, std::memory_order_relaxed);
+        const auto index =
+            static_cast<std::size_t>(reinterpret_cast<const std::byte*>(slot) - lane->slots) / detail::kSlotBytes;
+        return Buffer(slot, lane->memory + index * lane->stride, lane->capacity, 0, 0);
+      }
+    }
+    return allocate_more();
+  }
 
   // Sends the buffer to a consumer copy chosen by the stream's policy, taking ownership.
   // Any valid buffer may be written (one from allocate() or one read from an input): the
@@ -151,12 +186,16 @@ class OutputStream {
   virtual const std::string& name() const = 0;
 
  protected:
+  // What allocate() does when it cannot take a block inline: waits, or throws on abort.
+  // Runtime use only.
+  virtual Buffer allocate_more() = 0;
   // What write() does when it cannot put the buffer into a queue inline: checks, policies,
   // waits. Runtime use only.
   virtual void write_more(Buffer&& buffer) = 0;
 
-  // Runtime use only: the inline path while the stream is open and has one (else null),
-  // and the run's stop flag.
+  // Runtime use only: the inline paths, when the stream has them (else null): allocate's
+  // always, write's while the stream is open; and the run's stop flag.
+  const detail::AllocateLane* alloc_lane_ = nullptr;
   const detail::WriteLane* lane_ = nullptr;
   const std::atomic<bool>* aborted_ = &kNeverAborted;
 

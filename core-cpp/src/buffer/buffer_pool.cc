@@ -68,6 +68,18 @@ Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
   return fresh(slot);
 }
 
+bool BufferPool::fill_allocate_lane(detail::AllocateLane& lane) noexcept {
+  if (!single_acquirer_) return false;
+  lane.cells = free_.cells();
+  lane.mask = free_.capacity() - 1;
+  lane.head = &free_.head();
+  lane.slots = reinterpret_cast<const std::byte*>(slots_.data());
+  lane.memory = memory_.get();
+  lane.stride = stride_;
+  lane.capacity = static_cast<std::uint32_t>(buffer_size_);
+  return true;
+}
+
 void BufferPool::release(detail::Slot* slot) noexcept {
   free_.try_push(slot);  // cannot fail: the ring holds every slot
   not_empty_.notify();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "buffer/slot.h"
+#include "sluice/stream.h"
 #include "sync/mpmc_ring.h"
 #include "sync/waiter.h"
 
@@ -45,6 +46,11 @@ class BufferPool {
 
   // Returns a block whose last reference was dropped. Called by release_slot().
   void release(detail::Slot* slot) noexcept;
+
+  // For the pool's single acquirer: fills `lane` so that the inline OutputStream::allocate
+  // takes free blocks itself (as try_acquire does). False, and `lane` untouched, when several
+  // threads may take from this pool. The lane stays valid as long as the pool.
+  bool fill_allocate_lane(detail::AllocateLane& lane) noexcept;
 
   // For a thread that must not block (the data plane's I/O thread): runs `callback` once
   // when a block is next released (see Waiter::call_once_notified). Look again with
@@ -89,7 +95,8 @@ class BufferPool {
   bool single_acquirer_;
   std::unique_ptr<std::byte[], FreeDeleter> memory_;
   std::vector<detail::Slot> slots_;
-  MpmcRing<detail::Slot*> free_;
+  // Its cell type is the public header's, so the inline allocate and the ring agree.
+  MpmcRing<detail::Slot*, detail::FreeCell> free_;
   Waiter not_empty_;
 };
 

@@ -30,6 +30,7 @@ struct alignas(64) Slot {
   BufferPool* pool = nullptr;
   std::atomic<void*> binding{nullptr};
 };
+static_assert(sizeof(Slot) == kSlotBytes, "the inline OutputStream::allocate computes indices with kSlotBytes");
 
 // Builds and takes apart Buffers; only the runtime uses this.
 class BufferAccess {

@@ -23,6 +23,7 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
       // one buffer each do not all pick consumer copy 0.
       next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {
   OutputStream::aborted_ = &room_.signal().aborted_flag();
+  if (pool_.fill_allocate_lane(allocate_lane_)) alloc_lane_ = &allocate_lane_;
   if (only_local_ != nullptr && only_local_->fill_lane(write_lane_)) {
     write_lane_.buffers = counters_.buffers.raw();
     write_lane_.bytes = counters_.bytes.raw();
@@ -45,7 +46,7 @@ std::size_t OutputPort::key_to_copy(std::uint64_t key, std::size_t copies) noexc
   return static_cast<std::size_t>((static_cast<Wide>(key) * copies) >> 64);
 }
 
-Buffer OutputPort::allocate() {
+Buffer OutputPort::allocate_more() {
   room_.throw_if_aborted();  // after an abort every allocate throws, even one that would not wait
   if (std::optional<Buffer> free = pool_.try_acquire()) return std::move(*free);
   std::uint64_t blocked = 0;

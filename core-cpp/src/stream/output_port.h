@@ -28,7 +28,6 @@ class OutputPort final : public OutputStream {
              std::vector<Endpoint*> endpoints, Waiter& room, std::uint32_t producer,
              WaitRecord* waiting = nullptr);
 
-  Buffer allocate() override;
   std::size_t buffer_size() const override { return pool_.buffer_size(); }
   const std::string& name() const override { return name_; }
 
@@ -44,12 +43,15 @@ class OutputPort final : public OutputStream {
   // True when write() can put buffers into the consumer's queue inline (one local consumer
   // copy whose queue only this copy fills, and membarrier(2)).
   bool writes_inline() const noexcept { return write_lane_.cells != nullptr; }
+  // True when allocate() takes free blocks inline (this copy is its pool's only acquirer).
+  bool allocates_inline() const noexcept { return alloc_lane_ != nullptr; }
 
   // The consumer copy a by_key stream sends `key` to, out of `copies`. Stable across
   // runs and hosts (the daemons rely on this).
   static std::size_t key_to_copy(std::uint64_t key, std::size_t copies) noexcept;
 
  private:
+  Buffer allocate_more() override;
   void write_more(Buffer&& buffer) override;
   // write() when the fast path could not take the buffer: policies, waits for room.
   void write_waiting(const Item& item);
@@ -74,6 +76,9 @@ class OutputPort final : public OutputStream {
   // The inline write path into only_local_, when it has one (cells set; OutputStream::lane_
   // points here while the port is open).
   detail::WriteLane write_lane_{};
+  // The inline allocate path, when this copy is its pool's only acquirer (cells set;
+  // OutputStream::alloc_lane_ points here then).
+  detail::AllocateLane allocate_lane_{};
 };
 
 }  // namespace sluice

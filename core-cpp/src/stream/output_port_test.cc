@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -518,6 +519,86 @@ TEST_F(OutputPortLaneTest, EveryInlineWriteWakesTheSleepingConsumer) {
   consumer.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "inline writes do not wake the consumer";
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A stream whose one producer copy is its pool's only acquirer: OutputStream::allocate takes
+// free blocks off the pool's ring inline. It must hand out what the pool's own acquire would.
+class OutputPortAllocateLaneTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<OutputPort> open_port(BufferPool& pool) {
+    auto p = std::make_unique<OutputPort>("out", "a.out -> b.in", topo::Policy::kRoundRobin, pool,
+                                          std::vector<Endpoint*>{channel_.get()}, room_, 0);
+    p->open();
+    return p;
+  }
+
+  RunSignal signal_;
+  testing::Watchdog watchdog_{signal_};
+  Waiter room_{signal_};
+  BufferPool pool_{"a.out -> b.in", 100, 4, signal_, /*single_acquirer=*/true};
+  std::unique_ptr<InputChannel> channel_ = std::make_unique<InputChannel>(8, 1, signal_, room_);
+};
+
+TEST_F(OutputPortAllocateLaneTest, HandsOutEveryBlockWithItsOwnMemoryThenWaitsForOne) {
+  auto out = open_port(pool_);
+  ASSERT_TRUE(out->allocates_inline());
+  std::vector<Buffer> held;
+  std::set<const std::byte*> blocks;
+  for (int i = 0; i < 4; ++i) {
+    Buffer b = out->allocate();
+    ASSERT_TRUE(b.valid());
+    EXPECT_EQ(b.size(), 0u);
+    EXPECT_EQ(b.key(), 0u);
+    EXPECT_EQ(b.capacity(), 100u);
+    // The address the inline path computes from the block's position is the block's own.
+    EXPECT_EQ(b.data(), detail::BufferAccess::slot(b)->data);
+    blocks.insert(b.data());
+    held.push_back(std::move(b));
+  }
+  EXPECT_EQ(blocks.size(), 4u);
+  EXPECT_EQ(pool_.available(), 0u);
+  const std::byte* released = held.back().data();
+
+  std::atomic<bool> got{false};
+  const std::byte* got_block = nullptr;
+  std::thread taker([&] {
+    Buffer b = out->allocate();  // the pool is empty: waits
+    got_block = b.data();
+    got.store(true);
+  });
+  while (!pool_.has_sleeper()) std::this_thread::yield();
+  EXPECT_FALSE(got.load());
+  held.pop_back();  // releases one block
+  taker.join();
+  EXPECT_EQ(got_block, released);
+  held.clear();
+  EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+TEST_F(OutputPortAllocateLaneTest, AnAllocateAfterAbortThrowsEvenWithFreeBlocks) {
+  auto out = open_port(pool_);
+  ASSERT_TRUE(out->allocates_inline());
+  signal_.abort();
+  EXPECT_THROW(out->allocate(), Aborted);
+  EXPECT_EQ(pool_.available(), pool_.count()) << "took a block and lost it";
+}
+
+TEST_F(OutputPortAllocateLaneTest, APoolWithSeveralAcquirersIsNotTakenFromInline) {
+  BufferPool shared("a.out -> b.in", 100, 4, signal_, /*single_acquirer=*/false);
+  auto out = open_port(shared);
+  EXPECT_FALSE(out->allocates_inline());
+  Buffer b = out->allocate();
+  EXPECT_TRUE(b.valid());
+  EXPECT_EQ(b.data(), detail::BufferAccess::slot(b)->data);
+  EXPECT_EQ(shared.available(), 3u);
 }
 
 }  // namespace

@@ -140,6 +140,9 @@ class MpmcRing {
   // OutputStream::write): the cells and the next position to fill.
   Cell* cells() noexcept { return cells_.get(); }
   std::atomic<std::size_t>& tail() noexcept { return tail_; }
+  // Likewise for a consumer that takes from cells itself (the inline OutputStream::allocate
+  // from a pool's free ring, as try_pop_single does): the next position to take.
+  std::atomic<std::size_t>& head() noexcept { return head_; }
   // A snapshot; exact only when no push or pop runs concurrently.
   std::size_t size_approx() const noexcept {
     std::size_t tail = tail_.load(std::memory_order_relaxed);
