@@ -133,7 +133,7 @@ std::string status_metrics(const StatusSnapshot& s) {
   stream_family("sluice_stream_consumer_blocked_seconds_total", "counter",
                 "Seconds the consumer copies spent blocked waiting for data, summed over them.",
                 [](const St& st) { return seconds(st.totals.consumer_blocked_ns); });
-  stream_family("sluice_stream_queue_depth", "gauge", "Buffers waiting for the consumer copies now (queued, or in a run a copy took and has not read to the end).",
+  stream_family("sluice_stream_queue_depth", "gauge", "Buffers waiting for the consumer copies now: queued, or in the run a copy took off its queue and has not read to the end (up to 31 of which it may have read already).",
                 [](const St& st) { return st.totals.queued; });
   stream_family("sluice_stream_queue_capacity", "gauge", "Buffers waiting for the consumer copies at most (depth per copy, plus the run it may take).",
                 [](const St& st) { return st.totals.capacity; });

@@ -27,11 +27,11 @@ struct Slot;
 class BufferAccess;
 void release_slot(Slot* slot) noexcept;
 bool slot_is_shared(const Slot* slot) noexcept;
-// A buffer the runtime has taken off a stream's queue for a copy and not handed out yet
-// (InputStream::read): the fields of the Buffer it becomes.
 // The size of a pool's per-block record (buffer/slot.h), which pools lay out in an array: the
 // inline OutputStream::allocate finds a block's index from its record's address.
 inline constexpr std::size_t kSlotBytes = 64;
+// A buffer the runtime has taken off a stream's queue for a copy and not handed out yet
+// (InputStream::read): the fields of the Buffer it becomes.
 struct TakenBuffer {
   Slot* slot;
   std::byte* data;

@@ -41,13 +41,14 @@ namespace detail {
 // inline read and write, their classes' layout) is part of these symbols' names: a filter
 // library built against other headers then fails to load, with a message that says to
 // rebuild it, instead of calling into the runtime the wrong way.
-inline namespace filter_abi_3 {
+#define SLUICE_FILTER_ABI filter_abi_3  // runtime use: the namespace below, and the JNI bridge's
+inline namespace SLUICE_FILTER_ABI {
 // Adds a class to the registry of the shared library being loaded (or of the program
 // itself, for filters linked into it). Used by SLUICE_FILTER; returns true.
 bool register_filter(const char* class_name, FilterFactory factory);
 // The same, with the names of the arguments the class needs (SLUICE_FILTER_ARGS).
 bool register_filter(const char* class_name, FilterFactory factory, std::initializer_list<const char*> required_args);
-}  // namespace filter_abi_3
+}  // namespace SLUICE_FILTER_ABI
 }  // namespace detail
 
 }  // namespace sluice

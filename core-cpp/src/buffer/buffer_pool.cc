@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 namespace sluice {
 
@@ -67,6 +68,9 @@ Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
   if (blocked_ns != nullptr) *blocked_ns += slept;
   return fresh(slot);
 }
+
+// The lane's positions are the ring's (std::size_t) seen as the public header's uint64_t.
+static_assert(std::is_same_v<std::size_t, std::uint64_t>, "AllocateLane and FreeCell assume LP64");
 
 bool BufferPool::fill_allocate_lane(detail::AllocateLane& lane) noexcept {
   if (!single_acquirer_) return false;

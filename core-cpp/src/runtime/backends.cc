@@ -63,20 +63,31 @@ void load_backend_library(topo::Lang lang) {
   const std::string path = jni_library_path();
   // The bridge registers its factory from a static initialiser (register_backend).
   if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-    const char* why = dlerror();
-    throw Error(std::string("Java filters need the JNI bridge, which did not load: ") +
-                (why ? why : path) + "; build it (make) or set SLUICE_JNI_LIBRARY to libsluice_jni.so");
+    const char* error = dlerror();
+    const std::string why = error != nullptr ? error : path;
+    // A bridge built against another version's headers asks for that version's
+    // register_backend (filter.h, SLUICE_FILTER_ABI), which this runtime does not have.
+    const std::size_t undefined = why.find("undefined symbol: ");
+    if (undefined != std::string::npos && why.find("register_backend", undefined) != std::string::npos) {
+      throw Error("Java filters need the JNI bridge, and " + path +
+                  " was built against the headers of another sluice version (" + why +
+                  "); use the libsluice_jni.so built with this one (make), or set SLUICE_JNI_LIBRARY to it");
+    }
+    throw Error("Java filters need the JNI bridge, which did not load: " + why +
+                "; build it (make) or set SLUICE_JNI_LIBRARY to libsluice_jni.so");
   }
 }
 
 }  // namespace
 
+inline namespace SLUICE_FILTER_ABI {
 bool register_backend(topo::Lang lang, std::function<std::unique_ptr<LanguageBackend>()> factory) {
   BackendTable& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   t.factories[lang] = std::move(factory);
   return true;
 }
+}  // namespace SLUICE_FILTER_ABI
 
 LanguageBackend& backend_for(topo::Lang lang) {
   BackendTable& t = table();

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "runtime/language_backend.h"
+#include "sluice/filter.h"
 #include "topology/topology.h"
 
 namespace sluice {
@@ -17,8 +18,12 @@ namespace sluice {
 LanguageBackend& backend_for(topo::Lang lang);
 
 // Installs the factory a backend library provides for its language; the first call to
-// backend_for(lang) after it creates the backend. Returns true.
+// backend_for(lang) after it creates the backend. Returns true. The bridge compiles the
+// streams' inline paths in, as filters do, so the filter ABI's version is in this symbol's
+// name too: a bridge built against other headers fails to load instead of misbehaving.
+inline namespace SLUICE_FILTER_ABI {
 bool register_backend(topo::Lang lang, std::function<std::unique_ptr<LanguageBackend>()> factory);
+}  // namespace SLUICE_FILTER_ABI
 
 // Prepares each backend the topology uses and checks that every filter's library and class
 // load. Throws topo::TopologyError with one diagnostic per filter that does not, at its

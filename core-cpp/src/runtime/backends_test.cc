@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
+#include "sluice/error.h"
+
 namespace sluice {
 namespace {
 
@@ -43,6 +48,22 @@ TEST(CheckLoadable, UnknownBuiltinClassIsReportedAtItsClassValue) {
     EXPECT_EQ(e.diagnostics()[1].mark.line, 3);
     EXPECT_NE(e.diagnostics()[1].message.find("this program has no filter class 'NoSuchThing'"), std::string::npos);
   }
+}
+
+// A JNI bridge built against another version's headers would call into this runtime the
+// wrong way (the streams' inline paths it compiled in): it must not load, and say why.
+TEST(JavaBackend, ABridgeBuiltAgainstOtherHeadersIsRefusedWithWhatToDo) {
+  ASSERT_EQ(setenv("SLUICE_JNI_LIBRARY", SLUICE_OLDER_ABI_BRIDGE_LIB, 1), 0);
+  try {
+    backend_for(topo::Lang::kJava);
+    FAIL() << "an older bridge loaded";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("built against the headers of another sluice version"), std::string::npos) << m;
+    EXPECT_NE(m.find("register_backend"), std::string::npos) << m;
+    EXPECT_NE(m.find("SLUICE_JNI_LIBRARY"), std::string::npos) << m;
+  }
+  unsetenv("SLUICE_JNI_LIBRARY");
 }
 
 TEST(CheckLoadable, BuiltinClassesLoad) {

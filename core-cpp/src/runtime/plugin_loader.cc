@@ -85,7 +85,7 @@ void load(const std::string& library, const std::string& path) {
 }  // namespace
 
 namespace detail {
-inline namespace filter_abi_3 {
+inline namespace SLUICE_FILTER_ABI {
 bool register_filter(const char* class_name, FilterFactory factory) {
   return register_filter(class_name, factory, {});
 }
@@ -98,7 +98,7 @@ bool register_filter(const char* class_name, FilterFactory factory, std::initial
   reg.registrations.push_back(std::move(registration));
   return true;
 }
-}  // namespace filter_abi_3
+}  // namespace SLUICE_FILTER_ABI
 }  // namespace detail
 
 FilterFactory find_filter_factory(const std::string& library, const std::string& class_name) {

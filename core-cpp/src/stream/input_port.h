@@ -8,6 +8,7 @@
 #ifndef SLUICE_STREAM_INPUT_PORT_H_
 #define SLUICE_STREAM_INPUT_PORT_H_
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -42,8 +43,9 @@ class InputPort final : public InputStream {
 
   InputChannel& channel() { return channel_; }
   const PortCounters& counters() const { return counters_; }
-  // The most buffers a run takes: what the port may hold beside its queue's depth.
-  std::size_t run_size() const { return run_size_; }
+  // The most buffers a run takes (no more than the queue holds): what the port may hold
+  // beside its queue's depth.
+  std::size_t run_size() const { return std::min(run_size_, channel_.depth()); }
 
  private:
   // Up to this many buffers taken per run: enough to make a call per run cheap beside the

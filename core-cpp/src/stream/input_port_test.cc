@@ -85,6 +85,16 @@ TEST_F(InputPortTest, CountersCountWhatWasReadNotWhatWasTaken) {
   EXPECT_EQ(port.counters().in_hand.get(), 0u);
 }
 
+TEST(InputPortRunSizeTest, ARunIsNoLongerThanTheQueueHolds) {
+  RunSignal signal;
+  Waiter room{signal};
+  InputChannel shallow{4, 1, signal, room};
+  InputChannel deep{256, 1, signal, room};
+  EXPECT_EQ(InputPort("in", shallow).run_size(), 4u);
+  EXPECT_EQ(InputPort("in", deep).run_size(), 32u);
+  EXPECT_EQ(InputPort("in", deep, nullptr, /*read_ahead=*/false).run_size(), 1u);
+}
+
 TEST_F(InputPortTest, AReadReturnsWhatIsThereWithoutWaitingForAFullRun) {
   InputPort port("in", channel_);
   port.begin_unit();
