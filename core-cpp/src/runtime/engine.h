@@ -61,7 +61,8 @@ struct StreamStats {
   std::uint64_t queued = 0;    // buffers waiting for consumer copies now, in their queues or
                                // in a run taken and not all read yet (a snapshot)
   std::uint64_t capacity = 0;  // what those hold at most (depth per consumer copy here, plus
-                               // the run it may have taken: up to 32 buffers, 1 on demand_driven)
+                               // the run it may have taken: up to 32 buffers and no more than
+                               // depth, 1 on demand_driven)
 };
 
 // Adds `from`'s counters, queue depth and capacity to `into` (label and copy counts stay).
