@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "sequenced.h"
+#include "testing/eventually.h"
 
 namespace testing_filters {
 
@@ -227,10 +228,7 @@ class TestSink : public sluice::Filter, Counted<TestSink> {
     std::vector<std::pair<std::pair<std::uint32_t, std::uint64_t>, std::pair<const void*, std::uint64_t>>> aux;
     if (slow && ctx.arg<bool>("wait_for_gate", false)) {
       // At most two minutes, so that a test that never opens it does not leave a copy behind.
-      const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-      while (!observed().gate_open.load() && std::chrono::steady_clock::now() < give_up) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
+      sluice::testing::eventually([] { return observed().gate_open.load(); }, std::chrono::minutes(2));
     }
     std::uint64_t count = 0;
     while (auto b = in.read()) {

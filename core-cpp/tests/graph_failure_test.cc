@@ -1,6 +1,7 @@
 // Failures stop the whole run promptly and are reported precisely.
 #include <gtest/gtest.h>
 
+#include "testing/eventually.h"
 #include "testing/graph_harness.h"
 #include "testing/graph_test_filters.h"
 
@@ -149,11 +150,8 @@ streams:
   // Let the spinner go and wait for it to leave, so that the copy the engine left behind
   // does not outlive the test's observations.
   observed().spinners_released.store(true);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (observed().spinning.load() != 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  EXPECT_EQ(observed().spinning.load(), 0) << "the spinner did not leave once released";
+  EXPECT_TRUE(sluice::testing::eventually([] { return observed().spinning.load() == 0; }))
+      << "the spinner did not leave once released";
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // and its return path ends
   ASSERT_TRUE(out.failure);
   EXPECT_EQ(out.failure->filter, "src");

@@ -14,6 +14,7 @@
 #include "net/frame.h"
 #include "net_cluster.h"
 #include "net_test_util.h"
+#include "testing/eventually.h"
 #include "testing/graph_test_filters.h"
 
 namespace testing_filters {
@@ -35,16 +36,7 @@ tcp::endpoint parse(const std::string& address) {
           static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)))};
 }
 
-// Waits up to `seconds` for `pred`.
-template <typename Pred>
-bool eventually(Pred pred, double seconds = 5) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return pred();
-}
+using sluice::testing::eventually;
 
 const char* kOneWay = R"(
 defaults: {buffer_size: 1KiB, depth: 8}

@@ -10,6 +10,7 @@
 #include "net/routes.h"
 #include "net_cluster.h"
 #include "net_test_util.h"
+#include "testing/eventually.h"
 #include "testing/graph_test_filters.h"
 
 namespace testing_filters {
@@ -22,15 +23,7 @@ using sluice::net::EndOfWorkFrame;
 using sluice::net::test_util::FakePeer;
 using sluice::net::test_util::frame;
 
-template <typename Pred>
-bool eventually(Pred pred, double seconds = 10) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return pred();
-}
+using sluice::testing::eventually;
 
 // Two producer copies on host a, one sink on host b: b's sink ends its unit only after an
 // end of work from each of the two.

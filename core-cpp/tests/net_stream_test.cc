@@ -7,6 +7,7 @@
 
 #include "net_cluster.h"
 #include "stream/output_port.h"
+#include "testing/eventually.h"
 #include "testing/graph_test_filters.h"
 
 namespace testing_filters {
@@ -183,19 +184,20 @@ streams:
   std::uint64_t slow_when_fast_done = 0;
   bool fast_done = false;
   std::thread watcher([&] {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!done.load() && !fast_done && std::chrono::steady_clock::now() < give_up) {
-      std::uint64_t fast = 0, slow = 0;
-      for (const auto& s : a.stream_stats()) {
-        if (s.label.rfind("fast_src", 0) == 0) fast = s.buffers;
-        if (s.label.rfind("slow_src", 0) == 0) slow = s.buffers;
-      }
-      if (fast == 10000) {
-        fast_done = true;
-        slow_when_fast_done = slow;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    sluice::testing::eventually(
+        [&] {
+          std::uint64_t fast = 0, slow = 0;
+          for (const auto& s : a.stream_stats()) {
+            if (s.label.rfind("fast_src", 0) == 0) fast = s.buffers;
+            if (s.label.rfind("slow_src", 0) == 0) slow = s.buffers;
+          }
+          if (fast == 10000) {
+            fast_done = true;
+            slow_when_fast_done = slow;
+          }
+          return fast_done || done.load();
+        },
+        std::chrono::seconds(60));
     observed().gate_open.store(true);
   });
   auto failure = cluster.run_all();

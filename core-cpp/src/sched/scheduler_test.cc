@@ -13,22 +13,14 @@
 
 #include "sync/run_signal.h"
 #include "sync/waiter.h"
+#include "testing/eventually.h"
 
 namespace sluice::sched {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Runs `body` until `done` or 30 s: a hang fails the test instead of the suite.
-template <typename Done>
-bool eventually(Done done, std::chrono::seconds limit = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using sluice::testing::eventually;
 
 TEST(SchedulerTest, TasksRunAndTheDestructorWaitsForThem) {
   std::atomic<int> ran{0};
