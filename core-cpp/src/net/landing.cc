@@ -18,17 +18,19 @@ Landing::Landing(const Routes& routes, const CreditReturn& links, std::uint32_t 
       window_(routes.window(stream)),
       batch_(std::max<std::uint32_t>(1, routes.window(stream) / 2)),
       due_(routes.hosts().size(), 0),
-      unused_(routes.hosts().size()) {}
+      granted_(routes.hosts().size()),
+      used_(routes.hosts().size(), 0) {}
 
 std::uint32_t Landing::open_window(int host) {
-  unused_[static_cast<std::size_t>(host)].store(window_, std::memory_order_release);
+  const auto h = static_cast<std::size_t>(host);
+  granted_[h].store(used_[h] + window_, std::memory_order_release);
   return window_;
 }
 
 bool Landing::take_credit(int host) {
-  std::atomic<std::uint32_t>& unused = unused_[static_cast<std::size_t>(host)];
-  if (unused.load(std::memory_order_acquire) == 0) return false;
-  unused.fetch_sub(1, std::memory_order_acq_rel);
+  const auto h = static_cast<std::size_t>(host);
+  if (used_[h] == granted_[h].load(std::memory_order_acquire)) return false;
+  ++used_[h];
   return true;
 }
 
@@ -61,7 +63,7 @@ void Landing::popped(InputChannel&, const Item& item) noexcept {
   if (++due < batch_) return;
   Connection* link = links_.link_from(host);
   if (link == nullptr) return;
-  unused_[static_cast<std::size_t>(host)].fetch_add(due, std::memory_order_acq_rel);
+  granted_[static_cast<std::size_t>(host)].fetch_add(due, std::memory_order_release);
   const CreditFrame credit{stream_, copy_, due};
   due = 0;
   try {

@@ -69,9 +69,13 @@ class Landing final : public InputChannel::PopObserver {
   std::atomic<std::size_t> held_count_{0};
   // Per sending host: items popped whose credit is not yet returned. Consumer thread only.
   std::vector<std::uint32_t> due_;
-  // Per sending host: credits it holds (granted - used). The consumer thread adds when it
-  // returns credit, the I/O thread takes one per frame.
-  std::vector<std::atomic<std::uint32_t>> unused_;
+  // Per sending host: credits granted so far (the window, then what the consumer thread
+  // returned) and frames that used one (I/O thread only). Two counters rather than one
+  // that both threads change: a frame then costs the I/O thread a load of a line the
+  // consumer writes once per batch, not a locked read-modify-write on it. Both wrap; only
+  // their difference (at most the window) counts.
+  std::vector<std::atomic<std::uint32_t>> granted_;
+  std::vector<std::uint32_t> used_;
 };
 
 }  // namespace sluice::net
