@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
 #include <set>
 
 #include "net_cluster.h"
@@ -218,6 +223,35 @@ streams:
       EXPECT_GT(s.producer_blocked_ns, 1'000'000'000u);
     }
   }
+}
+
+// CPU time, in ns, that this process's threads named `name` have run (schedstat).
+std::uint64_t cpu_ns_of_threads(const std::string& name) {
+  std::uint64_t total = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string comm_name;
+    std::getline(comm, comm_name);
+    if (comm_name != name) continue;
+    std::ifstream stat(task.path() / "schedstat");
+    std::uint64_t on_cpu = 0;
+    stat >> on_cpu;
+    total += on_cpu;
+  }
+  return total;
+}
+
+TEST_F(NetStreamTest, AnIdleDataPlaneSleeps) {
+  // The I/O thread keeps looking for work for a few microseconds after its last handler
+  // before it sleeps in epoll_wait; between units it must really sleep.
+  Cluster cluster(pipeline("round_robin", 1000, 100), split_ab());
+  auto failure = cluster.run_all();
+  ASSERT_FALSE(failure) << *failure;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::uint64_t before = cpu_ns_of_threads("sluice-net-io");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::uint64_t used = cpu_ns_of_threads("sluice-net-io") - before;
+  EXPECT_LT(used, 25'000'000u) << "two idle data planes' I/O threads ran " << used / 1000 << " us in 500 ms";
 }
 
 }  // namespace
