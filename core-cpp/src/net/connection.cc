@@ -24,7 +24,8 @@ constexpr std::uint32_t kDirectReadMin = 4096;
 constexpr std::uint32_t kCoalesceMax = 2048;
 // How long an accepted connection may take to authenticate.
 constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
-// A connection is idle (send() writes inline) when its previous frame was queued this long ago.
+// A connection is idle (send() writes inline) when nothing was written or sent inline on it
+// for this long.
 constexpr std::uint64_t kIdleNs = 10'000;
 
 std::string seconds(std::uint64_t ns) {
@@ -54,13 +55,18 @@ bool Connection::send(const Frame& frame, detail::Slot* slot) {
 
 bool Connection::enqueue(OutFrame frame) {
   // Inline only on an idle connection (a ping-pong); a stream of frames goes through the
-  // queue, where the I/O thread writes many frames per system call.
-  const std::uint64_t now = Waiter::now_ns();
-  const bool idle = now - last_send_ns_.exchange(now, std::memory_order_relaxed) > kIdleNs;
+  // queue, where the I/O thread writes many frames per system call. A frame that finds a
+  // write under way joins it without reading the clock (a clock read per frame was ~4 % of
+  // a busy graph's CPU here); the I/O thread notes the time of each batch it writes.
   std::unique_lock<std::mutex> lock(mu_);
   if (closed_) return false;
   const int fd = fd_.load(std::memory_order_acquire);
-  if (writing_ || fd < 0 || !idle || !frame.extra.empty()) {
+  bool idle = false;
+  if (!writing_ && fd >= 0 && frame.extra.empty()) {
+    const std::uint64_t now = Waiter::now_ns();
+    idle = now - last_send_ns_.exchange(now, std::memory_order_relaxed) > kIdleNs;
+  }
+  if (!idle) {
     queue_.push_back(std::move(frame));
     if (writing_) return true;
     writing_ = true;
@@ -279,6 +285,7 @@ void Connection::do_write() {
     }
     batch_.swap(queue_);
   }
+  last_send_ns_.store(Waiter::now_ns(), std::memory_order_relaxed);
   std::size_t small = 0;
   for (const OutFrame& f : batch_) {
     if (f.slot == nullptr || f.size <= kCoalesceMax) small += f.size;
