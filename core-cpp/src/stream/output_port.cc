@@ -5,6 +5,23 @@
 
 namespace sluice {
 
+namespace {
+
+// Each endpoint's queue when it is in this process, else null; empty when there are fewer
+// than two endpoints (only_local_'s case) or none is in this process.
+std::vector<InputChannel*> local_channels(const std::vector<Endpoint*>& endpoints) {
+  std::vector<InputChannel*> out;
+  bool any = false;
+  for (Endpoint* endpoint : endpoints) {
+    out.push_back(dynamic_cast<InputChannel*>(endpoint));
+    any = any || out.back() != nullptr;
+  }
+  if (endpoints.size() < 2 || !any) out.clear();
+  return out;
+}
+
+}  // namespace
+
 OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy policy,
                        BufferPool& pool, std::vector<Endpoint*> endpoints, Waiter& room,
                        std::uint32_t producer, WaitRecord* waiting)
@@ -19,6 +36,8 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
       only_local_(endpoints_.size() == 1 && policy != topo::Policy::kBroadcast
                       ? dynamic_cast<InputChannel*>(endpoints_[0])
                       : nullptr),
+      local_(policy == topo::Policy::kByKey || policy == topo::Policy::kRoundRobin ? local_channels(endpoints_)
+                                                                                   : std::vector<InputChannel*>{}),
       // Start round robin at a different copy per producer so that N producers writing
       // one buffer each do not all pick consumer copy 0.
       next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {
@@ -111,6 +130,19 @@ void OutputPort::write_more(Buffer&& buffer) {
     counters_.buffers.add(1);
     counters_.bytes.add(size);
     return;
+  }
+  // by_key or round_robin to a copy in this process with room: the same, after the policy
+  // picks it (write_waiting picks the same copy when this fails).
+  if (!local_.empty()) {
+    const std::size_t n = local_.size();
+    const std::size_t copy = policy_ == topo::Policy::kByKey ? key_to_copy(key, n) : next_;
+    if (InputChannel* channel = local_[copy];
+        channel != nullptr && channel->try_push_buffer(slot, size, producer_, key)) {
+      if (policy_ == topo::Policy::kRoundRobin) next_ = next_ + 1 == n ? 0 : next_ + 1;
+      counters_.buffers.add(1);
+      counters_.bytes.add(size);
+      return;
+    }
   }
   write_waiting(Item{slot, size, producer_, key});
 }

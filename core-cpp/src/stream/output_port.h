@@ -70,6 +70,9 @@ class OutputPort final : public OutputStream {
   // The only consumer copy's queue, when it is in this process and the stream is not
   // broadcast: write() pushes there directly.
   InputChannel* const only_local_;
+  // For by_key and round_robin over several copies: each copy's queue when it is in this
+  // process (else null), which write_more pushes into directly when it has room.
+  const std::vector<InputChannel*> local_;
   std::size_t next_ = 0;  // round_robin position; demand_driven tie-break start
   bool open_ = false;
   PortCounters counters_;
