@@ -225,9 +225,14 @@ streams:
   }
 }
 
-// CPU time, in ns, that this process's threads named `name` have run (schedstat).
-std::uint64_t cpu_ns_of_threads(const std::string& name) {
-  std::uint64_t total = 0;
+// CPU time, in ns, that this process's threads named `name` have run (schedstat), and
+// how many there are.
+struct ThreadsCpu {
+  std::uint64_t ns = 0;
+  int threads = 0;
+};
+ThreadsCpu cpu_of_threads(const std::string& name) {
+  ThreadsCpu out;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm");
     std::string comm_name;
@@ -236,21 +241,28 @@ std::uint64_t cpu_ns_of_threads(const std::string& name) {
     std::ifstream stat(task.path() / "schedstat");
     std::uint64_t on_cpu = 0;
     stat >> on_cpu;
-    total += on_cpu;
+    out.ns += on_cpu;
+    ++out.threads;
   }
-  return total;
+  return out;
 }
 
 TEST_F(NetStreamTest, AnIdleDataPlaneSleeps) {
   // The I/O thread keeps looking for work for a few microseconds after its last handler
   // before it sleeps in epoll_wait; between units it must really sleep.
-  Cluster cluster(pipeline("round_robin", 1000, 100), split_ab());
+  Cluster cluster(pipeline("round_robin", 20000, 100), split_ab());
+  // Each I/O thread names itself once it runs (threads it starts, such as Asio's resolver's,
+  // inherit the name: counted too, they only sleep).
+  ASSERT_TRUE(sluice::testing::eventually([] { return cpu_of_threads("sluice-net-io").threads >= 2; }))
+      << "one I/O thread per host's data plane: found " << cpu_of_threads("sluice-net-io").threads;
+  const ThreadsCpu at_start = cpu_of_threads("sluice-net-io");
   auto failure = cluster.run_all();
   ASSERT_FALSE(failure) << *failure;
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const std::uint64_t before = cpu_ns_of_threads("sluice-net-io");
+  const ThreadsCpu before = cpu_of_threads("sluice-net-io");
+  ASSERT_GT(before.ns, at_start.ns) << "the I/O threads' CPU time (schedstat) did not move during a run";
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const std::uint64_t used = cpu_ns_of_threads("sluice-net-io") - before;
+  const std::uint64_t used = cpu_of_threads("sluice-net-io").ns - before.ns;
   EXPECT_LT(used, 25'000'000u) << "two idle data planes' I/O threads ran " << used / 1000 << " us in 500 ms";
 }
 

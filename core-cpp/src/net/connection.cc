@@ -271,7 +271,12 @@ void Connection::tick(std::uint64_t now_ns) {
          " drops the data connection (a firewall rule on the data ports, or a broken route)");
     return;
   }
-  if (now_ns - last_send_ns_.load(std::memory_order_relaxed) >= interval) send(PingFrame{});
+  if (now_ns - last_send_ns_.load(std::memory_order_relaxed) >= interval) {
+    // Stamped here too: a ping that joins a write under way does not stamp it, and a write
+    // stuck for longer than the interval must not get a ping every tick.
+    last_send_ns_.store(now_ns, std::memory_order_relaxed);
+    send(PingFrame{});
+  }
 }
 
 // ---- writing (I/O thread) ----

@@ -46,26 +46,33 @@ constexpr auto kTickPeriod = std::chrono::milliseconds(250);
 // connections derive theirs from the token with another label).
 constexpr char kDataPskLabel[] = "sluice data psk v1";
 
-// After its last handler the I/O thread keeps looking for this long (a non-blocking epoll,
+// After its last handler the I/O thread keeps looking for a while (a non-blocking epoll,
 // then sched_yield so that a runnable thread on this core goes first) before it sleeps in
 // epoll_wait: frames from a busy peer come every few microseconds, and a sleep and wake-up
-// per batch cost more CPU on a full machine than the looks do.
-constexpr std::uint64_t kIoSpinNs = 20'000;
+// per batch cost more CPU on a full machine than the looks do. How long adapts, as the
+// workers' spin does (sched/scheduler.cc): doubled, up to kIoSpinMaxNs, after a look that
+// found work; halved, down to kIoSpinMinNs, after one that ended asleep, so that sparse
+// traffic (a frame now and then, heartbeats) is not looked for after every frame.
+constexpr std::uint64_t kIoSpinMinNs = 1'000;
+constexpr std::uint64_t kIoSpinMaxNs = 20'000;
 
 // io.run(), with that look before each sleep.
 void run_io(asio::io_context& io) {
+  std::uint64_t budget = kIoSpinMaxNs;
   std::uint64_t idle_since = 0;
   while (!io.stopped()) {
     if (io.poll() != 0) {
+      if (idle_since != 0) budget = std::min(kIoSpinMaxNs, budget * 2);
       idle_since = 0;
       continue;
     }
     const std::uint64_t now = Waiter::now_ns();
     if (idle_since == 0) idle_since = now;
-    if (now - idle_since < kIoSpinNs) {
+    if (now - idle_since < budget) {
       sched_yield();
       continue;
     }
+    budget = std::max(kIoSpinMinNs, budget / 2);
     io.run_one();
     idle_since = 0;
   }
