@@ -78,23 +78,44 @@ class Cluster {
       });
     }
     bool hung = false;
+    std::string where;  // what every copy and stream was doing when the limit struck
     {
       std::unique_lock<std::mutex> lock(mu);
       if (!done_cv.wait_for(lock, limit, [&] { return done == hosts_.size(); })) {
         hung = true;
         lock.unlock();
+        where = hang_report();
         for (auto& host : hosts_) host->engine->cancel("the test's time limit");
       }
     }
     for (auto& t : threads) t.join();
     if (hung) {
       return "unit " + std::to_string(u) + " did not finish within " +
-             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) + " s";
+             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) + " s\n" + where;
     }
     for (auto& f : failures) {
       if (f) return f->str();
     }
     return std::nullopt;
+  }
+
+  // Per host: each copy's stage and what it waits on, each stream's counters.
+  std::string hang_report() const {
+    std::string out;
+    for (const auto& host : hosts_) {
+      out += "host " + host->name + (host->plane->failure() ? " (data plane: " + *host->plane->failure() + ")" : "") +
+             ":\n";
+      for (const sluice::CopyActivity& a : host->engine->activity()) {
+        out += "  " + a.filter + "#" + std::to_string(a.copy) + " unit " + std::to_string(a.unit) + " " + a.stage;
+        if (!a.waiting_for.empty()) out += ", waiting to " + a.waiting_for + " on " + a.stream;
+        out += "\n";
+      }
+      for (const sluice::StreamStats& st : host->engine->stream_stats()) {
+        out += "  " + st.label + ": written " + std::to_string(st.buffers) + ", read " + std::to_string(st.consumed) +
+               ", queued " + std::to_string(st.queued) + " of " + std::to_string(st.capacity) + "\n";
+      }
+    }
+    return out;
   }
 
   Host& host(const std::string& name) {
