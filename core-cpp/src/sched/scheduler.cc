@@ -44,8 +44,9 @@ constexpr std::uint64_t kBlockedSpinMinNs = 2'000;
 constexpr std::uint64_t kBlockedSpinMaxNs = 200'000;
 // A worker with nothing at all (nothing ready, nothing blocked) sleeps after this long.
 constexpr std::uint64_t kIdleSpinNs = 2'000;
-// A worker still spinning after this long offers its core to any other runnable thread
-// between looks (sched_yield(2): returns at once when there is none). Where the cores are
+// A worker still spinning after this long (on its blocked tasks, or watching a stuck worker)
+// offers its core to any other runnable thread between looks (sched_yield(2): returns at
+// once when there is none). Where the cores are
 // oversubscribed (a Java copy's thread, the data plane's I/O thread, another sluice process)
 // the thread it waits for is often the one that wants this core. Measured with
 // bench/whole_graph.py (two app daemons on 2 cores): 1.6M -> 2.2M buffers/s across; yielding

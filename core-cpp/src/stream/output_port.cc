@@ -125,24 +125,18 @@ void OutputPort::write_more(Buffer&& buffer) {
   const std::uint32_t size = detail::BufferAccess::size(buffer);
   const std::uint64_t key = buffer.key();
   detail::Slot* slot = detail::BufferAccess::unwrap(buffer);
-  // The common case, room at once: the fields go from registers into the queue.
-  if (only_local_ != nullptr && only_local_->try_push_buffer(slot, size, producer_, key)) {
+  // The common case, room at once in a queue in this process: the only consumer copy's, or
+  // the one by_key or round_robin picks (write_waiting picks the same copy when it has no
+  // room). The fields go from registers into the queue.
+  InputChannel* queue = only_local_;
+  if (queue == nullptr && !local_.empty()) {
+    queue = local_[policy_ == topo::Policy::kByKey ? key_to_copy(key, local_.size()) : next_];
+  }
+  if (queue != nullptr && queue->try_push_buffer(slot, size, producer_, key)) {
+    if (queue != only_local_ && policy_ == topo::Policy::kRoundRobin) next_ = next_ + 1 == local_.size() ? 0 : next_ + 1;
     counters_.buffers.add(1);
     counters_.bytes.add(size);
     return;
-  }
-  // by_key or round_robin to a copy in this process with room: the same, after the policy
-  // picks it (write_waiting picks the same copy when this fails).
-  if (!local_.empty()) {
-    const std::size_t n = local_.size();
-    const std::size_t copy = policy_ == topo::Policy::kByKey ? key_to_copy(key, n) : next_;
-    if (InputChannel* channel = local_[copy];
-        channel != nullptr && channel->try_push_buffer(slot, size, producer_, key)) {
-      if (policy_ == topo::Policy::kRoundRobin) next_ = next_ + 1 == n ? 0 : next_ + 1;
-      counters_.buffers.add(1);
-      counters_.bytes.add(size);
-      return;
-    }
   }
   write_waiting(Item{slot, size, producer_, key});
 }
