@@ -6,9 +6,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
-#include <set>
 
 #include "net_cluster.h"
 #include "stream/output_port.h"
