@@ -57,8 +57,10 @@ def topology():
              "args: {path: %s, repeat: 40}" % os.path.join(src, "examples", "data", "words.txt")),
             ("../build/examples/libexamples.so", os.path.join(build, "examples", "libexamples.so")),
             ("java/target/examples.jar", jar),
-            # Long enough to be watched: many units (each ends with count -> top moving).
-            ("work: [first-pass, second-pass]", "work: [%s]" % ", ".join("u%d" % i for i in range(3000)))]
+            # Long enough to be watched: many units (each ends with count -> top moving), more
+            # than any machine runs before the test ends the run (3,000 once were: ~6 s on a
+            # fast one, and the SIGINT meant for the run ended the linger instead).
+            ("work: [first-pass, second-pass]", "work: [%s]" % ", ".join("u%d" % i for i in range(100000)))]
     for old, new in subs:
         if old not in text:
             fatal("examples/mixed.yaml no longer has '%s'; update this test" % old)
