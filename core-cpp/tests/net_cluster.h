@@ -99,7 +99,8 @@ class Cluster {
     return std::nullopt;
   }
 
-  // Per host: each copy's stage and what it waits on, each stream's counters.
+  // Per host: each copy's stage and what it waits on, each stream's counters, and what
+  // its data plane holds in flight.
   std::string hang_report() const {
     std::string out;
     for (const auto& host : hosts_) {
@@ -114,6 +115,7 @@ class Cluster {
         out += "  " + st.label + ": written " + std::to_string(st.buffers) + ", read " + std::to_string(st.consumed) +
                ", queued " + std::to_string(st.queued) + " of " + std::to_string(st.capacity) + "\n";
       }
+      out += host->plane->in_flight();
     }
     return out;
   }

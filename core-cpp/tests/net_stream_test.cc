@@ -225,6 +225,44 @@ streams:
   }
 }
 
+// What the data plane reports holding, for the report on a run that stopped moving: a
+// producer out of credit on the sending host, a consumer's full queue and the credit its
+// host has given out on the receiving one.
+TEST_F(NetStreamTest, InFlightSaysWhereAStuckStreamsFramesAre) {
+  const std::string yaml = R"(
+defaults: {buffer_size: 1KiB, depth: 8}
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 200, size: 1000}}
+  sink: {class: "testing_filters::TestSink", args: {wait_for_gate: true}}
+streams:
+  - {from: src.out, to: sink.in}
+)";
+  Cluster cluster(yaml, {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}});
+  std::string sender, receiver;
+  std::thread watcher([&] {
+    // The sink reads nothing: the source spends its window (8) and waits for credit.
+    sluice::testing::eventually(
+        [&] {
+          sender = cluster.host("a").plane->in_flight();
+          receiver = cluster.host("b").plane->in_flight();
+          return sender.find("src.out -> sink.in copy 0 credit 0/8") != std::string::npos &&
+                 receiver.find("copy 0 holds back 0 (credit left: a 0/8)") != std::string::npos;
+        },
+        std::chrono::seconds(30));
+    observed().gate_open.store(true);
+  });
+  auto failure = cluster.run_all();
+  watcher.join();
+  ASSERT_FALSE(failure) << *failure;
+  expect_each("sink", 1, 200);
+  EXPECT_NE(sender.find("  to host 'b': 0 frames queued; src.out -> sink.in copy 0 credit 0/8;"), std::string::npos)
+      << sender;
+  EXPECT_NE(receiver.find("  from host 'a': "), std::string::npos) << receiver;
+  EXPECT_NE(receiver.find("  landing src.out -> sink.in: copy 0 holds back 0 (credit left: a 0/8); 0 parked, "),
+            std::string::npos)
+      << receiver;
+}
+
 // CPU time, in ns, that this process's threads named `name` have run (schedstat), and
 // how many there are.
 struct ThreadsCpu {

@@ -258,6 +258,11 @@ bool Connection::write_idle() {
   return closed_ || (!writing_ && queue_.empty());
 }
 
+Connection::SendState Connection::send_state() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return SendState{queue_.size(), writing_, closed_};
+}
+
 void Connection::tick(std::uint64_t now_ns) {
   if (!authenticated_ || is_closed() || bye_seen_) return;
   const auto limit = static_cast<std::uint64_t>(std::chrono::nanoseconds(env_.silence_limit).count());

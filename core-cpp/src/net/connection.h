@@ -96,6 +96,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void say_bye();
   // I/O thread: true when nothing is queued or being written (or closed).
   bool write_idle();
+  // Any thread: frames waiting to be written and whether a write is under way (for
+  // DataPlane::in_flight).
+  struct SendState {
+    std::size_t queued = 0;
+    bool writing = false;
+    bool closed = false;
+  };
+  SendState send_state();
   // I/O thread, called periodically by the plane: sends a PING on a quiet connection and
   // fails one whose peer has been silent for too long.
   void tick(std::uint64_t now_ns);

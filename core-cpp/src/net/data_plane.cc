@@ -447,6 +447,45 @@ std::vector<std::string> DataPlane::rejected() const {
   return impl_->rejected;
 }
 
+std::string DataPlane::in_flight() const {
+  Impl& p = *impl_;
+  auto answer = std::make_shared<std::promise<std::string>>();
+  asio::post(p.io, [&p, answer] {
+    std::string out;
+    auto sending = [](net::Connection& link) {
+      const net::Connection::SendState state = link.send_state();
+      if (state.closed) return std::string("closed");
+      return std::to_string(state.queued) + " frames queued" + (state.writing ? ", writing" : "");
+    };
+    for (std::size_t h = 0; h < p.outbound.size(); ++h) {
+      if (p.outbound[h] == nullptr) continue;
+      out += "  to " + p.routes.host_label(static_cast<int>(h)) + ": " + sending(*p.outbound[h]) + ";";
+      for (std::size_t s = 0; s < p.endpoints.size(); ++s) {
+        for (std::size_t c = 0; c < p.endpoints[s].size(); ++c) {
+          const net::RemoteEndpoint* endpoint = p.endpoints[s][c].get();
+          if (endpoint == nullptr || p.routes.consumer_host(s, static_cast<std::uint32_t>(c)) != static_cast<int>(h)) {
+            continue;
+          }
+          const topo::StreamSpec& spec = p.topology.streams[s];
+          out += " " + spec.from.str() + " -> " + spec.to.str() + " copy " + std::to_string(c) + " credit " +
+                 std::to_string(endpoint->free_room()) + "/" + std::to_string(endpoint->window()) + ";";
+        }
+      }
+      out += "\n";
+    }
+    for (const auto& link : p.receive.links()) {
+      if (link != nullptr) out += "  from " + p.routes.host_label(link->host()) + ": " + sending(*link) + "\n";
+    }
+    out += p.receive.in_flight();
+    answer->set_value(std::move(out));
+  });
+  auto reply = answer->get_future();
+  if (reply.wait_for(std::chrono::seconds(1)) != std::future_status::ready) {
+    return "  (the data plane's I/O thread did not answer within 1 s)\n";
+  }
+  return reply.get();
+}
+
 void DataPlane::set_failure_callback(std::function<void(const std::string&)> cb) {
   std::optional<std::string> already;
   {

@@ -112,6 +112,14 @@ class DataPlane final : public StreamWiring {
   // are logged to stderr at most once a second. Thread-safe.
   std::vector<std::string> rejected() const;
 
+  // What the data plane holds between the copies, for the report on a run that stopped
+  // moving: per connection the frames queued to send; per remote consumer copy the credit
+  // left; per local consumer copy fed from elsewhere the items held back and the credit
+  // each sending host still holds; per stream the frames parked. Several lines, each
+  // starting with two spaces. Asks the I/O thread, and says so when it does not answer
+  // within a second. Any thread.
+  std::string in_flight() const;
+
   // Closes every connection, stops the I/O thread, and gives back every buffer the data
   // plane holds (queued for sending or landed but not yet delivered). Afterwards the
   // endpoints refuse every item. Idempotent.

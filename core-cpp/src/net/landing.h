@@ -50,6 +50,14 @@ class Landing final : public InputChannel::PopObserver {
   void land(const Item& item);
 
   void popped(InputChannel& channel, const Item& item) noexcept override;
+  // For DataPlane::in_flight. Items held back (any thread, a snapshot); credit `host`
+  // still holds for this copy (I/O thread).
+  std::size_t held() const noexcept { return held_count_.load(std::memory_order_acquire); }
+  std::uint32_t credit_left(int host) const noexcept {
+    const auto h = static_cast<std::size_t>(host);
+    return granted_[h].load(std::memory_order_acquire) - used_[h];
+  }
+  std::uint32_t window() const noexcept { return window_; }
   // Gives back the buffers of held items. REQUIRES: the I/O thread has stopped.
   void release_held();
 

@@ -1,6 +1,7 @@
 #include "net/receive_side.h"
 
 #include <cstring>
+#include <string>
 
 #include "net/inbound_link.h"
 
@@ -116,6 +117,31 @@ void ReceiveSide::unpark(std::uint32_t stream) {
     to.land(Item{slot, frame.size, frame.producer, frame.key});
     parked.pop();
   }
+}
+
+std::string ReceiveSide::in_flight() const {
+  std::string out;
+  if (graph_ == nullptr) return out;
+  for (std::size_t s = 0; s < landings_.size(); ++s) {
+    if (landings_[s].empty()) continue;
+    const StreamRuntime& stream = *graph_->streams()[s];
+    out += "  landing " + stream.label + ":";
+    for (std::size_t c = 0; c < landings_[s].size(); ++c) {
+      const Landing* landing = landings_[s][c].get();
+      if (landing == nullptr) continue;
+      out += " copy " + std::to_string(c) + " holds back " + std::to_string(landing->held()) + " (credit left:";
+      for (std::size_t h = 0; h < links_.size(); ++h) {
+        if (static_cast<int>(h) == routes_.self() || !routes_.host_produces(s, static_cast<int>(h))) continue;
+        out += " " + routes_.hosts()[h] + " " + std::to_string(landing->credit_left(static_cast<int>(h))) + "/" +
+               std::to_string(landing->window());
+      }
+      out += ");";
+    }
+    out += " " + std::to_string(lots_[s]->size()) + " parked" +
+           (armed_[s] ? " waiting for a free buffer" : "") + ", " + std::to_string(stream.pool->available()) +
+           " of " + std::to_string(stream.pool->count()) + " buffers free\n";
+  }
+  return out;
 }
 
 void ReceiveSide::release_held() {

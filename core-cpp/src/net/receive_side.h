@@ -53,6 +53,11 @@ class ReceiveSide final : public CreditReturn {
   // it runs dry, asks the pool to say when a buffer comes back (then this runs again).
   void unpark(std::uint32_t stream);
 
+  // I/O thread: one line per stream that lands here: per local consumer copy, the items
+  // held back and the credit each sending host still holds; the frames parked (for
+  // DataPlane::in_flight).
+  std::string in_flight() const;
+
   // Gives back the buffers of items held in landings. REQUIRES: the I/O thread stopped.
   void release_held();
 
