@@ -5,6 +5,7 @@
 #include "net/connection.h"
 #include "net/frame.h"
 #include "net/routes.h"
+#include "sync/asymmetric_barrier.h"
 
 namespace sluice::net {
 
@@ -38,8 +39,16 @@ void Landing::land(const Item& item) {
   if (held_count_.load(std::memory_order_acquire) == 0 && channel_.try_push(item)) return;
   std::lock_guard<std::mutex> lock(mu_);
   held_.push_back(item);
-  held_count_.fetch_add(1, std::memory_order_release);
-  // The consumer may have popped everything between our try and the lock: look again.
+  if (held_count_.fetch_add(1, std::memory_order_seq_cst) == 0) {
+    // The consumer may have popped everything between our try and now; look again. The
+    // consumer stores its pop, then loads held_count_ (popped); we store held_count_, then
+    // look at the channel. Without a barrier on each side both loads could run before the
+    // other's store is seen: the item would stay held while the consumer sleeps on an empty
+    // channel, and with the sending hosts out of credit nothing would ever move it. The
+    // consumer's side is free (light_barrier); ours is a membarrier, paid only when the
+    // landing starts holding back.
+    heavy_barrier();
+  }
   flush_held_locked();
 }
 
@@ -51,6 +60,7 @@ void Landing::flush_held_locked() {
 }
 
 void Landing::popped(InputChannel&, const Item& item) noexcept {
+  light_barrier();  // between the pop (a store) and this load: see land()
   if (held_count_.load(std::memory_order_acquire) != 0) {
     std::lock_guard<std::mutex> lock(mu_);
     flush_held_locked();
