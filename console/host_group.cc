@@ -114,6 +114,7 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
     case Envelope::kProgress:
       stats_.store(e.host, m.progress().streams());
       stats_.store_activity(e.host, c.name(), m.progress().copies());
+      stats_.store_in_flight(e.host, c.name(), m.progress().in_flight());
       return;
     case Envelope::kUnitDone:
       stats_.store(e.host, m.unit_done().streams());

@@ -3,7 +3,7 @@
 namespace sluice::console {
 
 HostStats::HostStats(const topo::Topology& topology, std::size_t hosts)
-    : topology_(topology), per_host_(hosts), activity_(hosts), reported_(hosts) {
+    : topology_(topology), per_host_(hosts), activity_(hosts), in_flight_(hosts), reported_(hosts) {
   for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.from.str() + " -> " + s.to.str());
 }
 
@@ -33,6 +33,26 @@ void HostStats::store_activity(int host, const std::string& name,
     mine.push_back(
         CopyActivity{c.filter(), c.copy(), name, c.stage(), c.waiting_for(), c.stream(), c.waiting_seconds(), c.unit()});
   }
+}
+
+void HostStats::store_in_flight(int host, const std::string& name, const std::string& in_flight) {
+  in_flight_[static_cast<std::size_t>(host)] = {name, in_flight};
+}
+
+std::string HostStats::in_flight() const {
+  std::string out;
+  for (const auto& [name, text] : in_flight_) {
+    if (text.empty()) continue;
+    out += "\n  host " + name + ":";
+    // Indent each of its lines under the host.
+    for (std::size_t start = 0; start < text.size();) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      out += "\n  " + text.substr(start, end - start);
+      start = end + 1;
+    }
+  }
+  return out;
 }
 
 std::vector<CopyActivity> HostStats::activity() const {

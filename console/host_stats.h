@@ -50,6 +50,11 @@ class HostStats {
   std::vector<StreamStats> merged() const;
   // Every host's copies, as last reported.
   std::vector<CopyActivity> activity() const;
+  // Host `name`'s latest word on what its data plane holds ("" when it was moving).
+  void store_in_flight(int host, const std::string& name, const std::string& in_flight);
+  // "\n  host a:\n    to host 'b': ..." for every host that said what its data plane holds;
+  // "" when none did.
+  std::string in_flight() const;
   // What host `host`'s copies alone said (its share of each stream), and how long ago it
   // last reported (-1 when it has not yet).
   std::vector<StreamStats> of_host(int host) const;
@@ -60,6 +65,7 @@ class HostStats {
   std::vector<std::string> labels_;                       // [stream]
   std::vector<std::map<std::string, StreamStats>> per_host_;  // [host]: label -> stats
   std::vector<std::vector<CopyActivity>> activity_;           // [host]
+  std::vector<std::pair<std::string, std::string>> in_flight_;  // [host]: name, its report
   std::vector<std::optional<std::chrono::steady_clock::time_point>> reported_;  // [host]
 };
 

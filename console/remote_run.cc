@@ -123,7 +123,7 @@ void RemoteRun::sample_status(bool now) {
 void RemoteRun::check_stall(std::uint64_t unit) {
   const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(stats_.merged()));
   if (verdict == StallWatch::Verdict::kMoving) return;
-  const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity());
+  const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity(), stats_.in_flight());
   if (verdict == StallWatch::Verdict::kReport) {
     redraw_progress(true);
     std::cerr << "sluice: warning: " << report

@@ -51,7 +51,8 @@ std::string what(const CopyActivity& a) {
 
 }  // namespace
 
-std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& copies) {
+std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& copies,
+                         const std::string& in_flight) {
   std::vector<CopyActivity> sorted = copies;
   // Waiting copies first, longest wait first: the head of the jam is usually there.
   std::stable_sort(sorted.begin(), sorted.end(), [](const CopyActivity& a, const CopyActivity& b) {
@@ -62,6 +63,7 @@ std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& 
   for (const CopyActivity& a : sorted) {
     out += "\n  " + a.filter + "#" + std::to_string(a.copy) + " on host " + a.host + ": " + what(a);
   }
+  if (!in_flight.empty()) out += "\nwhat the data planes hold:" + in_flight;
   return out;
 }
 

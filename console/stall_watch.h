@@ -48,8 +48,10 @@ class StallWatch {
 std::uint64_t buffers_moved(const std::vector<StreamStats>& streams);
 
 // "no buffer has moved for 10.2 s; what each copy is doing:\n  join#0 on host b: waiting
-// 10.1 s to read from srcz.out -> join.in2\n..." (one line per copy).
-std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& copies);
+// 10.1 s to read from srcz.out -> join.in2\n..." (one line per copy); then, when
+// `in_flight` (HostStats::in_flight) is not empty, "\nwhat the data planes hold:" and it.
+std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& copies,
+                         const std::string& in_flight = "");
 
 }  // namespace sluice::console
 

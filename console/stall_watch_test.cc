@@ -4,6 +4,9 @@
 
 #include <thread>
 
+#include "console/host_stats.h"
+#include "topology/topology.h"
+
 namespace sluice::console {
 namespace {
 
@@ -55,6 +58,31 @@ TEST(StallWatchTest, TheReportPutsWaitingCopiesFirstAndSaysWhatEachWaitsOn) {
             "  src#0 on host a: waiting 9.5 s for a free buffer of src.out -> fwd.in (every one is held downstream)\n"
             "  count#0 on host b: busy in its own code (process), not waiting on a stream\n"
             "  read#0 on host a: done with this unit of work");
+}
+
+// Across hosts, after the copies: what each host's data plane said it holds, indented
+// under the host; a host that was still moving said nothing and is left out.
+TEST(StallWatchTest, TheReportEndsWithWhatEachHostsDataPlaneHolds) {
+  const topo::Topology topology = topo::parse_topology_text("filters: {a: {class: A}}\n", "t.yaml", "/tmp");
+  HostStats stats(topology, 3);
+  stats.store_in_flight(0, "a", "  to host 'b': 0 frames queued; a.out -> b.in copy 0 credit 0/8;\n");
+  stats.store_in_flight(1, "b", "");
+  stats.store_in_flight(2, "c",
+                        "  from host 'a': 0 frames queued\n"
+                        "  landing a.out -> b.in: copy 0 holds back 3 (credit left: a 0/8); 0 parked\n");
+  const std::string report = stall_report(2.5, {{"b", 0, "c", "process", "read", "a.out -> b.in", 2.4}}, stats.in_flight());
+  EXPECT_EQ(report,
+            "no buffer has moved for 2.5 s; what each copy is doing:\n"
+            "  b#0 on host c: waiting 2.4 s to read from a.out -> b.in\n"
+            "what the data planes hold:\n"
+            "  host a:\n"
+            "    to host 'b': 0 frames queued; a.out -> b.in copy 0 credit 0/8;\n"
+            "  host c:\n"
+            "    from host 'a': 0 frames queued\n"
+            "    landing a.out -> b.in: copy 0 holds back 3 (credit left: a 0/8); 0 parked");
+  // Embedded (no data plane), or every host moving: nothing is added.
+  EXPECT_EQ(stall_report(2.5, {}, HostStats(topology, 2).in_flight()),
+            "no buffer has moved for 2.5 s; what each copy is doing:");
 }
 
 }  // namespace

@@ -293,6 +293,7 @@ void AppDaemon::start_unit(const sluice::control::StartUnit& unit) {
 int AppDaemon::run() {
   auto last_progress = std::chrono::steady_clock::now();
   auto last_heartbeat = last_progress;
+  std::uint64_t last_moved = ~std::uint64_t{0};  // buffers written + read here at the last progress
   std::uint64_t heartbeat_sequence = 0;
   for (;;) {
     Envelope m;
@@ -331,6 +332,12 @@ int AppDaemon::run() {
       p.mutable_progress()->set_host(host_);
       fill_metrics(p.mutable_progress()->mutable_streams());
       fill_activity(p.mutable_progress()->mutable_copies());
+      // For the console's stall report: only when nothing moved here (asking the I/O thread
+      // costs a hand-off, and a moving host's numbers are stale at once).
+      std::uint64_t moved = 0;
+      for (const auto& s : p.progress().streams()) moved += s.buffers() + s.consumed();
+      if (plane_ && moved == last_moved) p.mutable_progress()->set_in_flight(plane_->in_flight());
+      last_moved = moved;
       channel_.send(p);
     }
     if (status != sluice::control::FdChannel::Status::kMessage) continue;
