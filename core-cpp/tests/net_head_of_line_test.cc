@@ -91,5 +91,46 @@ TEST_F(HeadOfLineTest, ForwardedBuffersHoldingAPoolDoNotStallTheOtherStreams) {
   EXPECT_EQ(got, want);
 }
 
+// The same jam with srcx's two copies on two hosts and 64 KiB buffers: b parks frames of
+// fwd.in from both connections at once, each payload read over several reads while the
+// other connection parks behind it. A parked frame was marked complete when the frame
+// parked last finished arriving, not its own: one stayed incomplete for ever (the stream
+// never unparked again, the run hung with every buffer free) and another could move with
+// half its payload (the checksums would differ).
+TEST_F(HeadOfLineTest, FramesParkedFromTwoHostsAtOnceEachLandWhole) {
+  auto yaml = [&](const fs::path& report) {
+    const std::string lib = SLUICE_GRAPH_FILTERS_LIB;
+    const std::string r = "report: " + report.string();
+    return "defaults: {buffer_size: 64KiB, depth: 4}\n"
+           "filters:\n"
+           "  srcx: {class: GSource, library: " + lib + ", copies: 2, args: {count: 300, size: 65536, " + r + "}}\n"
+           "  srcz: {class: GSource, library: " + lib + ", args: {count: 600, size: 65536, " + r + "}}\n"
+           "  fwd:  {class: GMix, library: " + lib + ", args: {order: in, outputs: out, " + r + "}}\n"
+           "  fwd2: {class: GMix, library: " + lib + ", args: {order: in, outputs: out, " + r + "}}\n"
+           "  join: {class: GMix, library: " + lib + ", args: {order: \"in2,in1\", " + r + "}}\n"
+           "streams:\n"
+           "  - {from: srcx.out, to: fwd.in}\n"
+           "  - {from: fwd.out, to: fwd2.in}\n"
+           "  - {from: fwd2.out, to: join.in1}\n"
+           "  - {from: srcz.out, to: join.in2}\n"
+           "work: [first, second]\n";
+  };
+  RunOutcome embedded = run_yaml(yaml(dir_ / "embedded"));
+  ASSERT_FALSE(embedded.failure) << embedded.failure->str();
+
+  Cluster cluster(yaml(dir_ / "hosts"), {{"a", place({{"srcx", {0}}, {"srcz", {0}}})},
+                                         {"b", place({{"fwd", {0}}, {"fwd2", {0}}, {"join", {0}}})},
+                                         {"c", place({{"srcx", {1}}})}});
+  for (std::size_t u = 0; u < 2; ++u) {
+    auto failure = cluster.run_unit(u, std::chrono::seconds(20));
+    ASSERT_FALSE(failure) << *failure;
+  }
+
+  auto want = read_reports(dir_ / "embedded");
+  auto got = read_reports(dir_ / "hosts");
+  EXPECT_EQ(want.at("join.in1").first, 2u * 2u * 300u);
+  EXPECT_EQ(got, want);
+}
+
 }  // namespace
 }  // namespace testing_filters

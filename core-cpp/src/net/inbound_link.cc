@@ -42,7 +42,9 @@ bool InboundLink::on_frame(const Frame& frame) {
         return true;
       }
     }
-    expect_payload(lot.park(*data), data->size);
+    const ParkingLot::Spot spot = lot.park(*data);
+    ticket_ = spot.ticket;
+    expect_payload(spot.payload, data->size);
     return true;
   }
   if (const auto* end = std::get_if<EndOfWorkFrame>(&frame)) {
@@ -61,7 +63,7 @@ bool InboundLink::on_frame(const Frame& frame) {
 
 bool InboundLink::on_payload() {
   if (slot_ == nullptr) {  // parked: now complete, it may move once a buffer is free
-    side_.lot(data_.stream).arrived();
+    side_.lot(data_.stream).arrived(ticket_);
     side_.unpark(data_.stream);
     return true;
   }

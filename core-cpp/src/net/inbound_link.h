@@ -39,6 +39,7 @@ class InboundLink final : public Connection {
   const Admit admit_;
   DataFrame data_;                 // the DATA frame whose payload is being read
   detail::Slot* slot_ = nullptr;   // its pooled buffer, unless it is parked
+  std::uint64_t ticket_ = 0;       // when it is parked: its ticket in the stream's lot
 };
 
 }  // namespace sluice::net

@@ -55,9 +55,8 @@ class LandingTest : public ::testing::Test {
 // I/O thread, finding it full, holds a new item back. Each side must look at the other's
 // change after making its own (the consumer at the held count after its pop, the I/O
 // thread at the channel after holding), or the item stays held while the consumer sleeps
-// on an empty channel, and the run hangs with frames "in transit" (seen across three
-// hosts, about one run in a hundred under load). Whatever the interleaving, the item must
-// end up in the channel. Leaving out either look fails this within a few hundred rounds;
+// on an empty channel, and with the sending hosts out of credit the run hangs. Whatever
+// the interleaving, the item must end up in the channel. Leaving out either look fails this within a few hundred rounds;
 // the CPU reordering each look's load before its store (what Landing's barriers prevent)
 // is too rare to show here, so for that the barriers' reasoning stands alone.
 TEST_F(LandingTest, AnItemLandedWhileTheConsumerPopsIsNeverLeftHeld) {

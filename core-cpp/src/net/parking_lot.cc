@@ -29,15 +29,19 @@ ParkingLot::~ParkingLot() {
   if (memory_ != nullptr) ::munmap(memory_, slots_ * stride_);
 }
 
-std::byte* ParkingLot::park(const DataFrame& frame) {
+ParkingLot::Spot ParkingLot::park(const DataFrame& frame) {
   if (free_.empty()) throw Error("data plane: internal: more frames parked than credit allows");
   const std::uint32_t slot = free_.back();
   free_.pop_back();
   parked_.push_back(Entry{false, false, frame.consumer, frame.producer, frame.key, frame.size, slot});
-  return memory_ + slot * stride_;
+  return Spot{memory_ + slot * stride_, front_ticket_ + parked_.size() - 1};
 }
 
-void ParkingLot::arrived() { parked_.back().complete = true; }
+void ParkingLot::arrived(std::uint64_t ticket) {
+  // Not necessarily the frame parked last: connections from several hosts park frames of
+  // one stream, and read their payloads side by side.
+  parked_.at(static_cast<std::size_t>(ticket - front_ticket_)).complete = true;
+}
 
 void ParkingLot::park(const EndOfWorkFrame& frame) {
   parked_.push_back(Entry{true, true, frame.consumer, frame.producer, 0, 0, 0});
@@ -53,6 +57,7 @@ void ParkingLot::pop() {
   const Entry& e = parked_.front();
   if (!e.end_of_work) free_.push_back(e.slot);
   parked_.pop_front();
+  ++front_ticket_;
 }
 
 }  // namespace sluice::net

@@ -40,12 +40,19 @@ class ParkingLot {
   bool empty() const { return parked_.empty(); }
   std::size_t size() const { return parked_.size(); }
 
-  // Parks a DATA frame; returns where its payload goes. The frame is not ready to unpark
-  // until arrived() says its payload is all there (it may come in several reads).
+  // A parked DATA frame: where its payload goes, and what names it to arrived().
+  struct Spot {
+    std::byte* payload;
+    std::uint64_t ticket;
+  };
+  // Parks a DATA frame. The frame is not ready to unpark until arrived() says its payload is
+  // all there (it may come in several reads, and meanwhile other connections may park
+  // frames of the same stream behind it).
   // REQUIRES: fewer than `slots` DATA frames parked (the credit bound guarantees it).
-  std::byte* park(const DataFrame& frame);
-  // The payload of the DATA frame parked last is complete.
-  void arrived();
+  Spot park(const DataFrame& frame);
+  // The payload of the DATA frame parked with `ticket` is complete.
+  // REQUIRES: that frame is still parked (it cannot leave before it is complete).
+  void arrived(std::uint64_t ticket);
   void park(const EndOfWorkFrame& frame);
 
   // The oldest parked frame: an END_OF_WORK (payload null) or a DATA frame and its payload.
@@ -79,6 +86,7 @@ class ParkingLot {
   std::byte* memory_ = nullptr;  // slots_ * stride_ bytes, mapped on demand
   std::vector<std::uint32_t> free_;  // free slot indices
   std::deque<Entry> parked_;
+  std::uint64_t front_ticket_ = 0;  // the ticket of parked_.front(); each park takes the next
 };
 
 }  // namespace sluice::net
