@@ -42,13 +42,26 @@ std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> read_reports(cons
   return out;
 }
 
-std::string reproducer(const fs::path& report) {
+// The jam's shape: 1 KiB buffers of GSource's default size and one srcx copy, unless a
+// test asks for more.
+struct Jam {
+  std::string buffer_size = "1KiB";
+  std::string payload;  // GSource's size arg ("" for its default)
+  int srcx_copies = 1;
+  int srcx_count = 200;
+  int srcz_count = 2000;
+};
+
+std::string reproducer(const fs::path& report, const Jam& jam = {}) {
   const std::string lib = SLUICE_GRAPH_FILTERS_LIB;
   const std::string r = "report: " + report.string();
-  return "defaults: {buffer_size: 1KiB, depth: 4}\n"
+  const std::string size = jam.payload.empty() ? "" : "size: " + jam.payload + ", ";
+  return "defaults: {buffer_size: " + jam.buffer_size + ", depth: 4}\n"
          "filters:\n"
-         "  srcx: {class: GSource, library: " + lib + ", args: {count: 200, " + r + "}}\n"
-         "  srcz: {class: GSource, library: " + lib + ", args: {count: 2000, " + r + "}}\n"
+         "  srcx: {class: GSource, library: " + lib + ", copies: " + std::to_string(jam.srcx_copies) +
+         ", args: {count: " + std::to_string(jam.srcx_count) + ", " + size + r + "}}\n"
+         "  srcz: {class: GSource, library: " + lib + ", args: {count: " + std::to_string(jam.srcz_count) + ", " +
+         size + r + "}}\n"
          "  fwd:  {class: GMix, library: " + lib + ", args: {order: in, outputs: out, " + r + "}}\n"
          "  fwd2: {class: GMix, library: " + lib + ", args: {order: in, outputs: out, " + r + "}}\n"
          "  join: {class: GMix, library: " + lib + ", args: {order: \"in2,in1\", " + r + "}}\n"
@@ -98,27 +111,11 @@ TEST_F(HeadOfLineTest, ForwardedBuffersHoldingAPoolDoNotStallTheOtherStreams) {
 // never unparked again, the run hung with every buffer free) and another could move with
 // half its payload (the checksums would differ).
 TEST_F(HeadOfLineTest, FramesParkedFromTwoHostsAtOnceEachLandWhole) {
-  auto yaml = [&](const fs::path& report) {
-    const std::string lib = SLUICE_GRAPH_FILTERS_LIB;
-    const std::string r = "report: " + report.string();
-    return "defaults: {buffer_size: 64KiB, depth: 4}\n"
-           "filters:\n"
-           "  srcx: {class: GSource, library: " + lib + ", copies: 2, args: {count: 300, size: 65536, " + r + "}}\n"
-           "  srcz: {class: GSource, library: " + lib + ", args: {count: 600, size: 65536, " + r + "}}\n"
-           "  fwd:  {class: GMix, library: " + lib + ", args: {order: in, outputs: out, " + r + "}}\n"
-           "  fwd2: {class: GMix, library: " + lib + ", args: {order: in, outputs: out, " + r + "}}\n"
-           "  join: {class: GMix, library: " + lib + ", args: {order: \"in2,in1\", " + r + "}}\n"
-           "streams:\n"
-           "  - {from: srcx.out, to: fwd.in}\n"
-           "  - {from: fwd.out, to: fwd2.in}\n"
-           "  - {from: fwd2.out, to: join.in1}\n"
-           "  - {from: srcz.out, to: join.in2}\n"
-           "work: [first, second]\n";
-  };
-  RunOutcome embedded = run_yaml(yaml(dir_ / "embedded"));
+  const Jam jam{"64KiB", "65536", 2, 300, 600};
+  RunOutcome embedded = run_yaml(reproducer(dir_ / "embedded", jam));
   ASSERT_FALSE(embedded.failure) << embedded.failure->str();
 
-  Cluster cluster(yaml(dir_ / "hosts"), {{"a", place({{"srcx", {0}}, {"srcz", {0}}})},
+  Cluster cluster(reproducer(dir_ / "hosts", jam), {{"a", place({{"srcx", {0}}, {"srcz", {0}}})},
                                          {"b", place({{"fwd", {0}}, {"fwd2", {0}}, {"join", {0}}})},
                                          {"c", place({{"srcx", {1}}})}});
   for (std::size_t u = 0; u < 2; ++u) {
