@@ -1,10 +1,12 @@
 #include "console/host_stats.h"
 
+#include <sstream>
+
 namespace sluice::console {
 
 HostStats::HostStats(const topo::Topology& topology, std::size_t hosts)
     : topology_(topology), per_host_(hosts), activity_(hosts), in_flight_(hosts), reported_(hosts) {
-  for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.from.str() + " -> " + s.to.str());
+  for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.label());
 }
 
 void HostStats::store(int host, const google::protobuf::RepeatedPtrField<control::StreamMetrics>& streams) {
@@ -44,13 +46,8 @@ std::string HostStats::in_flight() const {
   for (const auto& [name, text] : in_flight_) {
     if (text.empty()) continue;
     out += "\n  host " + name + ":";
-    // Indent each of its lines under the host.
-    for (std::size_t start = 0; start < text.size();) {
-      std::size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      out += "\n  " + text.substr(start, end - start);
-      start = end + 1;
-    }
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) out += "\n  " + line;  // under the host
   }
   return out;
 }

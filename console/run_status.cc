@@ -20,7 +20,7 @@ std::vector<StreamStats> zero_streams(const topo::Topology& t) {
   std::vector<StreamStats> out;
   for (const topo::StreamSpec& s : t.streams) {
     StreamStats z;
-    z.label = s.from.str() + " -> " + s.to.str();
+    z.label = s.label();
     z.producer_copies = t.copies_of(s.from.filter);
     z.consumer_copies = t.copies_of(s.to.filter);
     out.push_back(z);

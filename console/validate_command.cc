@@ -32,7 +32,7 @@ std::string describe_plan(const topo::Topology& t) {
     int consumers = t.copies_of(s.to.filter);
     std::size_t count = Graph::pool_count(s, producers, consumers);
     total += count * s.buffer_size;
-    out += "  " + s.from.str() + " -> " + s.to.str() + ": " + topo::to_string(s.policy) + ", " +
+    out += "  " + s.label() + ": " + topo::to_string(s.policy) + ", " +
            topo::format_size(s.buffer_size) + " buffers, depth " + std::to_string(s.depth) +
            ", pool " + std::to_string(count) + " buffers (" + topo::format_size(count * s.buffer_size) + ")\n";
   }

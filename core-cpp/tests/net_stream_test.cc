@@ -240,12 +240,14 @@ streams:
   Cluster cluster(yaml, {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}});
   std::string sender, receiver;
   std::thread watcher([&] {
-    // The sink reads nothing: the source spends its window (8) and waits for credit.
+    // The sink reads nothing: the source spends its window (8) and waits for credit. Until
+    // the last of those frames is written, a's connection still says it is writing: wait
+    // for the state to settle (the two hosts are asked one after the other).
     sluice::testing::eventually(
         [&] {
           sender = cluster.host("a").plane->in_flight();
           receiver = cluster.host("b").plane->in_flight();
-          return sender.find("src.out -> sink.in copy 0 credit 0/8") != std::string::npos &&
+          return sender.find("0 frames queued; src.out -> sink.in copy 0 credit 0/8") != std::string::npos &&
                  receiver.find("copy 0 holds back 0 (credit left: a 0/8)") != std::string::npos;
         },
         std::chrono::seconds(30));

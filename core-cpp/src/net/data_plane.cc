@@ -466,8 +466,7 @@ std::string DataPlane::in_flight() const {
           if (endpoint == nullptr || p.routes.consumer_host(s, static_cast<std::uint32_t>(c)) != static_cast<int>(h)) {
             continue;
           }
-          const topo::StreamSpec& spec = p.topology.streams[s];
-          out += " " + spec.from.str() + " -> " + spec.to.str() + " copy " + std::to_string(c) + " credit " +
+          out += " " + p.topology.streams[s].label() + " copy " + std::to_string(c) + " credit " +
                  std::to_string(endpoint->free_room()) + "/" + std::to_string(endpoint->window()) + ";";
         }
       }

@@ -56,9 +56,10 @@ class LandingTest : public ::testing::Test {
 // change after making its own (the consumer at the held count after its pop, the I/O
 // thread at the channel after holding), or the item stays held while the consumer sleeps
 // on an empty channel, and with the sending hosts out of credit the run hangs. Whatever
-// the interleaving, the item must end up in the channel. Leaving out either look fails this within a few hundred rounds;
-// the CPU reordering each look's load before its store (what Landing's barriers prevent)
-// is too rare to show here, so for that the barriers' reasoning stands alone.
+// the interleaving, the item must end up in the channel. Leaving out either look fails
+// this within a few hundred rounds; the CPU reordering each look's load before its store
+// (what Landing's barriers prevent) is too rare to show here, so for that the barriers'
+// reasoning stands alone.
 TEST_F(LandingTest, AnItemLandedWhileTheConsumerPopsIsNeverLeftHeld) {
   BufferPool pool("a.out -> b.in", 8, 8, signal_);
   InputChannel channel(1, 1, signal_, room_, "a.out -> b.in");
@@ -88,6 +89,7 @@ TEST_F(LandingTest, AnItemLandedWhileTheConsumerPopsIsNeverLeftHeld) {
     for (std::uint64_t round = 1;; ++round) {
       while (go.load(std::memory_order_acquire) < round) {
         if (stop.load(std::memory_order_acquire)) return;
+        std::this_thread::yield();  // a machine with more threads than cores: let the other run
       }
       std::optional<Buffer> popped = channel.pop(&ignored);  // the channel is full: no wait
       done.store(round, std::memory_order_release);
@@ -106,8 +108,7 @@ TEST_F(LandingTest, AnItemLandedWhileTheConsumerPopsIsNeverLeftHeld) {
     // nanoseconds in which each could miss the other's change.
     spin(jitter());
     landing.land(next);
-    while (done.load(std::memory_order_acquire) < round) {
-    }
+    while (done.load(std::memory_order_acquire) < round) std::this_thread::yield();
     // The consumer popped one item and nothing more: the landed one is in the channel
     // (full again), or it was stranded in the landing.
     if (channel.free_room() != 0) {

@@ -40,7 +40,12 @@ ParkingLot::Spot ParkingLot::park(const DataFrame& frame) {
 void ParkingLot::arrived(std::uint64_t ticket) {
   // Not necessarily the frame parked last: connections from several hosts park frames of
   // one stream, and read their payloads side by side.
-  parked_.at(static_cast<std::size_t>(ticket - front_ticket_)).complete = true;
+  const std::uint64_t index = ticket - front_ticket_;  // wraps to huge when it left already
+  if (index >= parked_.size() || parked_[index].end_of_work) {
+    throw Error("data plane: internal: a payload arrived for parked frame " + std::to_string(ticket) +
+                ", which is not a parked DATA frame");
+  }
+  parked_[index].complete = true;
 }
 
 void ParkingLot::park(const EndOfWorkFrame& frame) {

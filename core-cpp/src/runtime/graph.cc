@@ -47,7 +47,7 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     auto stream = std::make_unique<StreamRuntime>();
     stream->spec = &spec;
     stream->index = static_cast<int>(i);
-    stream->label = spec.from.str() + " -> " + spec.to.str();
+    stream->label = spec.label();
     stream->producer_copies = topology.copies_of(spec.from.filter);
     stream->consumer_copies = topology.copies_of(spec.to.filter);
     stream->room = std::make_unique<Waiter>(signal);

@@ -123,6 +123,8 @@ struct StreamSpec {
   Mark mark;  // the stream's entry in `streams:`
 
   bool to_client() const { return to.filter == kClient; }
+  // "a.out -> b.in": how messages, metrics and reports name the stream.
+  std::string label() const { return from.str() + " -> " + to.str(); }
 };
 
 struct JvmSpec {
