@@ -46,9 +46,9 @@ constexpr std::uint64_t kBlockedSpinMaxNs = 200'000;
 constexpr std::uint64_t kIdleSpinNs = 2'000;
 // A worker still spinning after this long (on its blocked tasks, or watching a stuck worker)
 // offers its core to any other runnable thread between looks (sched_yield(2): returns at
-// once when there is none). Where the cores are
-// oversubscribed (a Java copy's thread, the data plane's I/O thread, another sluice process)
-// the thread it waits for is often the one that wants this core. Measured with
+// once when there is none). Where the cores are oversubscribed (a Java copy's thread, the
+// data plane's I/O thread, another sluice process) the thread it waits for is often the
+// one that wants this core. Measured with
 // bench/whole_graph.py (two app daemons on 2 cores): 1.6M -> 2.2M buffers/s across; yielding
 // from the first look instead cost ~20 % of a remote stream's 64 KiB throughput and halved
 // 100 B over TLS (net_bench): a short wait is still best spent spinning.

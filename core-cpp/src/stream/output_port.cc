@@ -133,7 +133,9 @@ void OutputPort::write_more(Buffer&& buffer) {
     queue = local_[policy_ == topo::Policy::kByKey ? key_to_copy(key, local_.size()) : next_];
   }
   if (queue != nullptr && queue->try_push_buffer(slot, size, producer_, key)) {
-    if (queue != only_local_ && policy_ == topo::Policy::kRoundRobin) next_ = next_ + 1 == local_.size() ? 0 : next_ + 1;
+    if (queue != only_local_ && policy_ == topo::Policy::kRoundRobin) {
+      next_ = next_ + 1 == local_.size() ? 0 : next_ + 1;
+    }
     counters_.buffers.add(1);
     counters_.bytes.add(size);
     return;
