@@ -103,7 +103,8 @@ struct FreeCell {
 
 // What OutputStream::allocate needs to take a free block itself, when this copy is the only
 // one that takes from the stream's pool: the runtime's (buffer/buffer_pool.h), which keeps it
-// alive as long as the stream. Runtime use only.
+// alive as long as the stream, and points it at another of the pool's rings of free blocks
+// (from this copy's allocate_more) when the one it names is empty. Runtime use only.
 struct AllocateLane {
   FreeCell* cells;
   std::uint64_t mask;                // cells - 1 (a power of two)

@@ -25,6 +25,7 @@ BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t co
       single_acquirer_(single_acquirer),
       slots_(count),
       free_(count),
+      returns_(count),
       not_empty_(signal) {
   void* memory = std::aligned_alloc(kAlignment, stride_ * count);
   if (memory == nullptr) {
@@ -43,6 +44,11 @@ BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t co
     slot.refs.store(1, std::memory_order_relaxed);  // free (slot.h)
     free_.try_push(&slot);
   }
+  allocate_lane_.slots = reinterpret_cast<const std::byte*>(slots_.data());
+  allocate_lane_.memory = memory_.get();
+  allocate_lane_.stride = stride_;
+  allocate_lane_.capacity = static_cast<std::uint32_t>(buffer_size_);
+  take_next_from(free_);
 }
 
 namespace {
@@ -72,21 +78,36 @@ Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
 // The lane's positions are the ring's (std::size_t) seen as the public header's uint64_t.
 static_assert(std::is_same_v<std::size_t, std::uint64_t>, "AllocateLane and FreeCell assume LP64");
 
-bool BufferPool::fill_allocate_lane(detail::AllocateLane& lane) noexcept {
-  if (!single_acquirer_) return false;
-  lane.cells = free_.cells();
-  lane.mask = free_.capacity() - 1;
-  lane.head = &free_.head();
-  lane.slots = reinterpret_cast<const std::byte*>(slots_.data());
-  lane.memory = memory_.get();
-  lane.stride = stride_;
-  lane.capacity = static_cast<std::uint32_t>(buffer_size_);
-  return true;
+void BufferPool::take_next_from(Ring& ring) noexcept {
+  current_ = &ring;
+  allocate_lane_.cells = ring.cells();
+  allocate_lane_.mask = ring.capacity() - 1;
+  allocate_lane_.head = &ring.head();
 }
 
-void BufferPool::release(detail::Slot* slot) noexcept {
-  free_.try_push(slot);  // cannot fail: the ring holds every slot
-  not_empty_.notify();
+bool BufferPool::take_from_another(detail::Slot*& slot) noexcept {
+  // Each ring once, the one just found empty last.
+  if (current_ != &free_ && free_.try_pop_single(slot)) {
+    take_next_from(free_);
+    return true;
+  }
+  for (std::size_t i = 0; i < ReturnLanes::kLanes; ++i) {
+    Ring* ring = returns_.ring(i);
+    if (ring != nullptr && ring != current_ && ring->try_pop_single(slot)) {
+      take_next_from(*ring);
+      return true;
+    }
+  }
+  return current_->try_pop_single(slot);
+}
+
+bool BufferPool::take_from_any(detail::Slot*& slot) noexcept {
+  if (free_.try_pop(slot)) return true;
+  for (std::size_t i = 0; i < ReturnLanes::kLanes; ++i) {
+    Ring* ring = returns_.ring(i);
+    if (ring != nullptr && ring->try_pop(slot)) return true;
+  }
+  return false;
 }
 
 }  // namespace sluice

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "buffer/return_lanes.h"
 #include "buffer/slot.h"
 #include "sluice/stream.h"
 #include "sync/mpmc_ring.h"
@@ -44,13 +45,23 @@ class BufferPool {
     return fresh(slot);
   }
 
-  // Returns a block whose last reference was dropped. Called by release_slot().
-  void release(detail::Slot* slot) noexcept;
+  // Returns a block whose last reference was dropped. Called by release_slot(); inline, as
+  // it is on every buffer's way.
+  void release(detail::Slot* slot) noexcept {
+    // Neither push can fail: each ring has room for every block.
+    if (Ring* mine = returns_.mine()) {
+      mine->try_push_single(slot);
+    } else {
+      free_.try_push(slot);
+    }
+    not_empty_.notify();
+  }
 
-  // For the pool's single acquirer: fills `lane` so that the inline OutputStream::allocate
-  // takes free blocks itself (as try_acquire does). False, and `lane` untouched, when several
-  // threads may take from this pool. The lane stays valid as long as the pool.
-  bool fill_allocate_lane(detail::AllocateLane& lane) noexcept;
+  // For the pool's single acquirer: what the inline OutputStream::allocate takes free blocks
+  // through (as try_acquire does); null when several threads may take from this pool. The
+  // pool owns it and repoints it, on the acquirer's thread, when the ring it names runs dry
+  // and another has blocks (return_lanes.h).
+  const detail::AllocateLane* allocate_lane() const noexcept { return single_acquirer_ ? &allocate_lane_ : nullptr; }
 
   // For a thread that must not block (the data plane's I/O thread): runs `callback` once
   // when a block is next released (see Waiter::call_once_notified). Look again with
@@ -63,7 +74,7 @@ class BufferPool {
   const std::string& name() const { return name_; }
   std::size_t buffer_size() const { return buffer_size_; }
   std::size_t count() const { return slots_.size(); }
-  std::size_t available() const { return free_.size_approx(); }
+  std::size_t available() const { return free_.size_approx() + returns_.size_approx(); }
   // The start of the contiguous memory holding all blocks (tests use it to prove zero copy).
   const std::byte* memory() const { return memory_.get(); }
 
@@ -78,9 +89,18 @@ class BufferPool {
     void operator()(std::byte* p) const noexcept;
   };
 
+  using Ring = ReturnLanes::Ring;
+
+  // Takes a free block from whichever ring has one. The single acquirer takes from the ring
+  // it took from last, and looks at the others only when that one is empty.
   bool take(detail::Slot*& slot) noexcept {
-    return single_acquirer_ ? free_.try_pop_single(slot) : free_.try_pop(slot);
+    if (single_acquirer_) return current_->try_pop_single(slot) || take_from_another(slot);
+    return take_from_any(slot);
   }
+  bool take_from_another(detail::Slot*& slot) noexcept;
+  bool take_from_any(detail::Slot*& slot) noexcept;
+  // Points allocate_lane_ at `ring`, the single acquirer's ring from now on.
+  void take_next_from(Ring& ring) noexcept;
   // A free slot (refs already 1) as an empty Buffer, its memory found from its position in
   // the pool rather than read from the slot (slot.h says why).
   Buffer fresh(detail::Slot* slot) const noexcept {
@@ -95,8 +115,13 @@ class BufferPool {
   bool single_acquirer_;
   std::unique_ptr<std::byte[], FreeDeleter> memory_;
   std::vector<detail::Slot> slots_;
-  // Its cell type is the public header's, so the inline allocate and the ring agree.
-  MpmcRing<detail::Slot*, detail::FreeCell> free_;
+  // Its cell type is the public header's, so the inline allocate and the ring agree. Every
+  // block starts here; it comes back here only from threads without a return lane.
+  Ring free_;
+  ReturnLanes returns_;
+  // The single acquirer's: the ring it takes from, and the inline allocate's view of it.
+  Ring* current_ = &free_;
+  detail::AllocateLane allocate_lane_{};
   Waiter not_empty_;
 };
 

@@ -237,6 +237,36 @@ TEST(BufferPool, SharedHoldersReleasingConcurrentlyReturnTheBlockOnce) {
   EXPECT_EQ(double_releases, 0u) << "a shared block went back to the pool twice (or never)";
 }
 
+// Releases go into a ring per releasing thread (return_lanes.h), up to a few threads, and
+// into the shared ring beyond: a pool that several threads take from finds every block
+// again, wherever it was released.
+TEST(BufferPool, BlocksReleasedByMoreThreadsThanLanesAreAllTakenAgain) {
+  constexpr std::size_t kBlocks = 40;
+  constexpr std::size_t kThreads = ReturnLanes::kLanes * 2;
+  RunSignal signal;
+  BufferPool pool("p", 64, kBlocks, signal);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Buffer> buffers = acquire_all(pool);
+    ASSERT_EQ(buffers.size(), kBlocks) << "round " << round;
+    std::set<const std::byte*> blocks;
+    for (const Buffer& b : buffers) blocks.insert(b.data());
+    EXPECT_EQ(blocks.size(), kBlocks) << "a block was handed out twice in round " << round;
+    std::atomic<std::size_t> ready{0};
+    std::vector<std::thread> releasers;
+    for (std::size_t t = 0; t < kThreads; ++t) {
+      std::vector<Buffer> share;
+      for (std::size_t i = t; i < kBlocks; i += kThreads) share.push_back(std::move(buffers[i]));
+      releasers.emplace_back([&ready, share = std::move(share)]() mutable {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();
+        share.clear();
+      });
+    }
+    for (auto& t : releasers) t.join();
+    EXPECT_EQ(pool.available(), kBlocks) << "round " << round;
+  }
+}
+
 TEST(Buffer, ResizeWithinCapacityAndPastIt) {
   RunSignal signal;
   BufferPool pool("p", 64, 1, signal);

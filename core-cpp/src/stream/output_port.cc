@@ -42,7 +42,7 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
       // one buffer each do not all pick consumer copy 0.
       next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {
   OutputStream::aborted_ = &room_.signal().aborted_flag();
-  if (pool_.fill_allocate_lane(allocate_lane_)) alloc_lane_ = &allocate_lane_;
+  alloc_lane_ = pool_.allocate_lane();
   if (only_local_ != nullptr && only_local_->fill_lane(write_lane_)) {
     write_lane_.buffers = counters_.buffers.raw();
     write_lane_.bytes = counters_.bytes.raw();

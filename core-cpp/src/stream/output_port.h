@@ -79,9 +79,6 @@ class OutputPort final : public OutputStream {
   // The inline write path into only_local_, when it has one (cells set; OutputStream::lane_
   // points here while the port is open).
   detail::WriteLane write_lane_{};
-  // The inline allocate path, when this copy is its pool's only acquirer (cells set;
-  // OutputStream::alloc_lane_ points here then).
-  detail::AllocateLane allocate_lane_{};
 };
 
 }  // namespace sluice

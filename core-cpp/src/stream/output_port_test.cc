@@ -583,6 +583,47 @@ TEST_F(OutputPortAllocateLaneTest, HandsOutEveryBlockWithItsOwnMemoryThenWaitsFo
   EXPECT_EQ(pool_.available(), pool_.count());
 }
 
+// Blocks come home through a ring per releasing thread (buffer/return_lanes.h), so the
+// inline path must follow them from ring to ring: released by more threads than there are
+// lanes (some through the shared ring), every block is handed out again, once.
+TEST_F(OutputPortAllocateLaneTest, BlocksReleasedByManyThreadsAreAllHandedOutAgain) {
+  constexpr int kBlocks = 64;
+  constexpr int kThreads = 8;  // more than ReturnLanes::kLanes
+  BufferPool pool("a.out -> b.in", 100, kBlocks, signal_, /*single_acquirer=*/true);
+  auto out = open_port(pool);
+  ASSERT_TRUE(out->allocates_inline());
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Buffer> held;
+    std::set<const std::byte*> blocks;
+    for (int i = 0; i < kBlocks; ++i) {
+      Buffer b = out->allocate();
+      ASSERT_TRUE(b.valid());
+      EXPECT_EQ(b.data(), detail::BufferAccess::slot(b)->data) << "round " << round;
+      blocks.insert(b.data());
+      held.push_back(std::move(b));
+    }
+    EXPECT_EQ(blocks.size(), std::size_t{kBlocks}) << "a block was handed out twice in round " << round;
+    EXPECT_EQ(pool.available(), 0u);
+    // Each thread releases its share once all of them live, so none inherits another's lane.
+    std::atomic<int> ready{0};
+    std::vector<std::thread> releasers;
+    for (int t = 0; t < kThreads; ++t) {
+      std::vector<Buffer> share;
+      for (int i = 0; i < kBlocks / kThreads; ++i) {
+        share.push_back(std::move(held.back()));
+        held.pop_back();
+      }
+      releasers.emplace_back([&ready, share = std::move(share)]() mutable {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();
+        share.clear();
+      });
+    }
+    for (auto& t : releasers) t.join();
+    EXPECT_EQ(pool.available(), std::size_t{kBlocks}) << "round " << round;
+  }
+}
+
 TEST_F(OutputPortAllocateLaneTest, AnAllocateAfterAbortThrowsEvenWithFreeBlocks) {
   auto out = open_port(pool_);
   ASSERT_TRUE(out->allocates_inline());
