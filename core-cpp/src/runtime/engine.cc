@@ -263,7 +263,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     const topo::StreamSpec& spec = *stream.spec;
     for (int p = 0; p < stream.producer_copies; ++p) {
       if (CopyRunner* producer = copy_of(spec.from.filter, p)) {
-        auto port = std::make_unique<OutputPort>(spec.from.port, stream.label, spec.policy, *stream.pool,
+        auto port = std::make_unique<OutputPort>(spec.from.port, stream.label, spec.policy, stream.pool_of(p),
                                                  stream.endpoints, *stream.room, static_cast<std::uint32_t>(p),
                                                  &producer->waiting);
         s.producer_ports.push_back({i, port.get()});

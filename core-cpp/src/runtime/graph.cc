@@ -61,9 +61,22 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     const bool lands = wiring != nullptr && wiring->landing_room(static_cast<int>(i)) > 0;
     const bool single_acquirer = producers_here_count == 1 && !lands;
     const bool single_producer = stream->producer_copies == 1 && producers_here_count == 1;
-    stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size,
-                                                std::max<std::size_t>(1, local_pool_count(spec)), signal,
-                                                single_acquirer);
+    const std::size_t count = std::max<std::size_t>(1, local_pool_count(spec));
+    if (producers_here_count > 1 && !lands) {
+      // A share per producer copy here, each its only taker: between them they hold what
+      // the one pool would (rounded up), and no copy holds more than its share.
+      const auto share = (count + static_cast<std::size_t>(producers_here_count) - 1) /
+                         static_cast<std::size_t>(producers_here_count);
+      stream->shares.resize(static_cast<std::size_t>(stream->producer_copies));
+      for (int p = 0; p < stream->producer_copies; ++p) {
+        if (!placement.runs_here(spec.from.filter, p)) continue;
+        stream->shares[static_cast<std::size_t>(p)] =
+            std::make_unique<BufferPool>(stream->label, spec.buffer_size, share, signal, /*single_acquirer=*/true);
+      }
+      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, 1, signal);
+    } else {
+      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, count, signal, single_acquirer);
+    }
     for (int c = 0; c < stream->consumer_copies; ++c) {
       if (placement.runs_here(spec.to.filter, c)) {
         stream->channels.push_back(std::make_unique<InputChannel>(spec.depth, stream->producer_copies,

@@ -1,6 +1,7 @@
 // Graph: the streams of one application in this process, with their pools and queues.
 //
-// A stream owns its BufferPool, the InputChannel of every consumer copy, and the Waiter
+// A stream owns its BufferPool (or one per local producer copy), the InputChannel of every
+// consumer copy, and the Waiter
 // that writers sleep on when those channels are full. The graph outlives every filter
 // thread that uses it (the Engine guarantees this).
 #ifndef SLUICE_RUNTIME_GRAPH_H_
@@ -26,7 +27,17 @@ struct StreamRuntime {
   int producer_copies = 0;  // global counts, over all processes
   int consumer_copies = 0;
   std::unique_ptr<Waiter> room;  // writers sleep here when their consumer copy is full
+  // The stream's blocks in this process. When several producer copies run here and nothing
+  // lands from other hosts, each producer copy takes from a share of its own instead
+  // (`shares`, by global producer copy; `pool` then holds one block, never used): the only
+  // taker of its share, it allocates inline and without a compare-and-swap.
   std::unique_ptr<BufferPool> pool;
+  std::vector<std::unique_ptr<BufferPool>> shares;
+  // Where producer copy `producer` (running here) takes its blocks from.
+  BufferPool& pool_of(int producer) {
+    const auto p = static_cast<std::size_t>(producer);
+    return p < shares.size() && shares[p] != nullptr ? *shares[p] : *pool;
+  }
   // Indexed by global consumer copy: the channel when that copy runs here, else null.
   std::vector<std::unique_ptr<InputChannel>> channels;
   // Indexed by global consumer copy: a local channel or the wiring's remote endpoint.

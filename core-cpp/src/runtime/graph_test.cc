@@ -1,0 +1,56 @@
+#include "runtime/graph.h"
+
+#include <gtest/gtest.h>
+
+#include "sync/run_signal.h"
+#include "topology/topology.h"
+
+namespace sluice {
+namespace {
+
+topo::Topology two_by_two(int source_copies) {
+  return topo::parse_topology_text(R"(
+defaults: {buffer_size: 100B, depth: 64}
+filters:
+  src:  {class: "t::Source", copies: )" + std::to_string(source_copies) + R"(}
+  sink: {class: "t::Sink", copies: 2}
+streams:
+  - {from: src.out, to: sink.in, policy: by_key}
+)",
+                                   "two_by_two.yaml", ".");
+}
+
+// Producer copies that share a pool take from it with a compare-and-swap and outside the
+// inline allocate; so with several here (and nothing landing from other hosts) each gets a
+// share of the stream's blocks of its own, of which it is the only taker.
+TEST(GraphPools, SeveralProducerCopiesHereEachTakeFromAShareOfTheirOwn) {
+  const topo::Topology topology = two_by_two(3);
+  RunSignal signal;
+  Graph graph(topology, signal, Placement::everything(topology), nullptr);
+  StreamRuntime& stream = *graph.streams()[0];
+  std::size_t blocks = 0;
+  for (int p = 0; p < 3; ++p) {
+    BufferPool& share = stream.pool_of(p);
+    EXPECT_NE(&share, stream.pool.get()) << "producer copy " << p;
+    EXPECT_NE(share.allocate_lane(), nullptr) << "producer copy " << p << " does not allocate inline";
+    for (int q = 0; q < p; ++q) EXPECT_NE(&share, &stream.pool_of(q)) << "copies " << q << " and " << p;
+    blocks += share.count();
+  }
+  EXPECT_GE(blocks, Graph::pool_count(topology.streams[0], 3, 2)) << "the shares hold less than the one pool would";
+  EXPECT_LT(blocks, Graph::pool_count(topology.streams[0], 3, 2) + 3);
+}
+
+TEST(GraphPools, OneProducerCopyHereTakesFromTheStreamsPoolInline) {
+  const topo::Topology topology = two_by_two(3);
+  Placement placement = Placement::everything(topology);
+  placement.local["src"] = {1};  // copies 0 and 2 run elsewhere
+  RunSignal signal;
+  Graph graph(topology, signal, placement, nullptr);
+  StreamRuntime& stream = *graph.streams()[0];
+  EXPECT_EQ(&stream.pool_of(1), stream.pool.get());
+  EXPECT_NE(stream.pool->allocate_lane(), nullptr);
+  EXPECT_EQ(stream.pool->count(), Graph::pool_count(topology.streams[0], 1, 2));
+}
+
+}  // namespace
+}  // namespace sluice
