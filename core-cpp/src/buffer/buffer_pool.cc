@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <type_traits>
 
 namespace sluice {
@@ -99,6 +100,10 @@ bool BufferPool::take_from_another(detail::Slot*& slot) noexcept {
     }
   }
   return current_->try_pop_single(slot);
+}
+
+void BufferPool::push_when_room(detail::Slot* slot) noexcept {
+  while (!free_.try_push(slot)) std::this_thread::yield();
 }
 
 bool BufferPool::take_from_any(detail::Slot*& slot) noexcept {

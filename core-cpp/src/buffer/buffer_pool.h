@@ -48,11 +48,12 @@ class BufferPool {
   // Returns a block whose last reference was dropped. Called by release_slot(); inline, as
   // it is on every buffer's way.
   void release(detail::Slot* slot) noexcept {
-    // Neither push can fail: each ring has room for every block.
-    if (Ring* mine = returns_.mine()) {
-      mine->try_push_single(slot);
-    } else {
-      free_.try_push(slot);
+    // Each ring has room for every block, so a push fails only while a taker that claimed
+    // the cell ahead is between its claim and its store (preempted, in a pool with several
+    // takers) and the ring came round to it: then the block goes elsewhere, never lost.
+    Ring* mine = returns_.mine();
+    if (mine == nullptr || !mine->try_push_single(slot)) {
+      if (!free_.try_push(slot)) push_when_room(slot);
     }
     not_empty_.notify();
   }
@@ -98,6 +99,8 @@ class BufferPool {
     return take_from_any(slot);
   }
   bool take_from_another(detail::Slot*& slot) noexcept;
+  // Yields until the shared ring takes `slot` (release's rare way out, above).
+  void push_when_room(detail::Slot* slot) noexcept;
   bool take_from_any(detail::Slot*& slot) noexcept;
   // Points allocate_lane_ at `ring`, the single acquirer's ring from now on.
   void take_next_from(Ring& ring) noexcept;

@@ -1,10 +1,19 @@
 #include "buffer/return_lanes.h"
 
+#include <pthread.h>
+
+#include <bit>
 #include <new>
 
 namespace sluice {
 
 static_assert(sizeof(pthread_t) <= sizeof(std::uintptr_t), "a lane's owner may be a pthread_t");
+
+std::uintptr_t ReturnLanes::this_thread_slow() noexcept { return static_cast<std::uintptr_t>(pthread_self()); }
+
+std::size_t ReturnLanes::bytes_at_most(std::size_t count) noexcept {
+  return kLanes * std::bit_ceil(count < 2 ? std::size_t{2} : count) * sizeof(detail::FreeCell);
+}
 
 ReturnLanes::~ReturnLanes() {
   for (auto& ring : rings_) delete ring.load(std::memory_order_relaxed);

@@ -11,14 +11,13 @@
 //
 // A lane belongs to a thread by its thread pointer (glibc's pthread_t). Once that thread has
 // exited, a new thread may get the same one and with it the lane: still one living thread
-// filling it.
+// filling it. Lanes are never given back otherwise: once four threads that have exited hold
+// them, later threads release through the shared ring (correct, with its compare-and-swap).
 //
 // Thread safety: mine() from any thread, pushes only into the ring mine() returned;
 // ring(i) from the pool's takers.
 #ifndef SLUICE_BUFFER_RETURN_LANES_H_
 #define SLUICE_BUFFER_RETURN_LANES_H_
-
-#include <pthread.h>
 
 #include <array>
 #include <atomic>
@@ -48,7 +47,8 @@ class ReturnLanes {
 
   // The calling thread's ring, claimed now if it has none and a lane is left; null when
   // every lane belongs to other threads (or a ring could not be allocated). Inline: it is
-  // on every release.
+  // on every release. A claim allocates and initialises the ring (16 bytes a cell, the
+  // pool's count rounded up to a power of two), once per thread and pool.
   Ring* mine() noexcept {
     const std::uintptr_t me = this_thread();
     for (std::size_t i = 0; i < kLanes; ++i) {
@@ -63,17 +63,30 @@ class ReturnLanes {
   // Lane i's ring, or null while it is unclaimed. REQUIRES: i < kLanes.
   Ring* ring(std::size_t i) const noexcept { return rings_[i].load(std::memory_order_acquire); }
 
+  // The most memory a pool of `count` blocks can spend on its lanes' rings.
+  static std::size_t bytes_at_most(std::size_t count) noexcept;
+
   // Blocks in all rings; exact only when nothing is pushed or popped meanwhile.
   std::size_t size_approx() const noexcept;
 
  private:
+  // The calling thread's thread pointer: unique among living threads (glibc's pthread_t on
+  // x86-64). Read with a volatile asm, never __builtin_thread_pointer() or pthread_self(),
+  // which the compiler may treat as constant within a function: a copy running as a task
+  // can move to another worker thread between two releases in one function (after a
+  // wait), and must then fill that worker's lane, not the one it started on.
   static std::uintptr_t this_thread() noexcept {
-#if defined(__has_builtin) && __has_builtin(__builtin_thread_pointer)
-    return reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());  // one register read
+    std::uintptr_t tp;
+#if defined(__x86_64__)
+    asm volatile("mov %%fs:0, %0" : "=r"(tp));
+#elif defined(__aarch64__)
+    asm volatile("mrs %0, tpidr_el0" : "=r"(tp));
 #else
-    return static_cast<std::uintptr_t>(pthread_self());
+    tp = this_thread_slow();
 #endif
+    return tp;
   }
+  static std::uintptr_t this_thread_slow() noexcept;  // out of line: pthread_self()
   Ring* claim(std::uintptr_t me) noexcept;
 
   const std::size_t capacity_;

@@ -35,7 +35,10 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     return pool_count(spec, producers, consumers, landing, remote_consumers);
   };
   std::size_t total = 0;
-  for (const topo::StreamSpec& spec : topology.streams) total += local_pool_count(spec) * spec.buffer_size;
+  for (const topo::StreamSpec& spec : topology.streams) {
+    // The blocks, and the most their pool's return lanes can take (buffer/return_lanes.h).
+    total += local_pool_count(spec) * spec.buffer_size + ReturnLanes::bytes_at_most(local_pool_count(spec));
+  }
   if (physical != 0 && total > physical / 4 * 3) {
     throw Error("the streams' buffer pools need " + topo::format_size(total) + " but this machine has " +
                 topo::format_size(physical) + "; lower buffer_size or depth (each stream's pool holds "
