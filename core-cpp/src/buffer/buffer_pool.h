@@ -99,11 +99,11 @@ class BufferPool {
     return take_from_any(slot);
   }
   bool take_from_another(detail::Slot*& slot) noexcept;
-  // Yields until the shared ring takes `slot` (release's rare way out, above).
-  void push_when_room(detail::Slot* slot) noexcept;
   bool take_from_any(detail::Slot*& slot) noexcept;
   // Points allocate_lane_ at `ring`, the single acquirer's ring from now on.
   void take_next_from(Ring& ring) noexcept;
+  // Yields until the shared ring takes `slot` (release's rare way out, above).
+  void push_when_room(detail::Slot* slot) noexcept;
   // A free slot (refs already 1) as an empty Buffer, its memory found from its position in
   // the pool rather than read from the slot (slot.h says why).
   Buffer fresh(detail::Slot* slot) const noexcept {

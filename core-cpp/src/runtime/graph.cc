@@ -37,7 +37,8 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
   std::size_t total = 0;
   for (const topo::StreamSpec& spec : topology.streams) {
     // The blocks, and the most their pool's return lanes can take (buffer/return_lanes.h).
-    total += local_pool_count(spec) * spec.buffer_size + ReturnLanes::bytes_at_most(local_pool_count(spec));
+    const std::size_t blocks = local_pool_count(spec);
+    total += blocks * spec.buffer_size + ReturnLanes::bytes_at_most(blocks);
   }
   if (physical != 0 && total > physical / 4 * 3) {
     throw Error("the streams' buffer pools need " + topo::format_size(total) + " but this machine has " +
@@ -58,16 +59,16 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     // so that stream indices match across processes.
     const int producers_here_count = placement.count_here(spec.from.filter);
     const bool producers_here = producers_here_count > 0;
-    // One thread takes this pool's buffers when one producer copy runs here and nothing
-    // lands here from other hosts; one pushes into a channel when the stream's only producer
-    // copy runs here. Then the rings skip their compare-and-swap on that side.
+    // When nothing lands here from other hosts, each producer copy here is the only taker
+    // of its pool (with several, each has a share of the stream's blocks: between them what
+    // the one pool would hold, rounded up); one thread pushes into a channel when the
+    // stream's only producer copy runs here. Then the rings skip their compare-and-swap on
+    // that side, and allocate() runs inline.
     const bool lands = wiring != nullptr && wiring->landing_room(static_cast<int>(i)) > 0;
     const bool single_acquirer = producers_here_count == 1 && !lands;
     const bool single_producer = stream->producer_copies == 1 && producers_here_count == 1;
     const std::size_t count = std::max<std::size_t>(1, local_pool_count(spec));
     if (producers_here_count > 1 && !lands) {
-      // A share per producer copy here, each its only taker: between them they hold what
-      // the one pool would (rounded up), and no copy holds more than its share.
       const auto share = (count + static_cast<std::size_t>(producers_here_count) - 1) /
                          static_cast<std::size_t>(producers_here_count);
       stream->shares.resize(static_cast<std::size_t>(stream->producer_copies));
