@@ -214,11 +214,13 @@ void print_forward(int reps, bool quick) {
   }
 }
 
-void print_pair(int reps, bool quick) {
+// hand_off_only: just the first row (for profiling the per-buffer path).
+void print_pair(int reps, bool quick, bool hand_off_only) {
   std::printf("\n### Source to sink at 64 KiB, both C++ or both Java\n\n");
   std::printf("| what the filters do with the payload | C++ -> C++ MB/s | Java -> Java MB/s | ratio (bar: >= 0.90) |\n");
   std::printf("|---|---:|---:|---:|\n");
   for (bool fill : {false, true}) {
+    if (fill && hand_off_only) break;
     // Hand-off only touches 16 bytes of each buffer, so it gets as many buffers as 100 B
     // streams do: at 100,000 (4-8 ms of C++ work) the run measured the unit's start and end
     // and the Java filters' warm-up, not the hand-off.
@@ -271,8 +273,8 @@ int main(int argc, char** argv) {
   CLI::App app{"java_bench: Java filters next to C++ ones"};
   bench::add_common_options(app, &options);
   app.add_flag("--first-filter", first_only, "(internal) time the first Java filter in this fresh process");
-  app.add_option("--only", only, "run one section: first, forward, pair or later (for profiling)")
-      ->check(CLI::IsMember({"first", "forward", "pair", "later"}));
+  app.add_option("--only", only, "run one section: first, forward, pair, hand-off (the pair's first row) or later (for profiling)")
+      ->check(CLI::IsMember({"first", "forward", "pair", "hand-off", "later"}));
   bench::parse_or_exit(app, argc, argv);
   if (first_only) return first_filter();
   const int reps = options.reps;
@@ -291,7 +293,7 @@ int main(int argc, char** argv) {
   pair_mb_per_s(true, 65536, count_for(65536, quick), true);
 
   if (only.empty() || only == "forward") print_forward(reps, quick);
-  if (only.empty() || only == "pair") print_pair(reps, quick);
+  if (only.empty() || only == "pair" || only == "hand-off") print_pair(reps, quick, only == "hand-off");
   if (only.empty() || only == "later") print_later(reps);
   return 0;
 }

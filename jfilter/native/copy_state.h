@@ -17,14 +17,30 @@ namespace sluice::jni {
 
 struct CopyState {
   HandleRegistry registry;
-  // Where a native read/allocate describes the buffer it lends (see org.sluice.Peer):
-  // [0] int32 binding id (-1: shared block), [4] int32 size, [8] int64 key.
-  alignas(16) std::byte mailbox[16] = {};
+  // Shared with the copy's Java Peer (a direct ByteBuffer over it; see org.sluice.Peer).
+  // Written here before a native read/allocate returns, to describe the buffer it lends:
+  // [0] int32 binding id (-1: shared block), [4] int32 size, [8] int64 key. Written by Java:
+  // [16] int64 the handle of a buffer the filter closed but that is still registered here
+  // (0: none), which the next native call on a stream takes back (drain_closed), so that the
+  // usual read-close loop crosses into native code once a buffer, not twice.
+  alignas(16) std::byte mailbox[24] = {};
+  static constexpr std::size_t kClosedAt = 16;
 
   void post(std::int32_t binding, std::uint32_t size, std::uint64_t key) noexcept {
     std::memcpy(mailbox, &binding, 4);
     std::memcpy(mailbox + 4, &size, 4);
     std::memcpy(mailbox + 8, &key, 8);
+  }
+
+  // Returns the buffer the filter closed last, if Java left one in the mailbox, to its pool.
+  // Called first by every native call that may wait (so that no closed block is kept from
+  // its pool while the copy waits), and before the copy's held buffers are counted.
+  void drain_closed(JNIEnv* env) {
+    jlong closed;
+    std::memcpy(&closed, mailbox + kClosedAt, 8);
+    if (closed == 0) return;
+    std::memset(mailbox + kClosedAt, 0, 8);
+    registry.take_buffer(env, closed);  // the returned Buffer goes back to its pool here
   }
 };
 

@@ -30,7 +30,8 @@ const NativeClass kNatives[] = {
      {SLUICE_NATIVE(Buffer, nClose, "(J)V"), SLUICE_NATIVE(Buffer, nShared, "(Lorg/sluice/Peer;J)Lorg/sluice/Buffer;")}},
     {"org/sluice/InputStream", {SLUICE_NATIVE(InputStream, nRead, "(J)J")}},
     {"org/sluice/OutputStream",
-     {SLUICE_NATIVE(OutputStream, nAllocate, "(J)J"), SLUICE_NATIVE(OutputStream, nWrite, "(JJIJ)V"),
+     {SLUICE_NATIVE(OutputStream, nAllocate, "(J)J"), SLUICE_NATIVE(OutputStream, nWrite, "(JJIJZ)J"),
+      SLUICE_NATIVE(OutputStream, nTryAllocate, "(J)J"),
       SLUICE_NATIVE(OutputStream, nBufferSize, "(J)I")}},
     {"org/sluice/Context",
      {SLUICE_NATIVE(Context, nInput, "(JLjava/lang/String;)J"), SLUICE_NATIVE(Context, nOutput, "(JLjava/lang/String;)J"),
@@ -64,7 +65,7 @@ void load(JNIEnv* env) {
   t.context_expire = java.method(t.context, "expire", "()V");
   t.peer_new = java.method(t.peer, "<init>",
                       "(Ljava/nio/ByteBuffer;Ljava/lang/String;IILjava/lang/String;Ljava/lang/String;)V");
-  t.peer_expire = java.method(t.peer, "expire", "(IJ)V");
+  t.peer_expire = java.method(t.peer, "expire", "(IJ)Z");
   t.buffer_new = java.method(t.buffer, "<init>", "(Lorg/sluice/Peer;Ljava/nio/ByteBuffer;Z)V");
   t.buffer_handle = java.field(t.buffer, "handle", "J");
   t.bindings_put = java.static_method(t.bindings, "put", "(ILjava/nio/ByteBuffer;)V");

@@ -7,7 +7,10 @@
 // Hot path: InputStream.nRead, OutputStream.nAllocate / nWrite. Each is one down-call that
 // makes no Java object and calls no JNI function once a pool block has its binding: the
 // buffer's binding id, size and key go to the copy's mailbox, the handle is the return value
-// (Java then lends the copy's own Buffer object for that block: org.sluice.Peer).
+// (Java then lends the copy's own Buffer object for that block: org.sluice.Peer). A loop
+// that reads and closes, or allocates and writes, crosses once a buffer: close() leaves the
+// handle in the mailbox for the next call to take back (CopyState::drain_closed), and
+// nWrite lends the next block with the write (a spare, for the next allocate()).
 #include <filesystem>
 #include <string>
 
@@ -44,7 +47,9 @@ sluice::Context& context_of(CopyState& copy, jlong handle) {
 
 JNIEXPORT void JNICALL Java_org_sluice_Buffer_nClose(JNIEnv* env, jclass, jlong handle) {
   return sluice::jni::guarded(env, [&] {
-    sluice::Buffer released = sluice::jni::current_copy().registry.take_buffer(env, handle);
+    CopyState& copy = sluice::jni::current_copy();
+    copy.drain_closed(env);
+    sluice::Buffer released = copy.registry.take_buffer(env, handle);
   });
 }
 
@@ -64,6 +69,7 @@ JNIEXPORT jobject JNICALL Java_org_sluice_Buffer_nShared(JNIEnv* env, jclass, jo
 JNIEXPORT jlong JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jlong handle) {
   return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
+    copy.drain_closed(env);
     std::optional<sluice::Buffer> buffer = copy.registry.get<sluice::InputStream>(handle, Kind::kInput).read();
     return buffer ? lend(env, copy, std::move(*buffer)) : 0;
   });
@@ -74,14 +80,28 @@ JNIEXPORT jlong JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, j
 JNIEXPORT jlong JNICALL Java_org_sluice_OutputStream_nAllocate(JNIEnv* env, jclass, jlong handle) {
   return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
+    copy.drain_closed(env);
     return lend(env, copy, copy.registry.get<sluice::OutputStream>(handle, Kind::kOutput).allocate());
   });
 }
 
-JNIEXPORT void JNICALL Java_org_sluice_OutputStream_nWrite(JNIEnv* env, jclass, jlong stream, jlong buffer,
-                                                          jint size, jlong key) {
+JNIEXPORT jlong JNICALL Java_org_sluice_OutputStream_nTryAllocate(JNIEnv* env, jclass, jlong handle) {
   return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
+    copy.drain_closed(env);
+    std::optional<sluice::Buffer> buffer = copy.registry.get<sluice::OutputStream>(handle, Kind::kOutput).try_allocate();
+    return buffer ? lend(env, copy, std::move(*buffer)) : 0;
+  });
+}
+
+// With `spare`, also takes a free block of the stream's pool, if one is free now, and lends
+// it (the return value; 0 when none): Java keeps it for the copy's next allocate(), which
+// then needs no native call (org.sluice.OutputStream).
+JNIEXPORT jlong JNICALL Java_org_sluice_OutputStream_nWrite(JNIEnv* env, jclass, jlong stream, jlong buffer,
+                                                           jint size, jlong key, jboolean spare) {
+  return sluice::jni::guarded(env, [&]() -> jlong {
+    CopyState& copy = sluice::jni::current_copy();
+    copy.drain_closed(env);
     // The buffer first: Java has already given up its handle, so the block must go somewhere
     // (the stream, or back to its pool when the stream handle is stale).
     sluice::Buffer b = copy.registry.take_buffer(env, buffer);
@@ -89,6 +109,9 @@ JNIEXPORT void JNICALL Java_org_sluice_OutputStream_nWrite(JNIEnv* env, jclass, 
     b.resize(static_cast<std::size_t>(size));  // Java checked 0 <= size <= capacity
     b.set_key(static_cast<std::uint64_t>(key));
     out.write(std::move(b));
+    if (!spare) return 0;
+    std::optional<sluice::Buffer> next = out.try_allocate();
+    return next ? lend(env, copy, std::move(*next)) : 0;
   });
 }
 

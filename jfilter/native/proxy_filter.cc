@@ -113,18 +113,24 @@ void JavaFilter::call(jmethodID method, Context& ctx, const char* stage) {
 }
 
 void JavaFilter::release_buffers(Context* ctx, const char* stage) {
-  const std::size_t held = state_.registry.live_buffers();
-  if (held == 0) return;
+  state_.drain_closed(env_);  // closed by the filter: not held
+  if (state_.registry.live_buffers() == 0) return;
   const JavaTypes& t = types();
+  std::size_t held = 0;  // by the filter; the others were spares its output streams kept
   state_.registry.release_buffers(env_, [&](std::int32_t binding, jlong handle, jobject shared) {
     // Mark the Java object released, so data()/size() throw IllegalStateException too.
     if (shared != nullptr) {
       env_->SetLongField(shared, t.buffer_handle, 0);
+      ++held;
     } else if (binding >= 0) {
-      env_->CallVoidMethod(peer_, t.peer_expire, binding, handle);
+      const jboolean filters = env_->CallBooleanMethod(peer_, t.peer_expire, binding, handle);
       env_->ExceptionClear();  // expire() cannot fail short of a VM error; the release goes on
+      if (filters) ++held;
+    } else {
+      ++held;
     }
   });
+  if (held == 0) return;
   if (ctx != nullptr) {
     ctx->log().warn(std::string(stage) + " returned holding " + std::to_string(held) +
                     " buffer(s) it neither wrote nor closed; they went back to their pools "

@@ -144,6 +144,11 @@ class OutputStream {
     return allocate_more();
   }
 
+  // As allocate(), but never waits: an empty optional while no block is free (every one is
+  // queued, or held by a filter). For a copy that has something else to do meanwhile.
+  // Throws sluice::Aborted when the run is stopping.
+  std::optional<Buffer> try_allocate() { return try_allocate_more(); }
+
   // Sends the buffer to a consumer copy chosen by the stream's policy, taking ownership.
   // Any valid buffer may be written (one from allocate() or one read from an input): the
   // payload is handed over, never copied. Blocks while the chosen copy's queue is full.
@@ -190,6 +195,8 @@ class OutputStream {
   // What allocate() does when it cannot take a block inline: waits, or throws on abort.
   // Runtime use only.
   virtual Buffer allocate_more() = 0;
+  // try_allocate(). Runtime use only.
+  virtual std::optional<Buffer> try_allocate_more() = 0;
   // What write() does when it cannot put the buffer into a queue inline: checks, policies,
   // waits. Runtime use only.
   virtual void write_more(Buffer&& buffer) = 0;

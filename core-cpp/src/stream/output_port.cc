@@ -75,6 +75,11 @@ Buffer OutputPort::allocate_more() {
   return buffer;
 }
 
+std::optional<Buffer> OutputPort::try_allocate_more() {
+  room_.throw_if_aborted();
+  return pool_.try_acquire();
+}
+
 void OutputPort::throw_bad_write(const Buffer& buffer) const {
   if (!open_) {
     throw Error("write to output '" + name_ + "' outside init/process: end of work was already "

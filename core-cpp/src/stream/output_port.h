@@ -52,6 +52,7 @@ class OutputPort final : public OutputStream {
 
  private:
   Buffer allocate_more() override;
+  std::optional<Buffer> try_allocate_more() override;
   void write_more(Buffer&& buffer) override;
   // write() when the fast path could not take the buffer: policies, waits for room.
   void write_waiting(const Item& item);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -622,6 +623,35 @@ TEST_F(OutputPortAllocateLaneTest, BlocksReleasedByManyThreadsAreAllHandedOutAga
     for (auto& t : releasers) t.join();
     EXPECT_EQ(pool.available(), std::size_t{kBlocks}) << "round " << round;
   }
+}
+
+// try_allocate takes free blocks as allocate does (in turn with it, from the same ring), and
+// gives nothing instead of waiting once every block is held; a released block is free again.
+TEST_F(OutputPortAllocateLaneTest, TryAllocateGivesNothingInsteadOfWaiting) {
+  auto out = open_port(pool_);
+  std::vector<Buffer> held;
+  std::set<const std::byte*> blocks;
+  for (int i = 0; i < 4; ++i) {
+    std::optional<Buffer> b = i % 2 == 0 ? out->try_allocate() : std::optional<Buffer>(out->allocate());
+    ASSERT_TRUE(b && b->valid()) << i;
+    EXPECT_EQ(b->size(), 0u);
+    EXPECT_EQ(b->key(), 0u);
+    blocks.insert(b->data());
+    held.push_back(std::move(*b));
+  }
+  EXPECT_EQ(blocks.size(), 4u) << "a block was handed out twice";
+  EXPECT_FALSE(out->try_allocate().has_value());
+  const std::byte* released = held.front().data();
+  held.erase(held.begin());
+  std::optional<Buffer> again = out->try_allocate();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->data(), released);
+  held.clear();
+  again.reset();
+  EXPECT_EQ(pool_.available(), pool_.count());
+  signal_.abort();
+  EXPECT_THROW(out->try_allocate(), Aborted);
+  EXPECT_EQ(pool_.available(), pool_.count());
 }
 
 TEST_F(OutputPortAllocateLaneTest, AnAllocateAfterAbortThrowsEvenWithFreeBlocks) {

@@ -161,6 +161,40 @@ work: [zero, one]
             std::string::npos) << err;
 }
 
+// The Java hot path's shortcuts: close() leaves the block for the copy's next stream call to
+// give back (an allocate() on a drained pool then still finds it), write() keeps a spare block
+// for the next allocate() (still refused on another thread, and never counted as a buffer the
+// filter holds), tryAllocate() gives null on a drained pool; and every buffer written arrives.
+TEST_F(JavaGraphTest, ClosedBlocksComeBackAndSparesAreNotTheFiltersBuffers) {
+  ::testing::internal::CaptureStderr();
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  probe: {lang: java, class: org.sluice.nativetest.SpareProbe, classpath: [@JAR@], args: {count: 20000}}
+  sink:  {class: "testing_filters::TestSink"}
+  idle:  {class: "testing_filters::TestSink"}
+  text:  {class: "testing_filters::TestTextSink"}
+streams:
+  - {from: probe.out, to: sink.in, buffer_size: 64B, depth: 8}
+  - {from: probe.pool, to: idle.in, buffer_size: 64B, depth: 4}
+  - {from: probe.report, to: text.in}
+work: [zero, one]
+)");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  std::lock_guard<std::mutex> lock(observed().mu);
+  const std::vector<std::string> expected = {"ok kept-after-write-is-stale", "ok allocate-other-thread",
+                                             "ok try-allocate-runs-dry",     "ok try-allocate-fresh",
+                                             "ok closed-block-comes-back",   "ok closed-blocks-come-back"};
+  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
+  std::multiset<std::string> twice(expected.begin(), expected.end());
+  twice.insert(expected.begin(), expected.end());  // once per unit of work
+  EXPECT_EQ(got, twice);
+  EXPECT_EQ(err.find("holding"), std::string::npos) << err;
+  ASSERT_EQ(out.streams.size(), 3u);
+  EXPECT_EQ(out.streams[0].buffers, 40000u) << out.streams[0].label;
+  EXPECT_EQ(out.streams[1].buffers, 0u) << out.streams[1].label;
+}
+
 // A Java copy keeps a buffer it wrote and misuses it while another Java copy holds that very
 // pool block: the misuse is an IllegalStateException in the copy that kept it, and the holder's
 // buffer (size, key, bytes, data() view, handle) stays intact and writes on.

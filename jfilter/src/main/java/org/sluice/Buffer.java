@@ -51,6 +51,8 @@ public final class Buffer implements AutoCloseable {
   long handle;
   int size;
   long key;
+  // Lent to an OutputStream as the spare for its next allocate(), not yet to the filter.
+  boolean spare;
 
   // Made once per pool block and copy (Peer), or by the native side once per read of a shared
   // block (a read-only view).
@@ -184,7 +186,7 @@ public final class Buffer implements AutoCloseable {
     }
     if (Thread.currentThread() != peer.thread) throw otherThread();
     handle = 0;
-    nClose(h);
+    if (!peer.closeLater(h)) nClose(h);
   }
 
   @Override
@@ -207,7 +209,7 @@ public final class Buffer implements AutoCloseable {
         + "submitted Unit); a copy can write only the buffers it read or allocated itself");
   }
 
-  private static IllegalStateException otherThread() {
+  static IllegalStateException otherThread() {
     return new IllegalStateException("sluice streams and buffers can be used only on their filter's own "
         + "thread, inside init, process or finalize; hand data to other threads as Java objects");
   }

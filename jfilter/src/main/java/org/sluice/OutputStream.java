@@ -14,6 +14,13 @@ public final class OutputStream {
   private final String name;
   private final int bufferSize;
   long handle; // 0 once its unit of work ended
+  // A block the last write() took from the pool for the next allocate() (null: none), so
+  // that a loop that allocates and writes crosses into native code once a buffer. Lent to
+  // this copy but not yet to the filter: the runtime takes it back silently at the end.
+  private Buffer spare;
+  // allocate() was called since the last write(): only then does write() take a spare (a
+  // filter that only passes read buffers on never holds a block it would not use).
+  private boolean allocating;
 
   OutputStream(Peer peer, long handle, String name) {
     this.peer = peer;
@@ -32,7 +39,40 @@ public final class OutputStream {
    *     another thread than the filter's
    */
   public Buffer allocate() {
-    return peer.lent(nAllocate(live()));
+    long stream = live();
+    allocating = true;
+    Buffer b = takeSpare();
+    return b != null ? b : peer.lent(nAllocate(stream));
+  }
+
+  /**
+   * As {@link #allocate()}, but never waits.
+   *
+   * @return a buffer you now own (write it or close it), or {@code null} while no block of the
+   *     pool is free (every one is queued or held)
+   * @throws AbortedException when the run is being stopped; let it propagate
+   * @throws IllegalStateException when the stream belongs to an earlier unit of work, or on
+   *     another thread than the filter's
+   */
+  public Buffer tryAllocate() {
+    long stream = live();
+    allocating = true;
+    Buffer b = takeSpare();
+    if (b != null) return b;
+    long h = nTryAllocate(stream);
+    return h == 0 ? null : peer.lent(h);
+  }
+
+  // The spare, handed to the filter now; null when there is none (or it went stale: a kept
+  // reference to its block's Buffer from an earlier round closed or wrote it).
+  private Buffer takeSpare() {
+    Buffer b = spare;
+    if (b == null) return null;
+    if (Thread.currentThread() != peer.thread) throw Buffer.otherThread();
+    spare = null;
+    boolean live = b.spare && b.handle != 0;
+    b.spare = false;
+    return live ? b : null;
   }
 
   /**
@@ -55,7 +95,14 @@ public final class OutputStream {
     // The handle goes first: once the native write has taken the block, the buffer is no
     // longer the filter's, even when the write then fails.
     long h = buffer.take(peer);
-    nWrite(stream, h, buffer.size, buffer.key);
+    boolean wantSpare = allocating && spare == null;
+    allocating = false;
+    long next = nWrite(stream, h, buffer.size, buffer.key, wantSpare);
+    if (next != 0) {
+      Buffer s = peer.lent(next);
+      s.spare = true;
+      spare = s;
+    }
   }
 
   /** @return the stream's buffer size in bytes (topology {@code buffer_size}) */
@@ -81,7 +128,10 @@ public final class OutputStream {
 
   private static native long nAllocate(long handle);
 
-  private static native void nWrite(long handle, long buffer, int size, long key);
+  private static native long nTryAllocate(long handle);
+
+  // With spare, also lends a free block of the pool, if there is one now (0: none).
+  private static native long nWrite(long handle, long buffer, int size, long key, boolean spare);
 
   private static native int nBufferSize(long handle);
 }

@@ -21,6 +21,11 @@ final class Peer {
   static final int BINDING = 0; // int: the block's Bindings id, or -1 for a shared block
   static final int SIZE = 4;    // int: used bytes
   static final int KEY = 8;     // long: key
+  // Written by Java: the handle of a buffer the filter closed, still registered on the native
+  // side, which the next native call on a stream returns to its pool (0: none). So a loop that
+  // reads and closes crosses into native code once a buffer, not twice. (Only a filter copy's
+  // mailbox has this field; a Unit's results are released through the Unit.)
+  static final int CLOSED = 16;
 
   private final ByteBuffer mailbox;
   // This copy's Buffer for each block, by Bindings id; grown on demand.
@@ -84,11 +89,27 @@ final class Peer {
     return b;
   }
 
+  // Leaves the handle of a buffer the filter just closed for the next native call to release;
+  // false when one is already waiting (then the caller releases it now, and the native side
+  // takes both).
+  boolean closeLater(long handle) {
+    ByteBuffer m = mailbox;
+    if (m.getLong(CLOSED) != 0) return false;
+    m.putLong(CLOSED, handle);
+    return true;
+  }
+
   // Marks this copy's Buffer of block `id` released if it still carries `handle` (the runtime
-  // took back a buffer the filter did not write or close). Called by the native side.
-  void expire(int id, long handle) {
+  // took back a buffer the filter did not write or close). Called by the native side; false
+  // when that buffer was a spare an OutputStream kept for its next allocate(), not the
+  // filter's own.
+  boolean expire(int id, long handle) {
     Buffer[] t = buffers;
     Buffer b = id < t.length ? t[id] : null;
-    if (b != null && b.handle == handle) b.handle = 0;
+    if (b == null || b.handle != handle) return true;
+    b.handle = 0;
+    boolean filters = !b.spare;
+    b.spare = false;
+    return filters;
   }
 }
