@@ -110,8 +110,15 @@ JNIEXPORT jlong JNICALL Java_org_sluice_OutputStream_nWrite(JNIEnv* env, jclass,
     b.set_key(static_cast<std::uint64_t>(key));
     out.write(std::move(b));
     if (!spare) return 0;
-    std::optional<sluice::Buffer> next = out.try_allocate();
-    return next ? lend(env, copy, std::move(*next)) : 0;
+    // The write is done: a spare that cannot be had (the run is stopping, the JVM has no
+    // memory for a first binding) is simply not had, and the write does not fail for it.
+    try {
+      std::optional<sluice::Buffer> next = out.try_allocate();
+      return next ? lend(env, copy, std::move(*next)) : 0;
+    } catch (...) {
+      if (env->ExceptionCheck()) env->ExceptionClear();
+      return jlong{0};
+    }
   });
 }
 

@@ -195,11 +195,12 @@ class OutputStream {
   // What allocate() does when it cannot take a block inline: waits, or throws on abort.
   // Runtime use only.
   virtual Buffer allocate_more() = 0;
-  // try_allocate(). Runtime use only.
-  virtual std::optional<Buffer> try_allocate_more() = 0;
   // What write() does when it cannot put the buffer into a queue inline: checks, policies,
   // waits. Runtime use only.
   virtual void write_more(Buffer&& buffer) = 0;
+  // try_allocate(). Runtime use only. (After the others: a new virtual function changes the
+  // layout filter code compiles in, so SLUICE_FILTER_ABI changed with it.)
+  virtual std::optional<Buffer> try_allocate_more() = 0;
 
   // Runtime use only: the inline paths, when the stream has them (else null): allocate's
   // always, write's while the stream is open; and the run's stop flag.

@@ -51,8 +51,12 @@ public final class Buffer implements AutoCloseable {
   long handle;
   int size;
   long key;
-  // Lent to an OutputStream as the spare for its next allocate(), not yet to the filter.
+  // Lent to an OutputStream as the spare for its next allocate(), not yet to the filter:
+  // stale to the filter (a reference kept from an earlier round) until allocate() hands it out.
   boolean spare;
+  // The stream whose allocate() handed it out, while lent (null for a buffer read): write()
+  // to that stream takes a spare with it.
+  OutputStream allocatedBy;
 
   // Made once per pool block and copy (Peer), or by the native side once per read of a shared
   // block (a read-only view).
@@ -70,6 +74,8 @@ public final class Buffer implements AutoCloseable {
     this.size = size;
     this.key = key;
     this.handle = handle;
+    this.spare = false;
+    this.allocatedBy = null;
     return this;
   }
 
@@ -78,7 +84,7 @@ public final class Buffer implements AutoCloseable {
   // thread than the copy's.
   long take(Peer by) {
     long h = handle;
-    if (h == 0) throw stale();
+    if (h == 0 || spare) throw stale();
     if (by != peer) throw foreign();
     if (Thread.currentThread() != peer.thread) throw otherThread();
     handle = 0;
@@ -177,7 +183,7 @@ public final class Buffer implements AutoCloseable {
   @Override
   public void close() {
     long h = handle;
-    if (h == 0) return;
+    if (h == 0 || spare) return;
     Unit client = peer.client;
     if (client != null) { // a result of a submitted unit: back to its pool, from any thread
       handle = 0;
@@ -196,7 +202,7 @@ public final class Buffer implements AutoCloseable {
   }
 
   private void check() {
-    if (handle == 0) throw stale();
+    if (handle == 0 || spare) throw stale();
   }
 
   static IllegalStateException stale() {

@@ -17,10 +17,9 @@ public final class OutputStream {
   // A block the last write() took from the pool for the next allocate() (null: none), so
   // that a loop that allocates and writes crosses into native code once a buffer. Lent to
   // this copy but not yet to the filter: the runtime takes it back silently at the end.
+  // Only a write of a buffer this stream's allocate() handed out takes one (Buffer.allocatedBy):
+  // a filter that passes read buffers on never holds a block it would not use.
   private Buffer spare;
-  // allocate() was called since the last write(): only then does write() take a spare (a
-  // filter that only passes read buffers on never holds a block it would not use).
-  private boolean allocating;
 
   OutputStream(Peer peer, long handle, String name) {
     this.peer = peer;
@@ -40,9 +39,10 @@ public final class OutputStream {
    */
   public Buffer allocate() {
     long stream = live();
-    allocating = true;
     Buffer b = takeSpare();
-    return b != null ? b : peer.lent(nAllocate(stream));
+    if (b == null) b = peer.lent(nAllocate(stream));
+    b.allocatedBy = this;
+    return b;
   }
 
   /**
@@ -56,15 +56,18 @@ public final class OutputStream {
    */
   public Buffer tryAllocate() {
     long stream = live();
-    allocating = true;
     Buffer b = takeSpare();
-    if (b != null) return b;
-    long h = nTryAllocate(stream);
-    return h == 0 ? null : peer.lent(h);
+    if (b == null) {
+      long h = nTryAllocate(stream);
+      if (h == 0) return null;
+      b = peer.lent(h);
+    }
+    b.allocatedBy = this;
+    return b;
   }
 
-  // The spare, handed to the filter now; null when there is none (or it went stale: a kept
-  // reference to its block's Buffer from an earlier round closed or wrote it).
+  // The spare, handed to the filter now; null when there is none (or the runtime took it
+  // back: its unit of work ended).
   private Buffer takeSpare() {
     Buffer b = spare;
     if (b == null) return null;
@@ -94,9 +97,8 @@ public final class OutputStream {
     long stream = live();
     // The handle goes first: once the native write has taken the block, the buffer is no
     // longer the filter's, even when the write then fails.
+    boolean wantSpare = buffer.allocatedBy == this && spare == null;
     long h = buffer.take(peer);
-    boolean wantSpare = allocating && spare == null;
-    allocating = false;
     long next = nWrite(stream, h, buffer.size, buffer.key, wantSpare);
     if (next != 0) {
       Buffer s = peer.lent(next);

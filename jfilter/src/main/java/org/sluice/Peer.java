@@ -44,6 +44,9 @@ final class Peer {
   Peer(ByteBuffer mailbox, String filterName, int copyIndex, int copyCount, String host,
        String topologyDir) {
     this(mailbox, filterName, copyIndex, copyCount, host, topologyDir, null);
+    if (mailbox.capacity() < CLOSED + 8) {
+      throw new IllegalArgumentException("a filter copy's mailbox needs " + (CLOSED + 8) + " bytes");
+    }
   }
 
   // A submitted unit's: its results.
