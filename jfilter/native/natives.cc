@@ -12,6 +12,7 @@
 // handle in the mailbox for the next call to take back (CopyState::drain_closed), and
 // nWrite lends the next block with the write (a spare, for the next allocate()).
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "bindings.h"
@@ -35,6 +36,11 @@ jlong lend(JNIEnv* env, CopyState& copy, sluice::Buffer&& buffer) {
   const std::int32_t binding = sluice::jni::binding_id(env, buffer);
   copy.post(binding, static_cast<std::uint32_t>(buffer.size()), buffer.key());
   return copy.registry.add_buffer(std::move(buffer), binding);
+}
+
+// lend(), for a buffer the stream may not have given (end of work, nothing free): 0 then.
+jlong lend_if_any(JNIEnv* env, CopyState& copy, std::optional<sluice::Buffer>&& buffer) {
+  return buffer ? lend(env, copy, std::move(*buffer)) : 0;
 }
 
 sluice::Context& context_of(CopyState& copy, jlong handle) {
@@ -70,8 +76,7 @@ JNIEXPORT jlong JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, j
   return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
     copy.drain_closed(env);
-    std::optional<sluice::Buffer> buffer = copy.registry.get<sluice::InputStream>(handle, Kind::kInput).read();
-    return buffer ? lend(env, copy, std::move(*buffer)) : 0;
+    return lend_if_any(env, copy, copy.registry.get<sluice::InputStream>(handle, Kind::kInput).read());
   });
 }
 
@@ -89,8 +94,7 @@ JNIEXPORT jlong JNICALL Java_org_sluice_OutputStream_nTryAllocate(JNIEnv* env, j
   return sluice::jni::guarded(env, [&] {
     CopyState& copy = sluice::jni::current_copy();
     copy.drain_closed(env);
-    std::optional<sluice::Buffer> buffer = copy.registry.get<sluice::OutputStream>(handle, Kind::kOutput).try_allocate();
-    return buffer ? lend(env, copy, std::move(*buffer)) : 0;
+    return lend_if_any(env, copy, copy.registry.get<sluice::OutputStream>(handle, Kind::kOutput).try_allocate());
   });
 }
 
@@ -113,8 +117,7 @@ JNIEXPORT jlong JNICALL Java_org_sluice_OutputStream_nWrite(JNIEnv* env, jclass,
     // The write is done: a spare that cannot be had (the run is stopping, the JVM has no
     // memory for a first binding) is simply not had, and the write does not fail for it.
     try {
-      std::optional<sluice::Buffer> next = out.try_allocate();
-      return next ? lend(env, copy, std::move(*next)) : 0;
+      return lend_if_any(env, copy, out.try_allocate());
     } catch (...) {
       if (env->ExceptionCheck()) env->ExceptionClear();
       return jlong{0};

@@ -148,15 +148,13 @@ work: [zero, one]
 )");
   const std::string err = ::testing::internal::GetCapturedStderr();
   ASSERT_FALSE(out.failure) << out.failure->str();
-  std::lock_guard<std::mutex> lock(observed().mu);
-  const std::vector<std::string> expected = {
+  const std::multiset<std::string> expected = {
       "ok written-size", "ok written-data", "ok written-key", "ok written-rewrite", "ok written-close-is-harmless",
       "ok closed-key", "ok close-twice", "ok oversize", "ok other-thread-read", "ok other-thread-allocate",
       "ok other-thread-close", "ok unconnected-port", "ok missing-arg", "ok malformed-arg",
       "ok old-context-input", "ok old-context-work", "ok old-input-read", "ok old-output-allocate",
       "ok kept-buffer-released", "ok kept-buffer-close-is-harmless"};
-  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
-  EXPECT_EQ(got, std::multiset<std::string>(expected.begin(), expected.end()));
+  EXPECT_EQ(reported(), expected);
   EXPECT_NE(err.find("[probe#0@local] warn: process returned holding 2 buffer(s) it neither wrote nor closed"),
             std::string::npos) << err;
 }
@@ -183,15 +181,13 @@ work: [zero, one]
 )");
   const std::string err = ::testing::internal::GetCapturedStderr();
   ASSERT_FALSE(out.failure) << out.failure->str();
-  std::lock_guard<std::mutex> lock(observed().mu);
   const std::vector<std::string> expected = {
       "ok kept-after-write-is-stale", "ok kept-rewrite-is-stale",   "ok allocate-other-thread",
       "ok try-allocate-runs-dry",     "ok try-allocate-fresh",      "ok closed-block-comes-back",
       "ok closed-blocks-come-back"};
-  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
   std::multiset<std::string> twice(expected.begin(), expected.end());
   twice.insert(expected.begin(), expected.end());  // once per unit of work
-  EXPECT_EQ(got, twice);
+  EXPECT_EQ(reported(), twice);
   EXPECT_EQ(err.find("holding"), std::string::npos) << err;
   ASSERT_EQ(out.streams.size(), 3u);
   EXPECT_EQ(out.streams[0].buffers, 40000u) << out.streams[0].label;  // not one more: write(stale) sent nothing
@@ -218,7 +214,6 @@ streams:
   - {from: holder.report, to: notes2.in}
 )");
   ASSERT_FALSE(out.failure) << out.failure->str();
-  std::lock_guard<std::mutex> lock(observed().mu);
   std::multiset<std::string> expected = {"the holder's own"};
   for (const char* check : {"stale-size", "stale-data", "stale-key", "stale-set-size", "stale-set-key",
                             "stale-capacity", "stale-is-shared", "stale-to-string", "stale-write",
@@ -226,8 +221,7 @@ streams:
     expected.insert(std::string("ok keeper#0 ") + check);
   }
   for (const char* check : {"read-all", "held-intact", "held-write"}) expected.insert(std::string("ok holder#0 ") + check);
-  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
-  EXPECT_EQ(got, expected);
+  EXPECT_EQ(reported(), expected);
 }
 
 // Broadcast blocks reach every Java copy as read-only views; one kept past its unit goes stale.
@@ -243,9 +237,7 @@ streams:
 work: [zero, one]
 )");
   ASSERT_FALSE(out.failure) << out.failure->str();
-  std::lock_guard<std::mutex> lock(observed().mu);
-  std::multiset<std::string> got(observed().lines.begin(), observed().lines.end());
-  EXPECT_EQ(got, (std::multiset<std::string>{"ok shared", "ok shared", "ok shared-read-only", "ok shared-read-only",
+  EXPECT_EQ(reported(), (std::multiset<std::string>{"ok shared", "ok shared", "ok shared-read-only", "ok shared-read-only",
                                              "ok shared-released", "ok shared-released"}));
 }
 

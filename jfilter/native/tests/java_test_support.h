@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "testing/graph_harness.h"
@@ -33,6 +34,12 @@ class JavaGraphTest : public ::testing::Test {
   std::vector<std::string> violations() {
     std::lock_guard<std::mutex> lock(observed().mu);
     return observed().violations;
+  }
+
+  // What the probes reported to TestTextSinks (one line per check), in any order.
+  std::multiset<std::string> reported() {
+    std::lock_guard<std::mutex> lock(observed().mu);
+    return {observed().lines.begin(), observed().lines.end()};
   }
 
   // Every (source copy, seq) in [0, per_source) reached the TestSink called `sink` exactly

@@ -95,9 +95,9 @@ public final class OutputStream {
   public void write(Buffer buffer) {
     Objects.requireNonNull(buffer, "buffer");
     long stream = live();
+    boolean wantSpare = buffer.allocatedBy == this && spare == null;
     // The handle goes first: once the native write has taken the block, the buffer is no
     // longer the filter's, even when the write then fails.
-    boolean wantSpare = buffer.allocatedBy == this && spare == null;
     long h = buffer.take(peer);
     long next = nWrite(stream, h, buffer.size, buffer.key, wantSpare);
     if (next != 0) {
