@@ -85,6 +85,11 @@ struct WriteLane {
   QueueCell* cells;
   std::uint64_t mask;                      // cells - 1 (a power of two)
   std::atomic<std::uint64_t>* tail;        // the next cell to fill
+  // The consumer's next cell, read only when the room seen last is used up: the cells below
+  // *free_until (the producer's own record) are free to fill. The consumer never writes a
+  // cell back, and write() never reads one.
+  const std::atomic<std::uint64_t>* head;
+  std::uint64_t* free_until;
   const std::atomic<std::uint32_t>* reader_may_sleep;  // nonzero: call notify_reader
   void* reader;                            // for notify_reader
   std::atomic<std::uint64_t>* buffers;     // the port's counters
@@ -161,8 +166,9 @@ class OutputStream {
         lane != nullptr && buffer.slot_ != nullptr && buffer.size_ <= lane->max_size &&
         !aborted_->load(std::memory_order_relaxed)) {
       const std::uint64_t pos = lane->tail->load(std::memory_order_relaxed);
-      detail::QueueCell& cell = lane->cells[pos & lane->mask];
-      if (cell.seq.load(std::memory_order_acquire) == pos) {
+      if (pos < *lane->free_until ||
+          pos < (*lane->free_until = lane->head->load(std::memory_order_acquire) + lane->mask + 1)) {
+        detail::QueueCell& cell = lane->cells[pos & lane->mask];
         const std::uint32_t size = buffer.size_;
         cell.value.slot = buffer.slot_;
         cell.value.size = size;

@@ -16,6 +16,8 @@ bool InputChannel::fill_lane(detail::WriteLane& lane) noexcept {
   lane.cells = ring_.cells();
   lane.mask = ring_.capacity() - 1;
   lane.tail = &ring_.tail();
+  lane.head = &ring_.head();
+  lane.free_until = &free_until_;
   lane.reader_may_sleep = &not_empty_.may_sleep_flag();
   lane.reader = this;
   return true;
@@ -45,7 +47,7 @@ void InputChannel::duplicate_mark(std::uint32_t producer) const {
 InputChannel::~InputChannel() {
   // Give back buffers nobody read (after an aborted run).
   Item item;
-  while (ring_.try_pop_single(item)) {
+  while (pop_one(item)) {
     if (!item.is_end_of_work()) detail::release_slot(item.slot);
   }
 }
@@ -64,9 +66,9 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
       stashed_ = false;
     } else {
       // The consumer copy is the only thread that pops.
-      if (!ring_.try_pop_single(item)) {
+      if (!pop_one(item)) {
         WaitRecord::Scope scope(waiting, "read", &label_);
-        *blocked_ns += not_empty_.wait([&] { return ring_.try_pop_single(item); });
+        *blocked_ns += not_empty_.wait([&] { return pop_one(item); });
       }
       if (observer_ != nullptr) observer_->popped(*this, item);
       room_.notify();
@@ -85,7 +87,7 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
 std::size_t InputChannel::take_run(detail::TakenBuffer* out, std::size_t max) noexcept {
   if (observer_ != nullptr || stashed_ || not_empty_.aborted()) return 0;
   std::size_t n = 0;
-  const std::size_t popped = ring_.try_pop_run_single(max, [&](const Item& item) noexcept {
+  auto take = [&](const Item& item) noexcept {
     if (item.is_end_of_work()) {
       stash_ = item;
       stashed_ = true;
@@ -93,7 +95,9 @@ std::size_t InputChannel::take_run(detail::TakenBuffer* out, std::size_t max) no
     }
     out[n++] = detail::TakenBuffer{item.slot, item.slot->data, item.slot->capacity, item.size, item.key};
     return true;
-  });
+  };
+  const std::size_t popped =
+      single_producer_ ? ring_.try_pop_run_only(max, take) : ring_.try_pop_run_single(max, take);
   if (popped != 0) room_.notify();
   return n;
 }

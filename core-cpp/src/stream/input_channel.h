@@ -58,7 +58,7 @@ class InputChannel final : public Endpoint {
       cell.producer = producer;
       cell.key = key;
     };
-    if (!(single_producer_ ? ring_.try_push_single_with(fill) : ring_.try_push_with(fill))) return false;
+    if (!(single_producer_ ? ring_.try_push_only_with(free_until_, fill) : ring_.try_push_with(fill))) return false;
     not_empty_.notify();
     return true;
   }
@@ -97,11 +97,18 @@ class InputChannel final : public Endpoint {
 
  private:
   [[noreturn]] void duplicate_mark(std::uint32_t producer) const;
+  // The consumer's pop of one item, as the producer side pushes (single_producer_).
+  bool pop_one(Item& item) noexcept { return single_producer_ ? ring_.try_pop_only(item) : ring_.try_pop_single(item); }
 
   const int upstream_copies_;
   const std::string label_;
+  // One producer: pushes and pops use the ring's _only variants (a cell's line crosses
+  // between two cores twice a lap, not four times), else the shared ones.
   const bool single_producer_;
   MpmcRing<Item, detail::QueueCell> ring_;
+  // The single producer's record of the room it saw (MpmcRing::try_push_only_with); the
+  // inline write path (WriteLane::free_until) shares it. Producer thread only.
+  std::uint64_t free_until_ = 0;
   Waiter not_empty_;
   Waiter& room_;
   int marks_seen_ = 0;             // consumer thread only

@@ -7,6 +7,14 @@
 // skips the compare-and-swap that lets several threads share that side: on a uniprocessor
 // hand-off that CAS is most of the cost. A side must use one variant only: either every
 // caller uses try_push, or exactly one thread uses try_push_single (likewise for pop).
+//
+// When both sides are single threads, the _only variants go further (a ring must then use
+// them on both sides, and nothing else): the consumer never writes a cell back, and the
+// producer never reads one. It knows the room from the consumer's position, which it reads
+// only when the room it last saw is used up (`free_until`, the producer's own). Where the
+// two threads run on different cores, a cell's line then crosses once each way a lap (the
+// producer's store, the consumer's read) instead of four times, and the producer's write no
+// longer waits for a load of a line the consumer holds.
 #ifndef SLUICE_SYNC_MPMC_RING_H_
 #define SLUICE_SYNC_MPMC_RING_H_
 
@@ -135,13 +143,58 @@ class MpmcRing {
     return pos - head;
   }
 
+  // try_push_single_with for a ring whose consumer uses the _only pops. `free_until`: the
+  // producer's own record of the position up to which the ring had room (start at 0).
+  template <typename Fill>
+  bool try_push_only_with(std::size_t& free_until, Fill&& fill) noexcept {
+    const std::size_t pos = tail_.load(std::memory_order_relaxed);
+    if (pos >= free_until) {
+      free_until = head_.load(std::memory_order_acquire) + mask_ + 1;
+      if (pos >= free_until) return false;  // full
+    }
+    Cell& cell = cells_[pos & mask_];
+    fill(cell.value);
+    cell.seq.store(pos + 1, std::memory_order_release);
+    tail_.store(pos + 1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // try_pop_single for a ring whose producer uses try_push_only_with: the cell is left as
+  // it is (its seq, pos + 1, never matches a later lap's position + 1), and the position is
+  // published with release, which is what gives the cell back.
+  bool try_pop_only(T& out) noexcept {
+    const std::size_t pos = head_.load(std::memory_order_relaxed);
+    const Cell& cell = cells_[pos & mask_];
+    if (cell.seq.load(std::memory_order_acquire) != pos + 1) return false;  // empty
+    out = cell.value;
+    head_.store(pos + 1, std::memory_order_release);
+    return true;
+  }
+
+  // try_pop_run_single, as try_pop_only does it.
+  template <typename Take>
+  std::size_t try_pop_run_only(std::size_t max, Take&& take) noexcept {
+    const std::size_t head = head_.load(std::memory_order_relaxed);
+    std::size_t pos = head;
+    while (pos - head < max) {
+      const Cell& cell = cells_[pos & mask_];
+      if (cell.seq.load(std::memory_order_acquire) != pos + 1) break;  // empty
+      const bool more = take(cell.value);
+      ++pos;
+      if (!more) break;
+    }
+    if (pos != head) head_.store(pos, std::memory_order_release);
+    return pos - head;
+  }
+
   std::size_t capacity() const noexcept { return mask_ + 1; }
   // For a producer that fills cells itself, as try_push_single_with does (the inline
   // OutputStream::write): the cells and the next position to fill.
   Cell* cells() noexcept { return cells_.get(); }
   std::atomic<std::size_t>& tail() noexcept { return tail_; }
   // Likewise for a consumer that takes from cells itself (the inline OutputStream::allocate
-  // from a pool's free ring, as try_pop_single does): the next position to take.
+  // from a pool's free ring, as try_pop_single does): the next position to take. (Also what
+  // a producer that fills cells itself as try_push_only_with does reads for the room.)
   std::atomic<std::size_t>& head() noexcept { return head_; }
   // A snapshot; exact only when no push or pop runs concurrently.
   std::size_t size_approx() const noexcept {

@@ -81,6 +81,72 @@ TEST(MpmcRing, TryPopFailsWhenEmptyAndLeavesTheOutputAlone) {
   EXPECT_EQ(out, 7);
 }
 
+// The _only variants (one producer, one consumer): the room comes from the consumer's
+// position, and a popped cell is left as it is; neither may let an item in twice or over
+// one not yet read, lap after lap.
+TEST(MpmcRing, OnlyVariantsHoldExactlyTheirCapacityLapAfterLap) {
+  MpmcRing<int> ring(4);
+  std::size_t free_until = 0;
+  auto push = [&](int v) { return ring.try_push_only_with(free_until, [&](int& cell) noexcept { cell = v; }); };
+  int next_in = 0;
+  int next_out = 0;
+  for (int lap = 0; lap < 100; ++lap) {
+    while (push(next_in)) ++next_in;
+    ASSERT_EQ(next_in - next_out, 4) << "lap " << lap;  // full at exactly its capacity
+    int out = -1;
+    ASSERT_TRUE(ring.try_pop_only(out));
+    ASSERT_EQ(out, next_out++);
+    ASSERT_TRUE(push(next_in++));  // the room the pop made, seen at once
+    ASSERT_FALSE(push(-1));
+    // Three of the four in one run, the fourth on its own.
+    std::vector<int> run;
+    ASSERT_EQ(ring.try_pop_run_only(3, [&](int v) noexcept {
+      run.push_back(v);
+      return true;
+    }), 3u);
+    for (int v : run) ASSERT_EQ(v, next_out++);
+    ASSERT_TRUE(ring.try_pop_only(out));
+    ASSERT_EQ(out, next_out++);
+    EXPECT_FALSE(ring.try_pop_only(out));  // a cell left from an earlier lap is not an item
+    EXPECT_EQ(ring.try_pop_run_only(4, [](int) noexcept { return true; }), 0u);
+  }
+}
+
+TEST(MpmcRing, OnlyVariantsPassEveryItemOnceInOrderBetweenTwoThreads) {
+  MpmcRing<std::uint64_t> ring(8);  // small: full and empty often
+  const std::uint64_t total = 2'000'000;
+  std::thread producer([&] {
+    std::size_t free_until = 0;
+    for (std::uint64_t i = 0; i < total;) {
+      if (ring.try_push_only_with(free_until, [&](std::uint64_t& cell) noexcept { cell = i; })) {
+        ++i;
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  });
+  std::uint64_t next = 0;
+  bool in_order = true;
+  while (next < total) {
+    std::uint64_t out = 0;
+    if ((next & 1) != 0 && ring.try_pop_only(out)) {
+      in_order = in_order && out == next;
+      ++next;
+    } else if (ring.try_pop_run_only(5, [&](std::uint64_t v) noexcept {
+                 in_order = in_order && v == next;
+                 ++next;
+                 return true;
+               }) == 0) {
+      std::this_thread::yield();
+    }
+  }
+  producer.join();
+  EXPECT_TRUE(in_order);
+  EXPECT_EQ(next, total);
+  std::uint64_t extra = 0;
+  EXPECT_FALSE(ring.try_pop_only(extra));
+}
+
 // Producers push (producer, seq) pairs into a small ring (so it is full often) while one
 // consumer pops: every item must arrive exactly once, and each producer's in order.
 class MpmcRingProducers : public ::testing::TestWithParam<int> {};
