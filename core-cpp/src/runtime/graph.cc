@@ -66,7 +66,12 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     // that side, and allocate() runs inline.
     const bool lands = wiring != nullptr && wiring->landing_room(static_cast<int>(i)) > 0;
     const bool single_acquirer = producers_here_count == 1 && !lands;
-    const bool single_producer = stream->producer_copies == 1 && producers_here_count == 1;
+    // One thread pushes into a channel here when the stream's only producer copy runs here,
+    // and also when every producer copy runs elsewhere: then only the data plane lands
+    // buffers (its I/O thread, and a consumer flushing what the landing held back, under the
+    // landing's lock, after it), one push after another.
+    const bool single_producer =
+        (stream->producer_copies == 1 && producers_here_count == 1) || (producers_here_count == 0 && lands);
     const std::size_t count = std::max<std::size_t>(1, local_pool_count(spec));
     if (producers_here_count > 1 && !lands) {
       const auto share = (count + static_cast<std::size_t>(producers_here_count) - 1) /

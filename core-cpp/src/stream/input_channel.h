@@ -39,8 +39,9 @@ class InputChannel final : public Endpoint {
 
   // depth: items it holds, rounded up to a power of two (end-of-work marks included).
   // room: the stream's Waiter that blocked writers sleep on. label: the stream
-  // ("a.out -> b.in"), for messages. single_producer: exactly one thread ever pushes (one
-  // upstream copy in this process, none elsewhere), so pushes need no compare-and-swap.
+  // ("a.out -> b.in"), for messages. single_producer: one thread at a time pushes, each push
+  // after the last (one upstream copy in this process and none elsewhere; or all of them
+  // elsewhere, landed by the data plane), so pushes need no compare-and-swap.
   InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room,
                std::string label = "", bool single_producer = false);
   ~InputChannel() override;
