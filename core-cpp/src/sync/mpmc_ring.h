@@ -113,15 +113,7 @@ class MpmcRing {
   }
 
   // try_pop for the ring's only consumer.
-  bool try_pop_single(T& out) noexcept {
-    const std::size_t pos = head_.load(std::memory_order_relaxed);
-    Cell& cell = cells_[pos & mask_];
-    if (cell.seq.load(std::memory_order_acquire) != pos + 1) return false;  // empty
-    out = cell.value;
-    cell.seq.store(pos + mask_ + 1, std::memory_order_release);
-    head_.store(pos + 1, std::memory_order_relaxed);
-    return true;
-  }
+  bool try_pop_single(T& out) noexcept { return pop_one</*give_back=*/true>(out); }
 
   // try_pop_single for a run: hands up to `max` items that are there, in order, to
   // take(const T&), which returns false to stop after the one it was given. The cells go
@@ -129,18 +121,7 @@ class MpmcRing {
   // many items take() was given.
   template <typename Take>
   std::size_t try_pop_run_single(std::size_t max, Take&& take) noexcept {
-    const std::size_t head = head_.load(std::memory_order_relaxed);
-    std::size_t pos = head;
-    while (pos - head < max) {
-      Cell& cell = cells_[pos & mask_];
-      if (cell.seq.load(std::memory_order_acquire) != pos + 1) break;  // empty
-      const bool more = take(cell.value);
-      cell.seq.store(pos + mask_ + 1, std::memory_order_release);
-      ++pos;
-      if (!more) break;
-    }
-    if (pos != head) head_.store(pos, std::memory_order_relaxed);
-    return pos - head;
+    return pop_run</*give_back=*/true>(max, take);
   }
 
   // try_push_single_with for a ring whose consumer uses the _only pops. `free_until`: the
@@ -162,29 +143,12 @@ class MpmcRing {
   // try_pop_single for a ring whose producer uses try_push_only_with: the cell is left as
   // it is (its seq, pos + 1, never matches a later lap's position + 1), and the position is
   // published with release, which is what gives the cell back.
-  bool try_pop_only(T& out) noexcept {
-    const std::size_t pos = head_.load(std::memory_order_relaxed);
-    const Cell& cell = cells_[pos & mask_];
-    if (cell.seq.load(std::memory_order_acquire) != pos + 1) return false;  // empty
-    out = cell.value;
-    head_.store(pos + 1, std::memory_order_release);
-    return true;
-  }
+  bool try_pop_only(T& out) noexcept { return pop_one</*give_back=*/false>(out); }
 
   // try_pop_run_single, as try_pop_only does it.
   template <typename Take>
   std::size_t try_pop_run_only(std::size_t max, Take&& take) noexcept {
-    const std::size_t head = head_.load(std::memory_order_relaxed);
-    std::size_t pos = head;
-    while (pos - head < max) {
-      const Cell& cell = cells_[pos & mask_];
-      if (cell.seq.load(std::memory_order_acquire) != pos + 1) break;  // empty
-      const bool more = take(cell.value);
-      ++pos;
-      if (!more) break;
-    }
-    if (pos != head) head_.store(pos, std::memory_order_release);
-    return pos - head;
+    return pop_run</*give_back=*/false>(max, take);
   }
 
   std::size_t capacity() const noexcept { return mask_ + 1; }
@@ -204,6 +168,32 @@ class MpmcRing {
   }
 
  private:
+  // The single consumer's pop (of one item, or of a run): give_back writes each cell's sequence back for the producers
+  // (the shared protocol); without it the cells are left alone and the position, published
+  // with release, is what gives them back (the _only protocol).
+  template <bool give_back>
+  bool pop_one(T& out) noexcept {
+    return pop_run<give_back>(1, [&](const T& value) noexcept {
+             out = value;
+             return true;
+           }) == 1;
+  }
+  template <bool give_back, typename Take>
+  std::size_t pop_run(std::size_t max, Take&& take) noexcept {
+    const std::size_t head = head_.load(std::memory_order_relaxed);
+    std::size_t pos = head;
+    while (pos - head < max) {
+      Cell& cell = cells_[pos & mask_];
+      if (cell.seq.load(std::memory_order_acquire) != pos + 1) break;  // empty
+      const bool more = take(cell.value);
+      if constexpr (give_back) cell.seq.store(pos + mask_ + 1, std::memory_order_release);
+      ++pos;
+      if (!more) break;
+    }
+    if (pos != head) head_.store(pos, give_back ? std::memory_order_relaxed : std::memory_order_release);
+    return pos - head;
+  }
+
   const std::size_t mask_;
   std::unique_ptr<Cell[]> cells_;
   alignas(64) std::atomic<std::size_t> tail_{0};
