@@ -212,6 +212,9 @@ DataPlane::Impl::Impl(const topo::Topology& t, const std::map<std::string, Place
   }
   listener.start([this](tcp::socket socket, const std::string& remote) { on_accept(std::move(socket), remote); });
   tick();
+  // The one I/O thread: every landing's pushes come from it (and from consumers under the
+  // landing's lock), which is what lets a channel fed only from other hosts use the ring's
+  // one-producer protocol (runtime/graph.cc, net/landing.cc). Keep it one.
   thread = std::thread([this] {
     name_this_thread("sluice-net-io");
     for (;;) {

@@ -36,6 +36,11 @@ bool Landing::take_credit(int host) {
 }
 
 void Landing::land(const Item& item) {
+  // A channel fed only from other hosts takes pushes from one thread at a time
+  // (runtime/graph.cc marks it single_producer): this thread, and a consumer flushing held
+  // items under mu_. This acquire, against the release in flush_held_locked, orders the
+  // consumer's last push before this one; a second I/O thread, or a weaker order here or
+  // there, would break that.
   if (held_count_.load(std::memory_order_acquire) == 0 && channel_.try_push(item)) return;
   std::lock_guard<std::mutex> lock(mu_);
   held_.push_back(item);
@@ -55,7 +60,7 @@ void Landing::land(const Item& item) {
 void Landing::flush_held_locked() {
   while (!held_.empty() && channel_.try_push(held_.front())) {
     held_.pop_front();
-    held_count_.fetch_sub(1, std::memory_order_release);
+    held_count_.fetch_sub(1, std::memory_order_release);  // after the push: see land()
   }
 }
 

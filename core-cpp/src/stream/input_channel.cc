@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <type_traits>
 
 #include "sync/asymmetric_barrier.h"
 
@@ -17,7 +18,8 @@ bool InputChannel::fill_lane(detail::WriteLane& lane) noexcept {
   lane.mask = ring_.capacity() - 1;
   lane.tail = &ring_.tail();
   lane.head = &ring_.head();
-  lane.free_until = &free_until_;
+  static_assert(std::is_same_v<std::size_t, std::uint64_t>, "WriteLane's positions are the ring's");
+  lane.free_until = &ring_.free_until();
   lane.reader_may_sleep = &not_empty_.may_sleep_flag();
   lane.reader = this;
   return true;

@@ -7,8 +7,9 @@
 // same copy in one unit (only a broken or hostile peer host could send one) is an error,
 // never an early end.
 //
-// Thread safety: try_push from any number of threads; pop/begin_unit/drain only from the
-// consumer copy's thread.
+// Thread safety: try_push from any number of threads, or, for a single_producer channel,
+// from one thread at a time with a happens-before edge between their pushes;
+// pop/begin_unit/drain only from the consumer copy's thread.
 #ifndef SLUICE_STREAM_INPUT_CHANNEL_H_
 #define SLUICE_STREAM_INPUT_CHANNEL_H_
 
@@ -59,7 +60,7 @@ class InputChannel final : public Endpoint {
       cell.producer = producer;
       cell.key = key;
     };
-    if (!(single_producer_ ? ring_.try_push_only_with(free_until_, fill) : ring_.try_push_with(fill))) return false;
+    if (!(single_producer_ ? ring_.try_push_only_with(fill) : ring_.try_push_with(fill))) return false;
     not_empty_.notify();
     return true;
   }
@@ -86,7 +87,8 @@ class InputChannel final : public Endpoint {
   void set_pop_observer(PopObserver* observer) noexcept { observer_ = observer; }
 
   const std::atomic<bool>& aborted_flag() const noexcept { return not_empty_.signal().aborted_flag(); }
-  // Fills the queue's part of an inline write path (cells, tail, the reader's wake-up) and
+  // Fills the queue's part of an inline write path (cells, tail, the consumer's position and
+  // the producer's record of the room, the reader's wake-up) and
   // returns true, when one is possible: exactly one producer thread, and membarrier(2) (the
   // inline notify check has no fence). The producer then pushes there instead of try_push.
   bool fill_lane(detail::WriteLane& lane) noexcept;
@@ -107,9 +109,6 @@ class InputChannel final : public Endpoint {
   // between two cores twice a lap, not four times), else the shared ones.
   const bool single_producer_;
   MpmcRing<Item, detail::QueueCell> ring_;
-  // The single producer's record of the room it saw (MpmcRing::try_push_only_with); the
-  // inline write path (WriteLane::free_until) shares it. Producer thread only.
-  std::uint64_t free_until_ = 0;
   Waiter not_empty_;
   Waiter& room_;
   int marks_seen_ = 0;             // consumer thread only

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -22,7 +23,9 @@ using testing::outcome_of;
 using testing::pop_now;
 using testing::Watchdog;
 
-class InputChannelTest : public ::testing::Test {
+// Each test runs with the shared ring protocol and with the one-producer one (a channel
+// with one pushing thread at a time: every test here pushes from one thread after another).
+class InputChannelTest : public ::testing::TestWithParam<bool> {
  protected:
   // A buffer from the pool, as a producer would push it: size bytes, labelled key.
   Item buffer_item(std::uint32_t producer, std::uint64_t key, std::uint32_t size = 8) {
@@ -44,8 +47,8 @@ class InputChannelTest : public ::testing::Test {
   BufferPool pool_{"p", 64, 16, signal_};
 };
 
-TEST_F(InputChannelTest, DeliversBuffersUntilEveryUpstreamCopyHasEnded) {
-  InputChannel channel(8, 2, signal_, room_);
+TEST_P(InputChannelTest, DeliversBuffersUntilEveryUpstreamCopyHasEnded) {
+  InputChannel channel(8, 2, signal_, room_, "", GetParam());
   ASSERT_TRUE(channel.try_push(buffer_item(0, 10, 3)));
   ASSERT_TRUE(channel.try_push(buffer_item(1, 11)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
@@ -67,8 +70,8 @@ TEST_F(InputChannelTest, DeliversBuffersUntilEveryUpstreamCopyHasEnded) {
   EXPECT_EQ(blocked, 0u) << "nothing here had to wait";
 }
 
-TEST_F(InputChannelTest, StaysEndedUntilTheNextUnitBegins) {
-  InputChannel channel(8, 2, signal_, room_);
+TEST_P(InputChannelTest, StaysEndedUntilTheNextUnitBegins) {
+  InputChannel channel(8, 2, signal_, room_, "", GetParam());
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
   EXPECT_FALSE(pop_now(channel).has_value());
@@ -88,8 +91,8 @@ TEST_F(InputChannelTest, StaysEndedUntilTheNextUnitBegins) {
   EXPECT_TRUE(channel.ended());
 }
 
-TEST_F(InputChannelTest, ASecondMarkFromOneCopyIsAnErrorNotAnEarlyEnd) {
-  InputChannel channel(8, 2, signal_, room_, "p.out -> c.in");
+TEST_P(InputChannelTest, ASecondMarkFromOneCopyIsAnErrorNotAnEarlyEnd) {
+  InputChannel channel(8, 2, signal_, room_, "p.out -> c.in", GetParam());
   ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));  // copy 1 has not ended
@@ -111,8 +114,8 @@ TEST_F(InputChannelTest, ASecondMarkFromOneCopyIsAnErrorNotAnEarlyEnd) {
   EXPECT_TRUE(channel.ended());
 }
 
-TEST_F(InputChannelTest, DrainDiscardsTheRestOfTheUnitAndCountsIt) {
-  InputChannel channel(8, 2, signal_, room_);
+TEST_P(InputChannelTest, DrainDiscardsTheRestOfTheUnitAndCountsIt) {
+  InputChannel channel(8, 2, signal_, room_, "", GetParam());
   for (std::uint64_t k = 0; k < 3; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
   ASSERT_TRUE(channel.try_push(buffer_item(1, 3)));
@@ -124,15 +127,15 @@ TEST_F(InputChannelTest, DrainDiscardsTheRestOfTheUnitAndCountsIt) {
   EXPECT_EQ(channel.drain(), 0u);
 }
 
-TEST_F(InputChannelTest, DepthRoundsUpToAPowerOfTwo) {
-  InputChannel channel(3, 1, signal_, room_);
+TEST_P(InputChannelTest, DepthRoundsUpToAPowerOfTwo) {
+  InputChannel channel(3, 1, signal_, room_, "", GetParam());
   EXPECT_EQ(channel.depth(), 4u);
   EXPECT_EQ(channel.upstream_copies(), 1);
   EXPECT_EQ(channel.free_room(), 4u);
 }
 
-TEST_F(InputChannelTest, TryPushFailsWhenFullAndSucceedsAfterAPop) {
-  InputChannel channel(4, 1, signal_, room_);
+TEST_P(InputChannelTest, TryPushFailsWhenFullAndSucceedsAfterAPop) {
+  InputChannel channel(4, 1, signal_, room_, "", GetParam());
   for (std::uint64_t k = 0; k < 4; ++k) {
     EXPECT_EQ(channel.free_room(), 4 - k);
     ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
@@ -152,8 +155,8 @@ TEST_F(InputChannelTest, TryPushFailsWhenFullAndSucceedsAfterAPop) {
   EXPECT_EQ(pool_.available(), pool_.count());
 }
 
-TEST_F(InputChannelTest, ABlockedPopWakesOnAPushFromAnotherThread) {
-  InputChannel channel(4, 1, signal_, room_);
+TEST_P(InputChannelTest, ABlockedPopWakesOnAPushFromAnotherThread) {
+  InputChannel channel(4, 1, signal_, room_, "", GetParam());
   std::atomic<bool> pushed{false};
   bool pushed_before_return = false;
   std::optional<Buffer> got;
@@ -173,8 +176,8 @@ TEST_F(InputChannelTest, ABlockedPopWakesOnAPushFromAnotherThread) {
   EXPECT_FALSE(channel.ended());
 }
 
-TEST_F(InputChannelTest, ABlockedPopWakesOnTheLastEndOfWork) {
-  InputChannel channel(4, 2, signal_, room_);
+TEST_P(InputChannelTest, ABlockedPopWakesOnTheLastEndOfWork) {
+  InputChannel channel(4, 2, signal_, room_, "", GetParam());
   ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
   std::atomic<bool> ended{false};
   bool ended_before_return = false;
@@ -192,8 +195,8 @@ TEST_F(InputChannelTest, ABlockedPopWakesOnTheLastEndOfWork) {
   EXPECT_TRUE(ended_before_return);
 }
 
-TEST_F(InputChannelTest, AbortWakesABlockedPop) {
-  InputChannel channel(4, 1, signal_, room_);
+TEST_P(InputChannelTest, AbortWakesABlockedPop) {
+  InputChannel channel(4, 1, signal_, room_, "", GetParam());
   std::atomic<int> outcome{0};  // 1: returned, 2: Aborted, 3: another exception
   std::thread consumer([&] {
     outcome = outcome_of([&] {
@@ -209,8 +212,8 @@ TEST_F(InputChannelTest, AbortWakesABlockedPop) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
 }
 
-TEST_F(InputChannelTest, APopWakesAWriterWaitingForRoom) {
-  InputChannel channel(2, 1, signal_, room_);
+TEST_P(InputChannelTest, APopWakesAWriterWaitingForRoom) {
+  InputChannel channel(2, 1, signal_, room_, "", GetParam());
   ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
   ASSERT_TRUE(channel.try_push(buffer_item(0, 2)));
   const Item third = buffer_item(0, 3);
@@ -234,8 +237,8 @@ TEST_F(InputChannelTest, APopWakesAWriterWaitingForRoom) {
 // (roughly: 1 ms, far past the spin and yield phases) before it acts.
 constexpr int kRounds = 50;
 
-TEST_F(InputChannelTest, EveryPushWakesTheSleepingConsumer) {
-  InputChannel channel(4, 1, signal_, room_);
+TEST_P(InputChannelTest, EveryPushWakesTheSleepingConsumer) {
+  InputChannel channel(4, 1, signal_, room_, "", GetParam());
   std::atomic<int> popped{0};
   std::atomic<int> wrong{0};
   std::thread consumer([&] {
@@ -257,8 +260,8 @@ TEST_F(InputChannelTest, EveryPushWakesTheSleepingConsumer) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "pushes do not wake the consumer";
 }
 
-TEST_F(InputChannelTest, EveryPopWakesTheWriterWaitingForRoom) {
-  InputChannel channel(2, 1, signal_, room_);
+TEST_P(InputChannelTest, EveryPopWakesTheWriterWaitingForRoom) {
+  InputChannel channel(2, 1, signal_, room_, "", GetParam());
   ASSERT_TRUE(channel.try_push(buffer_item(0, 0)));
   ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
   std::atomic<int> pushed{0};
@@ -281,9 +284,9 @@ TEST_F(InputChannelTest, EveryPopWakesTheWriterWaitingForRoom) {
   EXPECT_EQ(pop_key(channel), static_cast<std::uint64_t>(kRounds + 1));
 }
 
-TEST_F(InputChannelTest, DestroyingTheChannelReturnsUnreadBuffers) {
+TEST_P(InputChannelTest, DestroyingTheChannelReturnsUnreadBuffers) {
   {
-    InputChannel channel(8, 1, signal_, room_);
+    InputChannel channel(8, 1, signal_, room_, "", GetParam());
     ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
     ASSERT_TRUE(channel.try_push(buffer_item(0, 2)));
     ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
@@ -300,6 +303,11 @@ namespace {
 
 // After an abort every read throws, even one that would find a buffer waiting: a filter
 // that catches Aborted and reads on must not carry on as if nothing happened.
+INSTANTIATE_TEST_SUITE_P(Protocols, InputChannelTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("OneProducer") : std::string("Shared");
+                         });
+
 TEST(InputChannelAbortTest, PopThrowsAfterAbortEvenWithDataWaiting) {
   RunSignal signal;
   Waiter room(signal);

@@ -8,10 +8,12 @@
 // hand-off that CAS is most of the cost. A side must use one variant only: either every
 // caller uses try_push, or exactly one thread uses try_push_single (likewise for pop).
 //
-// When both sides are single threads, the _only variants go further (a ring must then use
-// them on both sides, and nothing else): the consumer never writes a cell back, and the
-// producer never reads one. It knows the room from the consumer's position, which it reads
-// only when the room it last saw is used up (`free_until`, the producer's own). Where the
+// When each side is one thread at a time (one producer, or several one after another with a
+// happens-before edge between their pushes; likewise for pops), the _only variants go
+// further (a ring must then use them on both sides, and nothing else): the consumer never
+// writes a cell back, and the producer never reads one. It knows the room from the
+// consumer's position, which it reads only when the room it last saw is used up (the
+// producer's own `free_until`, on the tail's line). Where the
 // two threads run on different cores, a cell's line then crosses once each way a lap (the
 // producer's store, the consumer's read) instead of four times, and the producer's write no
 // longer waits for a load of a line the consumer holds.
@@ -124,14 +126,13 @@ class MpmcRing {
     return pop_run</*give_back=*/true>(max, take);
   }
 
-  // try_push_single_with for a ring whose consumer uses the _only pops. `free_until`: the
-  // producer's own record of the position up to which the ring had room (start at 0).
+  // try_push_single_with for a ring whose consumer uses the _only pops.
   template <typename Fill>
-  bool try_push_only_with(std::size_t& free_until, Fill&& fill) noexcept {
+  bool try_push_only_with(Fill&& fill) noexcept {
     const std::size_t pos = tail_.load(std::memory_order_relaxed);
-    if (pos >= free_until) {
-      free_until = head_.load(std::memory_order_acquire) + mask_ + 1;
-      if (pos >= free_until) return false;  // full
+    if (pos >= free_until_) {
+      free_until_ = head_.load(std::memory_order_acquire) + mask_ + 1;
+      if (pos >= free_until_) return false;  // full
     }
     Cell& cell = cells_[pos & mask_];
     fill(cell.value);
@@ -156,6 +157,9 @@ class MpmcRing {
   // OutputStream::write): the cells and the next position to fill.
   Cell* cells() noexcept { return cells_.get(); }
   std::atomic<std::size_t>& tail() noexcept { return tail_; }
+  // And, for one that fills them as try_push_only_with does, the producer's record of the
+  // room: the positions below it are free to fill (the producer thread's alone).
+  std::size_t& free_until() noexcept { return free_until_; }
   // Likewise for a consumer that takes from cells itself (the inline OutputStream::allocate
   // from a pool's free ring, as try_pop_single does): the next position to take. (Also what
   // a producer that fills cells itself as try_push_only_with does reads for the room.)
@@ -197,6 +201,7 @@ class MpmcRing {
   const std::size_t mask_;
   std::unique_ptr<Cell[]> cells_;
   alignas(64) std::atomic<std::size_t> tail_{0};
+  std::size_t free_until_ = 0;  // the _only producer's; on the line only the producer writes
   alignas(64) std::atomic<std::size_t> head_{0};
 };
 

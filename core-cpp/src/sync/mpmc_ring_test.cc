@@ -86,8 +86,7 @@ TEST(MpmcRing, TryPopFailsWhenEmptyAndLeavesTheOutputAlone) {
 // one not yet read, lap after lap.
 TEST(MpmcRing, OnlyVariantsHoldExactlyTheirCapacityLapAfterLap) {
   MpmcRing<int> ring(4);
-  std::size_t free_until = 0;
-  auto push = [&](int v) { return ring.try_push_only_with(free_until, [&](int& cell) noexcept { cell = v; }); };
+  auto push = [&](int v) { return ring.try_push_only_with([&](int& cell) noexcept { cell = v; }); };
   int next_in = 0;
   int next_out = 0;
   for (int lap = 0; lap < 100; ++lap) {
@@ -112,13 +111,37 @@ TEST(MpmcRing, OnlyVariantsHoldExactlyTheirCapacityLapAfterLap) {
   }
 }
 
+TEST(MpmcRing, OnlyRunsGiveTheirCellsBackOnlyWhenDoneAndStopAfterTheItemThatSaysSo) {
+  MpmcRing<int> ring(4);
+  auto push = [&](int v) { return ring.try_push_only_with([&](int& cell) noexcept { cell = v; }); };
+  int out = -1;
+  EXPECT_FALSE(ring.try_pop_only(out));  // a fresh ring: its cells' numbers mean empty
+  EXPECT_EQ(out, -1);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(push(i));
+  // While a run reads, none of its cells is free yet: the position is published at the end.
+  int seen = 0;
+  ASSERT_EQ(ring.try_pop_run_only(4, [&](int v) noexcept {
+    EXPECT_EQ(v, seen++);
+    EXPECT_FALSE(push(100 + v)) << "a cell was given back while its run was being read";
+    return v != 1;  // stop after the second item: it is taken, the rest stay
+  }), 2u);
+  EXPECT_EQ(seen, 2);
+  ASSERT_TRUE(push(4));
+  ASSERT_TRUE(push(5));
+  EXPECT_FALSE(push(6));
+  for (int want = 2; want <= 5; ++want) {
+    ASSERT_TRUE(ring.try_pop_only(out));
+    EXPECT_EQ(out, want);  // the item a run stopped after never comes again
+  }
+  EXPECT_FALSE(ring.try_pop_only(out));
+}
+
 TEST(MpmcRing, OnlyVariantsPassEveryItemOnceInOrderBetweenTwoThreads) {
   MpmcRing<std::uint64_t> ring(8);  // small: full and empty often
   const std::uint64_t total = 2'000'000;
   std::thread producer([&] {
-    std::size_t free_until = 0;
     for (std::uint64_t i = 0; i < total;) {
-      if (ring.try_push_only_with(free_until, [&](std::uint64_t& cell) noexcept { cell = i; })) {
+      if (ring.try_push_only_with([&](std::uint64_t& cell) noexcept { cell = i; })) {
         ++i;
       } else {
         std::this_thread::yield();
