@@ -108,9 +108,7 @@ class MpmcRing {
     const std::size_t pos = tail_.load(std::memory_order_relaxed);
     Cell& cell = cells_[pos & mask_];
     if (cell.seq.load(std::memory_order_acquire) != pos) return false;  // full
-    fill(cell.value);
-    cell.seq.store(pos + 1, std::memory_order_release);
-    tail_.store(pos + 1, std::memory_order_relaxed);
+    publish(cell, pos, fill);
     return true;
   }
 
@@ -134,10 +132,7 @@ class MpmcRing {
       free_until_ = head_.load(std::memory_order_acquire) + mask_ + 1;
       if (pos >= free_until_) return false;  // full
     }
-    Cell& cell = cells_[pos & mask_];
-    fill(cell.value);
-    cell.seq.store(pos + 1, std::memory_order_release);
-    tail_.store(pos + 1, std::memory_order_relaxed);
+    publish(cells_[pos & mask_], pos, fill);
     return true;
   }
 
@@ -172,6 +167,15 @@ class MpmcRing {
   }
 
  private:
+  // The single producer's store of the item at `pos` (a free cell): the value, then the
+  // sequence number that hands it to the consumer, then the producer's own position.
+  template <typename Fill>
+  void publish(Cell& cell, std::size_t pos, Fill& fill) noexcept {
+    fill(cell.value);
+    cell.seq.store(pos + 1, std::memory_order_release);
+    tail_.store(pos + 1, std::memory_order_relaxed);
+  }
+
   // The single consumer's pop (of one item, or of a run): give_back writes each cell's sequence back for the producers
   // (the shared protocol); without it the cells are left alone and the position, published
   // with release, is what gives them back (the _only protocol).
