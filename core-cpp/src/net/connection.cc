@@ -58,7 +58,7 @@ bool Connection::enqueue(OutFrame frame) {
   // queue, where the I/O thread writes many frames per system call. A frame that finds a
   // write under way joins it without reading the clock (a clock read per frame was ~4 % of
   // a busy graph's CPU here); the I/O thread notes the time of each batch it writes.
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<AdaptiveMutex> lock(mu_);
   if (closed_) return false;
   const int fd = fd_.load(std::memory_order_acquire);
   bool idle = false;
@@ -230,7 +230,7 @@ void Connection::send_auth() {
 void Connection::close() {
   std::vector<OutFrame> dropped;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<AdaptiveMutex> lock(mu_);
     if (closed_) return;
     closed_ = true;
     closed_flag_.store(true, std::memory_order_release);
@@ -254,12 +254,12 @@ void Connection::say_bye() {
 }
 
 bool Connection::write_idle() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<AdaptiveMutex> lock(mu_);
   return closed_ || (!writing_ && queue_.empty());
 }
 
 Connection::SendState Connection::send_state() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<AdaptiveMutex> lock(mu_);
   return SendState{queue_.size(), writing_, closed_};
 }
 
@@ -288,7 +288,7 @@ void Connection::tick(std::uint64_t now_ns) {
 
 void Connection::do_write() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<AdaptiveMutex> lock(mu_);
     if (closed_ || queue_.empty()) {
       writing_ = false;
       return;
@@ -345,7 +345,7 @@ void Connection::on_write(const boost::system::error_code& ec) {
   batch_.clear();
   if (ec) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<AdaptiveMutex> lock(mu_);
       writing_ = false;
     }
     if (ec != asio::error::operation_aborted) connection_lost(ec);

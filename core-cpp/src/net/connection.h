@@ -30,6 +30,7 @@
 #include "net/frame.h"
 #include "net/handshake.h"
 #include "net/routes.h"
+#include "sync/adaptive_mutex.h"
 
 namespace sluice::net {
 
@@ -195,8 +196,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint8_t sniffed_ = 0;
   asio::steady_timer hello_timer_;
 
-  std::mutex mu_;  // guards queue_, writing_, inline_writing_, closed_
-  std::condition_variable inline_done_;
+  AdaptiveMutex mu_;  // guards queue_, writing_, inline_writing_, closed_
+  std::condition_variable_any inline_done_;
   std::vector<OutFrame> queue_;
   bool writing_ = false;         // a do_write is posted, a write is in flight, or a send writes inline
   bool inline_writing_ = false;  // a send() is in sendmsg on fd_
