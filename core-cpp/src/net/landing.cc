@@ -36,12 +36,12 @@ bool Landing::take_credit(int host) {
 }
 
 void Landing::land(const Item& item) {
-  // A channel fed only from other hosts takes pushes from one thread at a time
-  // (runtime/graph.cc marks it single_producer): this thread, and a consumer flushing held
-  // items under mu_. This acquire, against the release in flush_held_locked, orders the
-  // consumer's last push before this one; a second I/O thread, or a weaker order here or
-  // there, would break that.
-  if (held_count_.load(std::memory_order_acquire) == 0 && channel_.try_push(item)) return;
+  // The channel's landed lane takes pushes from one thread at a time: this thread, and a
+  // consumer flushing held items under mu_. This acquire, against the release in
+  // flush_held_locked, orders the consumer's last push before this one; a second I/O
+  // thread, or a weaker order here or there, would break that. (The lane has room for
+  // every credit the sending hosts hold, so holding back is the exception.)
+  if (held_count_.load(std::memory_order_acquire) == 0 && channel_.try_land(item)) return;
   std::lock_guard<std::mutex> lock(mu_);
   held_.push_back(item);
   if (held_count_.fetch_add(1, std::memory_order_seq_cst) == 0) {
@@ -58,19 +58,19 @@ void Landing::land(const Item& item) {
 }
 
 void Landing::flush_held_locked() {
-  while (!held_.empty() && channel_.try_push(held_.front())) {
+  while (!held_.empty() && channel_.try_land(held_.front())) {
     held_.pop_front();
     held_count_.fetch_sub(1, std::memory_order_release);  // after the push: see land()
   }
 }
 
-void Landing::popped(InputChannel&, const Item& item) noexcept {
+void Landing::popped(InputChannel&, std::uint32_t producer) noexcept {
   light_barrier();  // between the pop (a store) and this load: see land()
   if (held_count_.load(std::memory_order_acquire) != 0) {
     std::lock_guard<std::mutex> lock(mu_);
     flush_held_locked();
   }
-  const int host = routes_.producer_host(stream_, item.producer);
+  const int host = routes_.producer_host(stream_, producer);
   if (host == routes_.self() || host < 0) return;
   // Return credit in batches, straight from this thread (Connection::send writes inline
   // when the socket is free).

@@ -1,6 +1,7 @@
 // Landing: the receiving end of one local consumer copy's channel for frames from other
-// hosts (internal to the data plane). The I/O thread lands items in the channel, holding
-// back (in arrival order) what the channel has no room for; as the consumer copy pops,
+// hosts (internal to the data plane). The I/O thread lands items in the channel's landed
+// lane (InputChannel::attach_landing, sized for all the credit the sending hosts hold),
+// holding back (in arrival order) what it has no room for; as the consumer copy pops,
 // the landing moves held items in and returns credit to the sending hosts in batches.
 //
 // Credit: each sending host holds at most `window` frames for this copy that it has not
@@ -49,7 +50,7 @@ class Landing final : public InputChannel::PopObserver {
   // I/O thread: delivers an item (never blocks).
   void land(const Item& item);
 
-  void popped(InputChannel& channel, const Item& item) noexcept override;
+  void popped(InputChannel& channel, std::uint32_t producer) noexcept override;
   // For DataPlane::in_flight. Items held back (any thread, a snapshot); credit `host`
   // still holds for this copy (I/O thread).
   std::size_t held() const noexcept { return held_count_.load(std::memory_order_acquire); }

@@ -45,7 +45,9 @@ void ReceiveSide::attach(Graph& graph) {
       if (channel == nullptr) continue;
       landings_[s][c] = std::make_unique<Landing>(routes_, *this, static_cast<std::uint32_t>(s),
                                                   static_cast<std::uint32_t>(c), *channel);
-      channel->set_pop_observer(landings_[s][c].get());
+      // Room in the landed lane for every frame the sending hosts may have in flight to it.
+      channel->attach_landing(landings_[s][c].get(), std::size_t{routes_.window(s)} *
+                                                         routes_.sending_hosts(s, static_cast<std::uint32_t>(c)));
     }
     // At most this many frames of the stream can be here and not popped (credit).
     lots_[s] = std::make_unique<ParkingLot>(routes_.landing_room(s), stream->spec->buffer_size);

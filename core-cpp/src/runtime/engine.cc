@@ -408,14 +408,13 @@ std::vector<StreamStats> Engine::stream_stats() const {
     out[stream].queued += port->counters().in_hand.get();
     out[stream].capacity += port->run_size();
   }
-  // Queue depths: what each local consumer copy has waiting in its queue (two loads per queue).
+  // Queue depths: what each local consumer copy has waiting in its queue, both lanes.
   const auto& streams = state_->graph.streams();
   for (std::size_t i = 0; i < streams.size(); ++i) {
     for (const auto& channel : streams[i]->channels) {
       if (!channel) continue;
-      const std::size_t room = channel->free_room();
-      out[i].capacity += channel->depth();
-      out[i].queued += channel->depth() > room ? channel->depth() - room : 0;
+      out[i].capacity += channel->capacity();
+      out[i].queued += channel->queued();
     }
   }
   return out;

@@ -59,22 +59,22 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     // so that stream indices match across processes.
     const int producers_here_count = placement.count_here(spec.from.filter);
     const bool producers_here = producers_here_count > 0;
-    // When nothing lands here from other hosts, each producer copy here is the only taker
-    // of its pool (with several, each has a share of the stream's blocks: between them what
-    // the one pool would hold, rounded up); one thread pushes into a channel when the
-    // stream's only producer copy runs here. Then the rings skip their compare-and-swap on
-    // that side, and allocate() runs inline.
+    // Every taker of a pool should be its only one: then the rings skip their
+    // compare-and-swap on that side, and allocate() runs inline. So when several producer
+    // copies run here, or one does and buffers also land from other hosts, each producer
+    // copy takes from a share of its own (between them what the one pool would hold for
+    // them, rounded up), and the data plane's I/O thread, which lands frames, takes from
+    // `pool`, sized for what other hosts may have in flight here (their credit).
     const bool lands = wiring != nullptr && wiring->landing_room(static_cast<int>(i)) > 0;
-    const bool single_acquirer = producers_here_count == 1 && !lands;
-    // One thread pushes into a channel here when the stream's only producer copy runs here,
-    // and also when every producer copy runs elsewhere: then only the data plane lands
-    // buffers (its I/O thread, and a consumer flushing what the landing held back, under the
-    // landing's lock, after it), one push after another.
-    const bool single_producer =
-        (stream->producer_copies == 1 && producers_here_count == 1) || (producers_here_count == 0 && lands);
+    const std::size_t landing = lands ? wiring->landing_room(static_cast<int>(i)) : 0;
+    // One thread pushes into a channel's local lane when one producer copy of the stream
+    // runs here, whatever runs elsewhere: what other hosts send comes through the landed
+    // lane (InputChannel::attach_landing), which only the data plane pushes into.
+    const bool single_producer = producers_here_count == 1;
     const std::size_t count = std::max<std::size_t>(1, local_pool_count(spec));
-    if (producers_here_count > 1 && !lands) {
-      const auto share = (count + static_cast<std::size_t>(producers_here_count) - 1) /
+    if (producers_here_count > 1 || (producers_here_count == 1 && lands)) {
+      const std::size_t for_producers = std::max<std::size_t>(1, count - std::min(count, landing));
+      const auto share = (for_producers + static_cast<std::size_t>(producers_here_count) - 1) /
                          static_cast<std::size_t>(producers_here_count);
       stream->shares.resize(static_cast<std::size_t>(stream->producer_copies));
       for (int p = 0; p < stream->producer_copies; ++p) {
@@ -82,8 +82,11 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
         stream->shares[static_cast<std::size_t>(p)] =
             std::make_unique<BufferPool>(stream->label, spec.buffer_size, share, signal, /*single_acquirer=*/true);
       }
-      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, 1, signal);
+      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, std::max<std::size_t>(1, landing),
+                                                  signal, /*single_acquirer=*/lands);
     } else {
+      // One producer copy and nothing landing, or no producer copy: one taker at most.
+      const bool single_acquirer = producers_here_count == 1 || lands;
       stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, count, signal, single_acquirer);
     }
     for (int c = 0; c < stream->consumer_copies; ++c) {

@@ -27,10 +27,11 @@ struct StreamRuntime {
   int producer_copies = 0;  // global counts, over all processes
   int consumer_copies = 0;
   std::unique_ptr<Waiter> room;  // writers sleep here when their consumer copy is full
-  // The stream's blocks in this process. When several producer copies run here and nothing
-  // lands from other hosts, each producer copy takes from a share of its own instead
-  // (`shares`, by global producer copy; `pool` then holds one block, never used): the only
-  // taker of its share, it allocates inline and without a compare-and-swap.
+  // The stream's blocks in this process. When several producer copies run here, or one does
+  // and frames of the stream also land from other hosts, each producer copy takes from a
+  // share of its own (`shares`, by global producer copy): the only taker of its share, it
+  // allocates inline and without a compare-and-swap. `pool` is then the data plane's, for
+  // landing frames (its I/O thread its only taker), or one block never used.
   std::unique_ptr<BufferPool> pool;
   std::vector<std::unique_ptr<BufferPool>> shares;
   // Where producer copy `producer` (running here) takes its blocks from.

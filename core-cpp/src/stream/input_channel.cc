@@ -49,14 +49,48 @@ void InputChannel::duplicate_mark(std::uint32_t producer) const {
 InputChannel::~InputChannel() {
   // Give back buffers nobody read (after an aborted run).
   Item item;
-  while (pop_one(item)) {
+  bool landed = false;
+  while (pop_next(item, &landed)) {
     if (!item.is_end_of_work()) detail::release_slot(item.slot);
   }
 }
 
-std::size_t InputChannel::free_room() const noexcept {
-  std::size_t used = ring_.size_approx();
-  return used >= ring_.capacity() ? 0 : ring_.capacity() - used;
+namespace {
+std::size_t room_in(const MpmcRing<Item, detail::QueueCell>& ring) noexcept {
+  const std::size_t used = ring.size_approx();
+  return used >= ring.capacity() ? 0 : ring.capacity() - used;
+}
+}  // namespace
+
+std::size_t InputChannel::free_room() const noexcept { return room_in(ring_); }
+
+std::size_t InputChannel::landed_room() const noexcept { return landed_ ? room_in(*landed_) : 0; }
+
+std::size_t InputChannel::queued() const noexcept {
+  return capacity() - free_room() - (landed_ ? room_in(*landed_) : 0);
+}
+
+void InputChannel::attach_landing(PopObserver* observer, std::size_t capacity) {
+  landed_ = std::make_unique<Ring>(capacity);
+  observer_ = observer;
+}
+
+bool InputChannel::pop_next(Item& item, bool* landed) noexcept {
+  *landed = false;
+  if (landed_ == nullptr) return pop_one(item);
+  const bool first = landed_first_;
+  landed_first_ = !landed_first_;
+  for (const bool from_landed : {first, !first}) {
+    if (from_landed ? landed_->try_pop_only(item) : pop_one(item)) {
+      *landed = from_landed;
+      return true;
+    }
+  }
+  return false;
+}
+
+void InputChannel::report_landed(std::size_t count) noexcept {
+  for (std::size_t i = 0; i < count; ++i) observer_->popped(*this, landed_taken_[i]);
 }
 
 std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* waiting) {
@@ -68,12 +102,16 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
       stashed_ = false;
     } else {
       // The consumer copy is the only thread that pops.
-      if (!pop_one(item)) {
+      bool landed = false;
+      if (!pop_next(item, &landed)) {
         WaitRecord::Scope scope(waiting, "read", &label_);
-        *blocked_ns += not_empty_.wait([&] { return pop_one(item); });
+        *blocked_ns += not_empty_.wait([&] { return pop_next(item, &landed); });
       }
-      if (observer_ != nullptr) observer_->popped(*this, item);
-      room_.notify();
+      if (landed) {
+        observer_->popped(*this, item.producer);
+      } else {
+        room_.notify();
+      }
     }
     if (item.is_end_of_work()) {
       if (item.producer >= marked_.size() || marked_[item.producer]) duplicate_mark(item.producer);
@@ -87,7 +125,7 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
 }
 
 std::size_t InputChannel::take_run(detail::TakenBuffer* out, std::size_t max) noexcept {
-  if (observer_ != nullptr || stashed_ || not_empty_.aborted()) return 0;
+  if (stashed_ || not_empty_.aborted()) return 0;
   std::size_t n = 0;
   auto take = [&](const Item& item) noexcept {
     if (item.is_end_of_work()) {
@@ -98,9 +136,35 @@ std::size_t InputChannel::take_run(detail::TakenBuffer* out, std::size_t max) no
     out[n++] = detail::TakenBuffer{item.slot, item.slot->data, item.slot->capacity, item.size, item.key};
     return true;
   };
-  const std::size_t popped =
-      single_producer_ ? ring_.try_pop_run_only(max, take) : ring_.try_pop_run_single(max, take);
-  if (popped != 0) room_.notify();
+  auto take_local = [&] {
+    const std::size_t popped =
+        single_producer_ ? ring_.try_pop_run_only(max - n, take) : ring_.try_pop_run_single(max - n, take);
+    if (popped != 0) room_.notify();
+  };
+  if (landed_ == nullptr) {
+    take_local();
+    return n;
+  }
+  // The landed lane's run: the observer hears of it (credit) once the lane has published
+  // the room, so that held-back items it lands find it.
+  std::size_t landed = 0;
+  auto take_landed = [&] {
+    // Every item the callback sees is popped, the mark it stops at included.
+    landed_->try_pop_run_only(std::min(max - n, kLandedRun), [&](const Item& item) noexcept {
+      landed_taken_[landed++] = item.producer;
+      return take(item);
+    });
+  };
+  const bool first = landed_first_;
+  landed_first_ = !landed_first_;
+  if (first) {
+    take_landed();
+    if (!stashed_ && n < max) take_local();
+  } else {
+    take_local();
+    if (!stashed_ && n < max) take_landed();
+  }
+  report_landed(landed);
   return n;
 }
 

@@ -1,11 +1,13 @@
 #include "stream/input_channel.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -291,6 +293,120 @@ TEST_P(InputChannelTest, DestroyingTheChannelReturnsUnreadBuffers) {
     ASSERT_TRUE(channel.try_push(buffer_item(0, 2)));
     ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
     EXPECT_EQ(pool_.available(), pool_.count() - 2);
+  }
+  EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+// What the data plane's landing hears: the producer copy of each item popped from the
+// landed lane, in the order they were popped.
+struct RecordingObserver final : InputChannel::PopObserver {
+  void popped(InputChannel&, std::uint32_t producer) noexcept override { producers.push_back(producer); }
+  std::vector<std::uint32_t> producers;
+};
+
+// Copy 0 runs here (the local lane), copy 1 elsewhere (the landed lane): every buffer comes
+// out once, each lane's in its order, the unit ends only with both marks, and the landing is
+// told of exactly the items of its lane, whether read one at a time or in runs.
+TEST_P(InputChannelTest, LocalAndLandedLanesEachKeepTheirOrderAndEndTogether) {
+  for (const bool runs : {false, true}) {
+    SCOPED_TRACE(runs ? "take_run" : "pop");
+    InputChannel channel(4, 2, signal_, room_, "", GetParam());
+    RecordingObserver landing;
+    channel.attach_landing(&landing, 4);
+    for (std::uint64_t k = 0; k < 3; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
+    ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
+    for (std::uint64_t k = 100; k < 103; ++k) ASSERT_TRUE(channel.try_land(buffer_item(1, k)));
+    ASSERT_TRUE(channel.try_land(Item::end_of_work(1)));
+    EXPECT_EQ(channel.queued(), 8u);
+    EXPECT_EQ(channel.capacity(), 8u);
+    const Item refused = buffer_item(1, 999);
+    EXPECT_FALSE(channel.try_land(refused)) << "the landed lane holds 4";
+    detail::release_slot(refused.slot);  // still the caller's
+
+    std::vector<std::uint64_t> local, landed;
+    std::array<detail::TakenBuffer, 8> run{};
+    for (int guard = 0; guard < 20; ++guard) {
+      std::vector<std::uint64_t> keys;
+      if (runs) {
+        const std::size_t n = channel.take_run(run.data(), run.size());
+        for (std::size_t i = 0; i < n; ++i) {
+          keys.push_back(run[i].key);
+          detail::release_slot(run[i].slot);
+        }
+        if (n != 0) {
+          for (std::uint64_t k : keys) (k >= 100 ? landed : local).push_back(k);
+          continue;
+        }
+      }
+      std::optional<Buffer> b = pop_now(channel);  // a kept mark, or nothing left to run
+      if (!b) break;
+      (b->key() >= 100 ? landed : local).push_back(b->key());
+    }
+    EXPECT_TRUE(channel.ended());
+    EXPECT_EQ(local, (std::vector<std::uint64_t>{0, 1, 2}));
+    EXPECT_EQ(landed, (std::vector<std::uint64_t>{100, 101, 102}));
+    EXPECT_EQ(landing.producers, (std::vector<std::uint32_t>{1, 1, 1, 1})) << "three buffers and the mark";
+    EXPECT_EQ(pool_.available(), pool_.count());
+  }
+}
+
+// With both lanes full, reads take from one and then the other: a busy lane never starves
+// the other (producers on both sides are waiting for room).
+TEST_P(InputChannelTest, ReadsTakeFromBothLanesInTurn) {
+  InputChannel channel(4, 2, signal_, room_, "", GetParam());
+  RecordingObserver landing;
+  channel.attach_landing(&landing, 4);
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
+    ASSERT_TRUE(channel.try_land(buffer_item(1, 100 + k)));
+  }
+  std::array<detail::TakenBuffer, 2> run{};
+  int from_local = 0, from_landed = 0;
+  for (int i = 0; i < 4; ++i) {
+    const std::size_t n = channel.take_run(run.data(), 1);
+    ASSERT_EQ(n, 1u);
+    (run[0].key >= 100 ? from_landed : from_local) += 1;
+    detail::release_slot(run[0].slot);
+  }
+  EXPECT_EQ(from_local, 2);
+  EXPECT_EQ(from_landed, 2);
+  int popped_local = 0, popped_landed = 0;
+  for (int i = 0; i < 4; ++i) (pop_key(channel) >= 100 ? popped_landed : popped_local) += 1;
+  EXPECT_EQ(popped_local, 2);
+  EXPECT_EQ(popped_landed, 2);
+}
+
+TEST_P(InputChannelTest, ABlockedPopWakesOnALandedItem) {
+  InputChannel channel(4, 1, signal_, room_, "", GetParam());
+  RecordingObserver landing;
+  channel.attach_landing(&landing, 2);
+  std::atomic<bool> landed{false};
+  bool landed_before_return = false;
+  std::optional<Buffer> got;
+  std::thread consumer([&] {
+    std::uint64_t blocked = 0;
+    got = channel.pop(&blocked);
+    landed_before_return = landed.load();
+  });
+  std::this_thread::sleep_for(50ms);
+  landed.store(true);
+  ASSERT_TRUE(channel.try_land(buffer_item(0, 55)));
+  consumer.join();
+  EXPECT_TRUE(landed_before_return) << "pop() returned before anything landed";
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->key(), 55u);
+  EXPECT_EQ(landing.producers, std::vector<std::uint32_t>{0});
+}
+
+TEST_P(InputChannelTest, DestroyingTheChannelReturnsUnreadLandedBuffers) {
+  RecordingObserver landing;
+  {
+    InputChannel channel(8, 2, signal_, room_, "", GetParam());
+    channel.attach_landing(&landing, 4);
+    ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
+    ASSERT_TRUE(channel.try_land(buffer_item(1, 2)));
+    ASSERT_TRUE(channel.try_land(buffer_item(1, 3)));
+    EXPECT_EQ(pool_.available(), pool_.count() - 3);
   }
   EXPECT_EQ(pool_.available(), pool_.count());
 }
