@@ -99,8 +99,10 @@ bool Connection::enqueue(OutFrame frame) {
   }
   const bool more = !queue_.empty() && !closed_;
   if (!more) writing_ = false;
+  // Only close() waits for an inline write, and it sets closed_ (under mu_) before waiting.
+  const bool closing = closed_;
   lock.unlock();
-  inline_done_.notify_all();
+  if (closing) inline_done_.notify_all();
   if (written != nullptr) detail::release_slot(written);
   // The rest (and anything queued meanwhile) goes through the I/O thread, which also
   // notices a broken connection.

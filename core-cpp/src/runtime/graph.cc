@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "stream/input_port.h"
 #include "topology/size.h"
 
 namespace sluice {
@@ -34,10 +35,18 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     const std::size_t landing = wiring != nullptr && consumers > 0 ? wiring->landing_room(index_of(spec)) : 0;
     return pool_count(spec, producers, consumers, landing, remote_consumers);
   };
+  // Where frames land, the landing pool also covers what each local consumer copy holds
+  // after its credit went back (a run and the buffer in hand): without it, a consumer
+  // holding those while it waits for the next frame could leave that frame parked for ever.
+  auto landing_spare = [&](const topo::StreamSpec& spec) -> std::size_t {
+    if (wiring == nullptr || wiring->landing_room(index_of(spec)) == 0) return 0;
+    const auto consumers = static_cast<std::size_t>(placement.count_here(spec.to.filter));
+    return consumers * (std::min<std::size_t>(InputPort::kRun, spec.depth) + 1);
+  };
   std::size_t total = 0;
   for (const topo::StreamSpec& spec : topology.streams) {
     // The blocks, and the most their pool's return lanes can take (buffer/return_lanes.h).
-    const std::size_t blocks = local_pool_count(spec);
+    const std::size_t blocks = local_pool_count(spec) + landing_spare(spec);
     total += blocks * spec.buffer_size + ReturnLanes::bytes_at_most(blocks);
   }
   if (physical != 0 && total > physical / 4 * 3) {
@@ -82,12 +91,14 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
         stream->shares[static_cast<std::size_t>(p)] =
             std::make_unique<BufferPool>(stream->label, spec.buffer_size, share, signal, /*single_acquirer=*/true);
       }
-      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, std::max<std::size_t>(1, landing),
-                                                  signal, /*single_acquirer=*/lands);
+      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size,
+                                                  std::max<std::size_t>(1, landing + landing_spare(spec)), signal,
+                                                  /*single_acquirer=*/lands);
     } else {
       // One producer copy and nothing landing, or no producer copy: one taker at most.
       const bool single_acquirer = producers_here_count == 1 || lands;
-      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, count, signal, single_acquirer);
+      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, count + landing_spare(spec), signal,
+                                                  single_acquirer);
     }
     for (int c = 0; c < stream->consumer_copies; ++c) {
       if (placement.runs_here(spec.to.filter, c)) {

@@ -43,14 +43,15 @@ class InputPort final : public InputStream {
 
   InputChannel& channel() { return channel_; }
   const PortCounters& counters() const { return counters_; }
-  // The most buffers a run takes (no more than the queue holds): what the port may hold
-  // beside its queue's depth.
-  std::size_t run_size() const { return std::min(run_size_, channel_.depth()); }
+  // The most buffers a run takes (no more than the queue's lanes hold): what the port may
+  // hold beside its queue.
+  std::size_t run_size() const { return std::min(run_size_, channel_.capacity()); }
 
- private:
   // Up to this many buffers taken per run: enough to make a call per run cheap beside the
   // buffers, few enough that the producer soon sees the room (it is announced per run).
   static constexpr std::size_t kRun = 32;
+
+ private:
 
   std::optional<Buffer> read_more() override;
   // Ends the current run: counts the buffers read() handed out, gives back the ones not
