@@ -10,13 +10,12 @@
 
 namespace sluice {
 
-std::size_t Graph::pool_count(const topo::StreamSpec& spec, int producers, int consumers,
-                              std::size_t landing_room, int remote_consumers) {
+std::size_t Graph::pool_count(const topo::StreamSpec& spec, int producers, int consumers, int remote_consumers) {
   const auto depth = spec.depth;
   const auto p = static_cast<std::size_t>(producers);
   const auto c = static_cast<std::size_t>(consumers);
   const auto rc = static_cast<std::size_t>(remote_consumers);
-  return depth * c + p + c + landing_room + (p > 0 ? std::bit_ceil(depth) * rc : 0);
+  return depth * c + p + c + (p > 0 ? std::bit_ceil(depth) * rc : 0);
 }
 
 Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
@@ -28,25 +27,26 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
                                    ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
                                    : 0;
   auto index_of = [&](const topo::StreamSpec& spec) { return static_cast<int>(&spec - topology.streams.data()); };
-  auto local_pool_count = [&](const topo::StreamSpec& spec) {
+  // A stream's blocks here for its local producer and consumer copies (pool_count), and
+  // for what lands from other hosts: the credit those hosts hold, plus what each local
+  // consumer copy holds after its credit went back (a run and the buffer in
+  // hand; without them, a consumer holding those while it waits for the next frame could
+  // leave that frame parked for ever). 0 when nothing lands here.
+  auto local_blocks = [&](const topo::StreamSpec& spec) {
     const int producers = placement.count_here(spec.from.filter);
     const int consumers = placement.count_here(spec.to.filter);
-    const int remote_consumers = topology.copies_of(spec.to.filter) - consumers;
-    const std::size_t landing = wiring != nullptr && consumers > 0 ? wiring->landing_room(index_of(spec)) : 0;
-    return pool_count(spec, producers, consumers, landing, remote_consumers);
+    return pool_count(spec, producers, consumers, topology.copies_of(spec.to.filter) - consumers);
   };
-  // Where frames land, the landing pool also covers what each local consumer copy holds
-  // after its credit went back (a run and the buffer in hand): without it, a consumer
-  // holding those while it waits for the next frame could leave that frame parked for ever.
-  auto landing_spare = [&](const topo::StreamSpec& spec) -> std::size_t {
-    if (wiring == nullptr || wiring->landing_room(index_of(spec)) == 0) return 0;
+  auto landing_blocks = [&](const topo::StreamSpec& spec) -> std::size_t {
+    const std::size_t credit = wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0;
+    if (credit == 0) return 0;
     const auto consumers = static_cast<std::size_t>(placement.count_here(spec.to.filter));
-    return consumers * (std::min<std::size_t>(InputPort::kRun, spec.depth) + 1);
+    return credit + consumers * (std::min<std::size_t>(InputPort::kRun, spec.depth) + 1);
   };
   std::size_t total = 0;
   for (const topo::StreamSpec& spec : topology.streams) {
     // The blocks, and the most their pool's return lanes can take (buffer/return_lanes.h).
-    const std::size_t blocks = local_pool_count(spec) + landing_spare(spec);
+    const std::size_t blocks = local_blocks(spec) + landing_blocks(spec);
     total += blocks * spec.buffer_size + ReturnLanes::bytes_at_most(blocks);
   }
   if (physical != 0 && total > physical / 4 * 3) {
@@ -73,17 +73,16 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     // copies run here, or one does and buffers also land from other hosts, each producer
     // copy takes from a share of its own (between them what the one pool would hold for
     // them, rounded up), and the data plane's I/O thread, which lands frames, takes from
-    // `pool`, sized for what other hosts may have in flight here (their credit).
-    const bool lands = wiring != nullptr && wiring->landing_room(static_cast<int>(i)) > 0;
-    const std::size_t landing = lands ? wiring->landing_room(static_cast<int>(i)) : 0;
+    // `pool` (landing_blocks).
+    const std::size_t landing = landing_blocks(spec);
+    const bool lands = landing > 0;
     // One thread pushes into a channel's local lane when one producer copy of the stream
     // runs here, whatever runs elsewhere: what other hosts send comes through the landed
     // lane (InputChannel::attach_landing), which only the data plane pushes into.
     const bool single_producer = producers_here_count == 1;
-    const std::size_t count = std::max<std::size_t>(1, local_pool_count(spec));
+    const std::size_t local = std::max<std::size_t>(1, local_blocks(spec));
     if (producers_here_count > 1 || (producers_here_count == 1 && lands)) {
-      const std::size_t for_producers = std::max<std::size_t>(1, count - std::min(count, landing));
-      const auto share = (for_producers + static_cast<std::size_t>(producers_here_count) - 1) /
+      const auto share = (local + static_cast<std::size_t>(producers_here_count) - 1) /
                          static_cast<std::size_t>(producers_here_count);
       stream->shares.resize(static_cast<std::size_t>(stream->producer_copies));
       for (int p = 0; p < stream->producer_copies; ++p) {
@@ -91,13 +90,12 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
         stream->shares[static_cast<std::size_t>(p)] =
             std::make_unique<BufferPool>(stream->label, spec.buffer_size, share, signal, /*single_acquirer=*/true);
       }
-      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size,
-                                                  std::max<std::size_t>(1, landing + landing_spare(spec)), signal,
-                                                  /*single_acquirer=*/lands);
+      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, std::max<std::size_t>(1, landing),
+                                                  signal, /*single_acquirer=*/lands);
     } else {
       // One producer copy and nothing landing, or no producer copy: one taker at most.
       const bool single_acquirer = producers_here_count == 1 || lands;
-      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, count + landing_spare(spec), signal,
+      stream->pool = std::make_unique<BufferPool>(stream->label, spec.buffer_size, local + landing, signal,
                                                   single_acquirer);
     }
     for (int c = 0; c < stream->consumer_copies; ++c) {

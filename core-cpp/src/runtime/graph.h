@@ -61,14 +61,14 @@ class Graph {
   std::vector<std::unique_ptr<StreamRuntime>>& streams() { return streams_; }
   const std::vector<std::unique_ptr<StreamRuntime>>& streams() const { return streams_; }
 
-  // Blocks a stream's pool holds: enough for every local queue to be full while each
-  // producer and consumer copy holds one more, plus room for what other hosts have in
-  // flight to local consumer copies (`landing_room`, from the wiring's credit windows) and
-  // for what local producers have waiting to be sent to `remote_consumers` consumer
-  // copies elsewhere (a credit window each: the depth rounded up to a power of two).
-  // `producers` and `consumers` count the copies in this process.
+  // Blocks a stream's local producer copies take from (one pool, or their shares): enough
+  // for every local queue to be full while each producer and consumer copy holds one more,
+  // plus room for what local producers have waiting to be sent to `remote_consumers`
+  // consumer copies elsewhere (a credit window each: the depth rounded up to a power of
+  // two). `producers` and `consumers` count the copies in this process. What lands from
+  // other hosts has a pool of its own, sized by the Graph from the wiring's credit.
   static std::size_t pool_count(const topo::StreamSpec& spec, int producers, int consumers,
-                                std::size_t landing_room = 0, int remote_consumers = 0);
+                                int remote_consumers = 0);
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;

@@ -67,7 +67,7 @@ std::size_t InputChannel::free_room() const noexcept { return room_in(ring_); }
 std::size_t InputChannel::landed_room() const noexcept { return landed_ ? room_in(*landed_) : 0; }
 
 std::size_t InputChannel::queued() const noexcept {
-  return capacity() - free_room() - (landed_ ? room_in(*landed_) : 0);
+  return capacity() - free_room() - landed_room();
 }
 
 void InputChannel::attach_landing(PopObserver* observer, std::size_t capacity) {
