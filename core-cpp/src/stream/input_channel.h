@@ -4,11 +4,11 @@
 // hosts come through a lane of their own (attach_landing): the data plane's I/O thread is
 // its only pusher, so a stream that arrives both from here and from elsewhere keeps the
 // one-producer protocol on each lane where it has one producer, and the consumer takes
-// from the two lanes in turn. It tracks end-of-work marks per upstream copy: the unit of work ends for this copy
-// when every upstream copy has sent its mark, which it does only after all its buffers,
-// so nothing is lost and each producer's buffers arrive in order. A second mark from the
-// same copy in one unit (only a broken or hostile peer host could send one) is an error,
-// never an early end.
+// from the two lanes in turn. It tracks end-of-work marks per upstream copy: the unit of
+// work ends for this copy when every upstream copy has sent its mark, which it does only
+// after all its buffers, so nothing is lost and each producer's buffers arrive in order. A
+// second mark from the same copy in one unit (only a broken or hostile peer host could
+// send one) is an error, never an early end.
 //
 // Thread safety: try_push from any number of threads, or, for a single_producer channel,
 // from one thread at a time with a happens-before edge between their pushes; try_land
@@ -80,6 +80,7 @@ class InputChannel final : public Endpoint {
   // attaches in graph_ready); at most once.
   void attach_landing(PopObserver* observer, std::size_t capacity);
   // The landing's push (see Thread safety); false when the landed lane is full.
+  // REQUIRES: attach_landing was called.
   bool try_land(const Item& item) noexcept {
     auto fill = [&](Item& cell) noexcept { cell = item; };
     if (!landed_->try_push_only_with(fill)) return false;
