@@ -19,9 +19,6 @@ constexpr std::size_t kStagingSize = 64 * 1024;
 // part already sits in the staging buffer); after such a frame, the next header is read
 // on its own so that the next big payload is not copied at all.
 constexpr std::uint32_t kDirectReadMin = 4096;
-// Payloads up to this size are copied into the write batch; bigger ones are written
-// straight from the pooled buffer (scatter/gather).
-constexpr std::uint32_t kCoalesceMax = 2048;
 // How long an accepted connection may take to authenticate.
 constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
 // A connection is idle (send() writes inline) when nothing was written or sent inline on it
@@ -45,15 +42,13 @@ Connection::Connection(ConnectionEnv& env, Side side, int host)
       staging_(kStagingSize) {}
 
 bool Connection::send(const Frame& frame, detail::Slot* slot) {
-  OutFrame out;
-  encode_frame(frame, out.header.data());
-  out.slot = slot;
-  out.size = payload_size(frame);
-  out.skip = 0;
-  return enqueue(std::move(out));
+  std::array<std::byte, kFrameHeaderSize> header;
+  encode_frame(frame, header.data());
+  return enqueue(header, slot != nullptr ? slot->data : nullptr, payload_size(frame), slot, true);
 }
 
-bool Connection::enqueue(OutFrame frame) {
+bool Connection::enqueue(const std::array<std::byte, kFrameHeaderSize>& header, const std::byte* payload,
+                         std::uint32_t size, detail::Slot* slot, bool may_write_inline) {
   // Inline only on an idle connection (a ping-pong); a stream of frames goes through the
   // queue, where the I/O thread writes many frames per system call. A frame that finds a
   // write under way joins it without reading the clock (a clock read per frame was ~4 % of
@@ -62,16 +57,17 @@ bool Connection::enqueue(OutFrame frame) {
   if (closed_) return false;
   const int fd = fd_.load(std::memory_order_acquire);
   bool idle = false;
-  if (!writing_ && fd >= 0 && frame.extra.empty()) {
+  if (!writing_ && fd >= 0 && may_write_inline) {
     const std::uint64_t now = Waiter::now_ns();
     idle = now - last_send_ns_.exchange(now, std::memory_order_relaxed) > kIdleNs;
   }
   if (!idle) {
-    queue_.push_back(std::move(frame));
-    if (writing_) return true;
+    detail::Slot* copied = queued_.append(header.data(), payload, size, slot);
+    const bool post = !writing_;
     writing_ = true;
     lock.unlock();
-    asio::post(env_.io, [self = shared_from_this()] { self->do_write(); });
+    if (copied != nullptr) detail::release_slot(copied);
+    if (post) asio::post(env_.io, [self = shared_from_this()] { self->do_write(); });
     return true;
   }
   writing_ = true;
@@ -79,25 +75,23 @@ bool Connection::enqueue(OutFrame frame) {
   lock.unlock();
 
   iovec iov[2];
-  iov[0].iov_base = frame.header.data();
+  iov[0].iov_base = const_cast<std::byte*>(header.data());
   iov[0].iov_len = kFrameHeaderSize;
-  iov[1].iov_base = const_cast<std::byte*>(frame.payload());
-  iov[1].iov_len = frame.size;
+  iov[1].iov_base = const_cast<std::byte*>(payload);
+  iov[1].iov_len = size;
   msghdr msg{};
   msg.msg_iov = iov;
-  msg.msg_iovlen = frame.size > 0 ? 2 : 1;
+  msg.msg_iovlen = size > 0 ? 2 : 1;
   const ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   const std::size_t done = n > 0 ? static_cast<std::size_t>(n) : 0;
-  const bool whole = done == kFrameHeaderSize + frame.size;
-  detail::Slot* written = whole ? frame.slot : nullptr;
+  detail::Slot* written = slot;  // released below unless the queue keeps it
 
   lock.lock();
   inline_writing_ = false;
-  if (!whole) {
-    frame.skip = static_cast<std::uint32_t>(done);
-    queue_.insert(queue_.begin(), std::move(frame));
+  if (done < kFrameHeaderSize + size) {
+    written = queued_.prepend_rest(header.data(), payload, size, slot, done);
   }
-  const bool more = !queue_.empty() && !closed_;
+  const bool more = !queued_.empty() && !closed_;
   if (!more) writing_ = false;
   // Only close() waits for an inline write, and it sets closed_ (under mu_) before waiting.
   const bool closing = closed_;
@@ -207,30 +201,24 @@ void Connection::begin() {
 void Connection::send_hello() {
   const std::string& name = env_.routes.self_name();
   const Nonce& nonce = side_ == Side::kConnector ? facts_.connector_nonce : facts_.acceptor_nonce;
-  OutFrame out;
   const HelloFrame hello{env_.routes.fingerprint(), static_cast<std::uint32_t>(name.size())};
-  encode_frame(hello, out.header.data());
-  out.slot = nullptr;
-  out.extra.assign(reinterpret_cast<const char*>(nonce.data()), nonce.size());
-  out.extra += name;
-  out.size = hello.payload_size();
-  out.skip = 0;
-  enqueue(std::move(out));
+  std::array<std::byte, kFrameHeaderSize> header;
+  encode_frame(hello, header.data());
+  std::string payload(reinterpret_cast<const char*>(nonce.data()), nonce.size());
+  payload += name;
+  enqueue(header, reinterpret_cast<const std::byte*>(payload.data()), hello.payload_size(), nullptr, false);
 }
 
 void Connection::send_auth() {
   const Proof proof = make_proof(env_.key, side_, facts_);
-  OutFrame out;
-  encode_frame(AuthFrame{}, out.header.data());
-  out.slot = nullptr;
-  out.extra.assign(reinterpret_cast<const char*>(proof.data()), proof.size());
-  out.size = static_cast<std::uint32_t>(proof.size());
-  out.skip = 0;
-  enqueue(std::move(out));
+  std::array<std::byte, kFrameHeaderSize> header;
+  encode_frame(AuthFrame{}, header.data());
+  enqueue(header, reinterpret_cast<const std::byte*>(proof.data()), static_cast<std::uint32_t>(proof.size()), nullptr,
+          false);
 }
 
 void Connection::close() {
-  std::vector<OutFrame> dropped;
+  SendQueue dropped;
   {
     std::unique_lock<AdaptiveMutex> lock(mu_);
     if (closed_) return;
@@ -239,11 +227,9 @@ void Connection::close() {
     fd_.store(-1, std::memory_order_release);
     // A thread writing inline uses the descriptor: let it finish (it does not block).
     inline_done_.wait(lock, [&] { return !inline_writing_; });
-    dropped.swap(queue_);
+    dropped.swap(queued_);
   }
-  for (const OutFrame& f : dropped) {
-    if (f.slot != nullptr) detail::release_slot(f.slot);
-  }
+  dropped.clear();
   boost::system::error_code ignored;
   hello_timer_.cancel();
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
@@ -257,12 +243,12 @@ void Connection::say_bye() {
 
 bool Connection::write_idle() {
   std::lock_guard<AdaptiveMutex> lock(mu_);
-  return closed_ || (!writing_ && queue_.empty());
+  return closed_ || (!writing_ && queued_.empty());
 }
 
 Connection::SendState Connection::send_state() {
   std::lock_guard<AdaptiveMutex> lock(mu_);
-  return SendState{queue_.size(), writing_, closed_};
+  return SendState{queued_.frames(), writing_, closed_};
 }
 
 void Connection::tick(std::uint64_t now_ns) {
@@ -291,59 +277,20 @@ void Connection::tick(std::uint64_t now_ns) {
 void Connection::do_write() {
   {
     std::lock_guard<AdaptiveMutex> lock(mu_);
-    if (closed_ || queue_.empty()) {
+    if (closed_ || queued_.empty()) {
       writing_ = false;
       return;
     }
-    batch_.swap(queue_);
+    batch_.swap(queued_);  // batch_ is empty: on_write cleared it
   }
   last_send_ns_.store(Waiter::now_ns(), std::memory_order_relaxed);
-  std::size_t small = 0;
-  for (const OutFrame& f : batch_) {
-    if (f.slot == nullptr || f.size <= kCoalesceMax) small += f.size;
-  }
-  const std::size_t need = batch_.size() * kFrameHeaderSize + small;
-  if (packed_.size() < need) packed_.resize(std::max(need, packed_.size() * 2));
-  buffers_.clear();
-  std::byte* base = packed_.data();
-  std::size_t pos = 0;
-  std::size_t run = 0;  // where the current contiguous run in packed_ starts
-  for (OutFrame& f : batch_) {
-    std::memcpy(base + pos, f.header.data(), kFrameHeaderSize);
-    pos += kFrameHeaderSize;
-    if (f.slot == nullptr || f.size <= kCoalesceMax) {
-      if (f.size > 0) std::memcpy(base + pos, f.payload(), f.size);
-      pos += f.size;
-      if (f.slot != nullptr) {
-        detail::release_slot(f.slot);  // copied: the buffer can go home now
-        f.slot = nullptr;
-      }
-    } else {
-      buffers_.emplace_back(base + run, pos - run);
-      buffers_.emplace_back(f.slot->data, f.size);
-      run = pos;
-    }
-  }
-  if (pos > run) buffers_.emplace_back(base + run, pos - run);
-  // An inline send may have written the start of the first frame.
-  for (std::size_t skip = batch_.front().skip; skip > 0;) {
-    if (buffers_.front().size() <= skip) {
-      skip -= buffers_.front().size();
-      buffers_.erase(buffers_.begin());
-    } else {
-      buffers_.front() += skip;
-      skip = 0;
-    }
-  }
+  batch_.gather(&buffers_);
   write_all(buffers_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
     self->on_write(ec);
   });
 }
 
 void Connection::on_write(const boost::system::error_code& ec) {
-  for (const OutFrame& f : batch_) {
-    if (f.slot != nullptr) detail::release_slot(f.slot);
-  }
   batch_.clear();
   if (ec) {
     {

@@ -30,6 +30,7 @@
 #include "net/frame.h"
 #include "net/handshake.h"
 #include "net/routes.h"
+#include "net/send_queue.h"
 #include "sync/adaptive_mutex.h"
 
 namespace sluice::net {
@@ -84,8 +85,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // On an idle connection (nothing queued or in flight, nothing sent for 10 us) the
   // calling thread writes the frame itself with one non-blocking sendmsg, header and
   // payload straight from the pooled buffer: no hand-off to the I/O thread for a
-  // ping-pong. Otherwise the frame is queued and the I/O thread writes everything queued
-  // in one gathered write.
+  // ping-pong. Otherwise the frame is queued (a small payload copied in by the calling
+  // thread, which then releases its buffer: net/send_queue.h) and the I/O thread writes
+  // everything queued in one gathered write.
   bool send(const Frame& frame, detail::Slot* slot = nullptr);
 
   // I/O thread: the socket is connected; say HELLO (connector) or wait for one (acceptor).
@@ -143,16 +145,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ConnectionEnv& env_;
 
  private:
-  struct OutFrame {
-    std::array<std::byte, kFrameHeaderSize> header;
-    detail::Slot* slot;       // DATA: one reference, released once written
-    std::string extra;        // HELLO / AUTH payload
-    std::uint32_t size;       // payload bytes
-    std::uint32_t skip;       // bytes of the frame already written (by an inline send)
-    const std::byte* payload() const {
-      return slot != nullptr ? slot->data : reinterpret_cast<const std::byte*>(extra.data());
-    }
-  };
   enum class State { kHeader, kPayload };
   enum class Handshake { kAwaitHello, kAwaitAuth, kDone };
   using TlsStream = asio::ssl::stream<tcp::socket&>;
@@ -171,7 +163,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   template <typename Buffer, typename Handler>
   void read_exactly(const Buffer& buffer, Handler&& handler);
 
-  bool enqueue(OutFrame frame);
+  // Queues (or, on an idle connection, writes) one frame; `slot` as for send().
+  bool enqueue(const std::array<std::byte, kFrameHeaderSize>& header, const std::byte* payload, std::uint32_t size,
+               detail::Slot* slot, bool may_write_inline);
   void do_write();
   void on_write(const boost::system::error_code& ec);
   void do_read();
@@ -196,9 +190,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint8_t sniffed_ = 0;
   asio::steady_timer hello_timer_;
 
-  AdaptiveMutex mu_;  // guards queue_, writing_, inline_writing_, closed_
+  AdaptiveMutex mu_;  // guards queued_, writing_, inline_writing_, closed_
   std::condition_variable_any inline_done_;
-  std::vector<OutFrame> queue_;
+  SendQueue queued_;
   bool writing_ = false;         // a do_write is posted, a write is in flight, or a send writes inline
   bool inline_writing_ = false;  // a send() is in sendmsg on fd_
   bool closed_ = false;
@@ -207,8 +201,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<std::uint64_t> last_send_ns_{0};
 
   // I/O thread only.
-  std::vector<OutFrame> batch_;  // being written
-  std::vector<std::byte> packed_;
+  SendQueue batch_;  // being written
   std::vector<asio::const_buffer> buffers_;
   std::vector<std::byte> staging_;
   std::size_t begin_ = 0, end_ = 0;
