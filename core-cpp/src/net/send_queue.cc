@@ -1,7 +1,5 @@
 #include "net/send_queue.h"
 
-#include <algorithm>
-#include <cstring>
 
 #include "net/frame.h"
 
@@ -9,17 +7,24 @@ namespace sluice::net {
 
 detail::Slot* SendQueue::append(const std::byte* header, const std::byte* payload, std::uint32_t size,
                                 detail::Slot* slot) {
+  // What may throw (allocation) comes first, so a frame is queued whole or not at all: a
+  // header left without its payload would make the peer read the next frames as payload.
   const bool copy = slot == nullptr || size <= kCopyMax;
+  if (!copy) refs_.reserve(refs_.size() + 1);
   const std::size_t at = bytes_.size();
-  bytes_.resize(at + kFrameHeaderSize + (copy ? size : 0));
-  std::memcpy(bytes_.data() + at, header, kFrameHeaderSize);
-  ++frames_;
-  if (!copy) {
-    refs_.push_back(Ref{at + kFrameHeaderSize, slot, 0, size});
-    return nullptr;
+  bytes_.insert(bytes_.end(), header, header + kFrameHeaderSize);  // geometric growth, no zero fill
+  if (copy && size > 0) {
+    try {
+      bytes_.insert(bytes_.end(), payload, payload + size);
+    } catch (...) {
+      bytes_.resize(at);
+      throw;
+    }
   }
-  if (size > 0) std::memcpy(bytes_.data() + at + kFrameHeaderSize, payload, size);
-  return slot;
+  ++frames_;
+  if (copy) return slot;
+  refs_.push_back(Ref{at + kFrameHeaderSize, slot, 0, size});  // reserved above: does not throw
+  return nullptr;
 }
 
 detail::Slot* SendQueue::prepend_rest(const std::byte* header, const std::byte* payload, std::uint32_t size,
@@ -27,17 +32,20 @@ detail::Slot* SendQueue::prepend_rest(const std::byte* header, const std::byte* 
   const bool copy = slot == nullptr || size <= kCopyMax;
   const std::size_t header_rest = done < kFrameHeaderSize ? kFrameHeaderSize - done : 0;
   const std::size_t payload_done = done > kFrameHeaderSize ? done - kFrameHeaderSize : 0;
-  const std::size_t copied = header_rest + (copy ? size - payload_done : 0);
-  bytes_.insert(bytes_.begin(), copied, std::byte{0});
-  std::memcpy(bytes_.data(), header + (kFrameHeaderSize - header_rest), header_rest);
-  if (copy && size > payload_done) std::memcpy(bytes_.data() + header_rest, payload + payload_done, size - payload_done);
+  if (!copy) refs_.reserve(refs_.size() + 1);
+  // Built aside and swapped in, so that a failed allocation leaves the queue as it was.
+  std::vector<std::byte> bytes;
+  bytes.reserve(header_rest + (copy ? size - payload_done : 0) + bytes_.size());
+  bytes.insert(bytes.end(), header + (kFrameHeaderSize - header_rest), header + kFrameHeaderSize);
+  if (copy) bytes.insert(bytes.end(), payload + payload_done, payload + size);
+  const std::size_t copied = bytes.size();
+  bytes.insert(bytes.end(), bytes_.begin(), bytes_.end());
+  bytes_.swap(bytes);
   for (Ref& r : refs_) r.offset += copied;
   ++frames_;
-  if (!copy) {
-    refs_.insert(refs_.begin(), Ref{header_rest, slot, static_cast<std::uint32_t>(payload_done), size});
-    return nullptr;
-  }
-  return slot;
+  if (copy) return slot;
+  refs_.insert(refs_.begin(), Ref{header_rest, slot, static_cast<std::uint32_t>(payload_done), size});  // reserved
+  return nullptr;
 }
 
 void SendQueue::gather(std::vector<boost::asio::const_buffer>* out) const {

@@ -9,6 +9,10 @@
 // the queue keeps a reference to its buffer (one slot reference, which it owns) and where in
 // the bytes it goes, and gather() points the write at the buffer itself.
 //
+// Queuing is all or nothing: a frame that cannot be queued (out of memory) leaves the queue as
+// it was. Destroying a queue gives back the buffers it still references, so their pools must
+// outlive it (the data plane closes its connections before the graph's pools go).
+//
 // Thread safety: none; the connection guards its queue with its lock and swaps it, whole, with
 // the one its I/O thread writes from.
 #ifndef SLUICE_NET_SEND_QUEUE_H_
@@ -49,7 +53,7 @@ class SendQueue {
   std::size_t frames() const { return frames_; }
 
   // The whole queue as buffers to write, in order (pointing into this queue and into the
-  // referenced buffers: valid until clear() or the next append).
+  // referenced buffers: valid until the queue next changes).
   void gather(std::vector<boost::asio::const_buffer>* out) const;
 
   // Gives back every referenced buffer and empties the queue (keeping its memory).
