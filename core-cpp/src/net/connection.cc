@@ -84,12 +84,12 @@ bool Connection::enqueue(const std::array<std::byte, kFrameHeaderSize>& header, 
   msg.msg_iovlen = size > 0 ? 2 : 1;
   const ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   const std::size_t done = n > 0 ? static_cast<std::size_t>(n) : 0;
-  detail::Slot* written = slot;  // released below unless the queue keeps it
+  detail::Slot* to_release = slot;  // unless the queue keeps it (the rest of a big payload)
 
   lock.lock();
   inline_writing_ = false;
   if (done < kFrameHeaderSize + size) {
-    written = queued_.prepend_rest(header.data(), payload, size, slot, done);
+    to_release = queued_.prepend_rest(header.data(), payload, size, slot, done);
   }
   const bool more = !queued_.empty() && !closed_;
   if (!more) writing_ = false;
@@ -97,7 +97,7 @@ bool Connection::enqueue(const std::array<std::byte, kFrameHeaderSize>& header, 
   const bool closing = closed_;
   lock.unlock();
   if (closing) inline_done_.notify_all();
-  if (written != nullptr) detail::release_slot(written);
+  if (to_release != nullptr) detail::release_slot(to_release);
   // The rest (and anything queued meanwhile) goes through the I/O thread, which also
   // notices a broken connection.
   if (more) asio::post(env_.io, [self = shared_from_this()] { self->do_write(); });

@@ -1,6 +1,5 @@
 #include "net/send_queue.h"
 
-
 #include "net/frame.h"
 
 namespace sluice::net {
@@ -9,7 +8,7 @@ detail::Slot* SendQueue::append(const std::byte* header, const std::byte* payloa
                                 detail::Slot* slot) {
   // What may throw (allocation) comes first, so a frame is queued whole or not at all: a
   // header left without its payload would make the peer read the next frames as payload.
-  const bool copy = slot == nullptr || size <= kCopyMax;
+  const bool copy = copies(slot, size);
   if (!copy) refs_.reserve(refs_.size() + 1);
   const std::size_t at = bytes_.size();
   bytes_.insert(bytes_.end(), header, header + kFrameHeaderSize);  // geometric growth, no zero fill
@@ -29,7 +28,7 @@ detail::Slot* SendQueue::append(const std::byte* header, const std::byte* payloa
 
 detail::Slot* SendQueue::prepend_rest(const std::byte* header, const std::byte* payload, std::uint32_t size,
                                       detail::Slot* slot, std::size_t done) {
-  const bool copy = slot == nullptr || size <= kCopyMax;
+  const bool copy = copies(slot, size);
   const std::size_t header_rest = done < kFrameHeaderSize ? kFrameHeaderSize - done : 0;
   const std::size_t payload_done = done > kFrameHeaderSize ? done - kFrameHeaderSize : 0;
   if (!copy) refs_.reserve(refs_.size() + 1);
@@ -59,7 +58,7 @@ void SendQueue::gather(std::vector<boost::asio::const_buffer>* out) const {
   if (bytes_.size() > from) out->emplace_back(bytes_.data() + from, bytes_.size() - from);
 }
 
-void SendQueue::release_all() {
+void SendQueue::clear() {
   for (const Ref& r : refs_) detail::release_slot(r.slot);
   refs_.clear();
   bytes_.clear();

@@ -3,8 +3,8 @@
 //
 // Headers, control payloads and small DATA payloads (up to kCopyMax bytes) are copied in as
 // they are queued, by the thread that queues them: so the pooled buffer of a small frame goes
-// home at once from the core that wrote it (its memory stays in that core's cache for the
-// next allocate), and the I/O thread writes one contiguous run of bytes instead of walking
+// home at once (when that thread is the producer copy's, from the core that filled it, whose
+// cache still holds it for the next allocate), and the I/O thread writes one contiguous run of bytes instead of walking
 // frames, copying payloads and releasing buffers one by one. A bigger payload is not copied:
 // the queue keeps a reference to its buffer (one slot reference, which it owns) and where in
 // the bytes it goes, and gather() points the write at the buffer itself.
@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/buffer.hpp>
@@ -36,7 +37,7 @@ class SendQueue {
   SendQueue() = default;
   SendQueue(const SendQueue&) = delete;
   SendQueue& operator=(const SendQueue&) = delete;
-  ~SendQueue() { release_all(); }
+  ~SendQueue() { clear(); }
 
   // Queues one frame: `header` (kFrameHeaderSize bytes) and `size` payload bytes at
   // `payload`. `slot` is the payload's buffer and one reference to it (DATA), or null (a
@@ -57,7 +58,7 @@ class SendQueue {
   void gather(std::vector<boost::asio::const_buffer>* out) const;
 
   // Gives back every referenced buffer and empties the queue (keeping its memory).
-  void clear() { release_all(); }
+  void clear();
 
   void swap(SendQueue& other) noexcept {
     bytes_.swap(other.bytes_);
@@ -74,7 +75,8 @@ class SendQueue {
     std::uint32_t size;
   };
 
-  void release_all();
+  // Whether a frame's payload is copied in (else its buffer is referenced).
+  static bool copies(const detail::Slot* slot, std::uint32_t size) { return slot == nullptr || size <= kCopyMax; }
 
   std::vector<std::byte> bytes_;
   std::vector<Ref> refs_;
