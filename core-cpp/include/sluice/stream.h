@@ -132,27 +132,15 @@ class OutputStream {
   // stream's pool; the caller owns it. Blocks while the pool is empty: that is
   // backpressure from slower consumers. Throws sluice::Aborted when the run is stopping.
   Buffer allocate() {
-    // Inline, the common case: this copy alone takes from the pool, and a block is free.
-    if (const detail::AllocateLane* lane = alloc_lane_;
-        lane != nullptr && !aborted_->load(std::memory_order_relaxed)) {
-      const std::uint64_t pos = lane->head->load(std::memory_order_relaxed);
-      detail::FreeCell& cell = lane->cells[pos & lane->mask];
-      if (cell.seq.load(std::memory_order_acquire) == pos + 1) {
-        detail::Slot* slot = cell.value;
-        cell.seq.store(pos + lane->mask + 1, std::memory_order_release);
-        lane->head->store(pos + 1, std::memory_order_relaxed);
-        const auto index =
-            static_cast<std::size_t>(reinterpret_cast<const std::byte*>(slot) - lane->slots) / detail::kSlotBytes;
-        return Buffer(slot, lane->memory + index * lane->stride, lane->capacity, 0, 0);
-      }
-    }
-    return allocate_more();
+    return allocate_or([this] { return allocate_more(); });
   }
 
   // As allocate(), but never waits: an empty optional while no block is free (every one is
   // queued, or held by a filter). For a copy that has something else to do meanwhile.
   // Throws sluice::Aborted when the run is stopping.
-  std::optional<Buffer> try_allocate() { return try_allocate_more(); }
+  std::optional<Buffer> try_allocate() {
+    return allocate_or([this] { return try_allocate_more(); });
+  }
 
   // Sends the buffer to a consumer copy chosen by the stream's policy, taking ownership.
   // Any valid buffer may be written (one from allocate() or one read from an input): the
@@ -196,6 +184,28 @@ class OutputStream {
 
   // The port name in the topology ("out", ...).
   virtual const std::string& name() const = 0;
+
+ private:
+  // The common case of allocate() and try_allocate(), inline: this copy alone takes from the
+  // pool, and a block is free. Otherwise (no lane, an aborted run, an empty ring) returns
+  // what `otherwise` does: the runtime's allocate_more or try_allocate_more.
+  template <typename Otherwise>
+  auto allocate_or(Otherwise&& otherwise) -> decltype(otherwise()) {
+    if (const detail::AllocateLane* lane = alloc_lane_;
+        lane != nullptr && !aborted_->load(std::memory_order_relaxed)) {
+      const std::uint64_t pos = lane->head->load(std::memory_order_relaxed);
+      detail::FreeCell& cell = lane->cells[pos & lane->mask];
+      if (cell.seq.load(std::memory_order_acquire) == pos + 1) {
+        detail::Slot* slot = cell.value;
+        cell.seq.store(pos + lane->mask + 1, std::memory_order_release);
+        lane->head->store(pos + 1, std::memory_order_relaxed);
+        const auto index =
+            static_cast<std::size_t>(reinterpret_cast<const std::byte*>(slot) - lane->slots) / detail::kSlotBytes;
+        return Buffer(slot, lane->memory + index * lane->stride, lane->capacity, 0, 0);
+      }
+    }
+    return otherwise();
+  }
 
  protected:
   // What allocate() does when it cannot take a block inline: waits, or throws on abort.
