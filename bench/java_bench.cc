@@ -128,15 +128,15 @@ double forward_ns(bool in_java, std::size_t size, std::uint64_t count) {
   return run_unit(parse(yaml)) * 1e9 / static_cast<double>(count);
 }
 
-// Source -> sink, both C++ or both Java; MB/s. fill: the payload is copied in and out.
-double pair_mb_per_s(bool in_java, std::size_t size, std::uint64_t count, bool fill) {
+// Source -> sink, each in C++ or in Java; MB/s. fill: the payload is copied in and out.
+double pair_mb_per_s(bool java_source, bool java_sink, std::size_t size, std::uint64_t count, bool fill) {
   const std::string fill_arg = fill ? "true" : "false";
   const std::string args = "args: {count: " + std::to_string(count) + ", size: " + std::to_string(size) +
                            ", fill: " + fill_arg + "}}";
   const std::string sink_args = "args: {size: " + std::to_string(size) + ", fill: " + fill_arg + "}}";
   const std::string yaml = "filters:\n"
-                           "  src:  " + (in_java ? java("Source") : std::string("{class: BenchSource")) + ", " + args + "\n"
-                           "  sink: " + (in_java ? java("Sink") : std::string("{class: BenchSink")) + ", " + sink_args + "\n"
+                           "  src:  " + (java_source ? java("Source") : std::string("{class: BenchSource")) + ", " + args + "\n"
+                           "  sink: " + (java_sink ? java("Sink") : std::string("{class: BenchSink")) + ", " + sink_args + "\n"
                            "streams:\n" + stream("src.out", "sink.in", size);
   return static_cast<double>(count) * static_cast<double>(size) / run_unit(parse(yaml)) / 1e6;
 }
@@ -219,24 +219,35 @@ void print_pair(int reps, bool quick, bool hand_off_only) {
   std::printf("\n### Source to sink at 64 KiB, both C++ or both Java\n\n");
   std::printf("| what the filters do with the payload | C++ -> C++ MB/s | Java -> Java MB/s | ratio (bar: >= 0.90) |\n");
   std::printf("|---|---:|---:|---:|\n");
+  std::array<double, 2> side_ratios{};
   for (bool fill : {false, true}) {
     if (fill && hand_off_only) break;
     // Hand-off only touches 16 bytes of each buffer, so it gets as many buffers as 100 B
     // streams do: at 100,000 (4-8 ms of C++ work) the run measured the unit's start and end
     // and the Java filters' warm-up, not the hand-off.
     const std::uint64_t count = fill ? count_for(65536, quick) : count_for(100, quick);
-    std::vector<double> cpp, java_mb;
+    // Hand-off only also runs each side alone in Java (the other in C++), in the same
+    // rounds: which of the two crossings a buffer limits the pair.
+    std::vector<double> cpp, java_mb, java_sink_only, java_source_only;
     for (int r = 0; r < reps; ++r) {
-      cpp.push_back(pair_mb_per_s(false, 65536, count, fill));
-      java_mb.push_back(pair_mb_per_s(true, 65536, count, fill));
+      cpp.push_back(pair_mb_per_s(false, false, 65536, count, fill));
+      java_mb.push_back(pair_mb_per_s(true, true, 65536, count, fill));
+      if (fill) continue;
+      java_sink_only.push_back(pair_mb_per_s(false, true, 65536, count, fill));
+      java_source_only.push_back(pair_mb_per_s(true, false, 65536, count, fill));
     }
     std::printf("| %s | %.0f | %.0f | **%.2f** |\n",
                 fill ? "moved: 64 KiB copied in by the source and out by the sink"
                      : "hand-off only: 8 bytes written, 1 read (zero copy; MB/s = buffers/s x 64 KiB)",
                 median(cpp), median(java_mb), median(java_mb) / median(cpp));
+    if (!fill) {
+      side_ratios = {median(java_sink_only) / median(cpp), median(java_source_only) / median(cpp)};
+    }
     std::fflush(stdout);
   }
-  std::printf("\n");
+  std::printf("\nHand-off only with one side in Java, the same rounds (ratio to C++ -> C++): "
+              "C++ source -> Java sink **%.2f**, Java source -> C++ sink **%.2f**.\n\n",
+              side_ratios[0], side_ratios[1]);
 }
 
 void print_later(int reps) {
@@ -289,8 +300,8 @@ int main(int argc, char** argv) {
 
   // Warm the JIT up on the Java filters before measuring them.
   forward_ns(true, 100, count_for(100, quick));
-  pair_mb_per_s(true, 65536, count_for(100, quick), false);
-  pair_mb_per_s(true, 65536, count_for(65536, quick), true);
+  pair_mb_per_s(true, true, 65536, count_for(100, quick), false);
+  pair_mb_per_s(true, true, 65536, count_for(65536, quick), true);
 
   if (only.empty() || only == "forward") print_forward(reps, quick);
   if (only.empty() || only == "pair" || only == "hand-off") print_pair(reps, quick, only == "hand-off");
