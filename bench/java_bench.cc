@@ -216,7 +216,7 @@ void print_forward(int reps, bool quick) {
 
 // hand_off_only: just the first row (for profiling the per-buffer path).
 void print_pair(int reps, bool quick, bool hand_off_only) {
-  std::printf("\n### Source to sink at 64 KiB, both C++ or both Java\n\n");
+  std::printf("\n### Source to sink at 64 KiB, both C++ or both Java (and, for the hand-off, one of each)\n\n");
   std::printf("| what the filters do with the payload | C++ -> C++ MB/s | Java -> Java MB/s | ratio (bar: >= 0.90) |\n");
   std::printf("|---|---:|---:|---:|\n");
   std::array<double, 2> side_ratios{};

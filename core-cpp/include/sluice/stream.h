@@ -214,7 +214,8 @@ class OutputStream {
   // What write() does when it cannot put the buffer into a queue inline: checks, policies,
   // waits. Runtime use only.
   virtual void write_more(Buffer&& buffer) = 0;
-  // try_allocate(). Runtime use only. (After the others: a new virtual function changes the
+  // What try_allocate() does when it cannot take a block inline: looks in the pool's other
+  // rings, or throws on abort; never waits. Runtime use only. (After the others: a new virtual function changes the
   // layout filter code compiles in, so SLUICE_FILTER_ABI changed with it.)
   virtual std::optional<Buffer> try_allocate_more() = 0;
 
