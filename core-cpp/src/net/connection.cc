@@ -62,7 +62,14 @@ bool Connection::enqueue(const std::array<std::byte, kFrameHeaderSize>& header, 
     idle = now - last_send_ns_.exchange(now, std::memory_order_relaxed) > kIdleNs;
   }
   if (!idle) {
-    detail::Slot* copied = queued_.append(header.data(), payload, size, slot);
+    detail::Slot* copied = nullptr;
+    try {
+      copied = queued_.append(header.data(), payload, size, slot);
+    } catch (...) {  // out of memory: the queue is as it was, and the block must not be lost
+      lock.unlock();
+      if (slot != nullptr) detail::release_slot(slot);
+      throw;
+    }
     const bool post = !writing_;
     writing_ = true;
     lock.unlock();

@@ -80,7 +80,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Any thread. Queues `frame` for sending; for DATA, `slot` holds the payload and one
   // reference to it, which the connection releases once the bytes are written (or it
-  // closes). False when the connection is closed (the caller keeps the reference).
+  // closes). False when the connection is closed (the caller keeps the reference). Throws
+  // std::bad_alloc when the frame cannot be queued; the reference is released then.
   //
   // On an idle connection (nothing queued or in flight, nothing sent for 10 us) the
   // calling thread writes the frame itself with one non-blocking sendmsg, header and

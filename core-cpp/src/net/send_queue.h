@@ -2,12 +2,13 @@
 // the wire (internal to the data plane, net/connection.h).
 //
 // Headers, control payloads and small DATA payloads (up to kCopyMax bytes) are copied in as
-// they are queued, by the thread that queues them: so the pooled buffer of a small frame goes
-// home at once (when that thread is the producer copy's, from the core that filled it, whose
-// cache still holds it for the next allocate), and the I/O thread writes one contiguous run of bytes instead of walking
-// frames, copying payloads and releasing buffers one by one. A bigger payload is not copied:
-// the queue keeps a reference to its buffer (one slot reference, which it owns) and where in
-// the bytes it goes, and gather() points the write at the buffer itself.
+// they are queued, by the thread that queues them: so the pooled buffer of a small frame
+// goes home at once (when that thread is the producer copy's, from the core that filled it,
+// whose cache still holds it for the next allocate), and the I/O thread writes one
+// contiguous run of bytes instead of walking frames, copying payloads and releasing buffers
+// one by one. A bigger payload is not copied: the queue keeps a reference to its buffer (one
+// slot reference, which it owns) and where in the bytes it goes, and gather() points the
+// write at the buffer itself.
 //
 // Queuing is all or nothing: a frame that cannot be queued (out of memory) leaves the queue as
 // it was. Destroying a queue gives back the buffers it still references, so their pools must

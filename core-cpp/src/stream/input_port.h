@@ -52,7 +52,6 @@ class InputPort final : public InputStream {
   static constexpr std::size_t kRun = 32;
 
  private:
-
   std::optional<Buffer> read_more() override;
   // Ends the current run: counts the buffers read() handed out, gives back the ones not
   // read yet; returns how many it gave back.
