@@ -30,11 +30,15 @@ bool slot_is_shared(const Slot* slot) noexcept;
 // The size of a pool's per-block record (buffer/slot.h), which pools lay out in an array: the
 // inline OutputStream::allocate finds a block's index from its record's address.
 inline constexpr std::size_t kSlotBytes = 64;
-// Where a pool block's record (buffer/slot.h) keeps the block's memory and capacity: the
-// inline InputStream::read makes a Buffer of a block it finds in a queue from these (read as
-// bytes of the record, which needs no view of the record's type here).
-inline constexpr std::size_t kSlotDataOffset = 0;
-inline constexpr std::size_t kSlotCapacityOffset = sizeof(std::byte*);
+// A buffer the runtime has taken off a stream's queue for a copy and not handed out yet
+// (InputStream::read): the fields of the Buffer it becomes.
+struct TakenBuffer {
+  Slot* slot;
+  std::byte* data;
+  std::uint32_t capacity;
+  std::uint32_t size;
+  std::uint64_t key;
+};
 }  // namespace detail
 
 class InputStream;

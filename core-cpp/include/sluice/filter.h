@@ -41,7 +41,7 @@ namespace detail {
 // inline read and write, their classes' layout) is part of these symbols' names: a filter
 // library built against other headers then fails to load, with a message that says to
 // rebuild it, instead of calling into the runtime the wrong way.
-#define SLUICE_FILTER_ABI filter_abi_6  // runtime use: the namespace below, and the JNI bridge's
+#define SLUICE_FILTER_ABI filter_abi_5  // runtime use: the namespace below, and the JNI bridge's
 inline namespace SLUICE_FILTER_ABI {
 // Adds a class to the registry of the shared library being loaded (or of the program
 // itself, for filters linked into it). Used by SLUICE_FILTER; returns true.

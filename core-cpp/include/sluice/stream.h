@@ -10,13 +10,53 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string>
 
 #include "sluice/buffer.h"
 
 namespace sluice {
+
+class InputStream {
+ public:
+  InputStream() = default;
+  InputStream(const InputStream&) = delete;
+  InputStream& operator=(const InputStream&) = delete;
+  virtual ~InputStream() = default;
+
+  // Blocks until a buffer arrives or the unit of work ends for this copy. Returns the
+  // buffer (the caller owns it), or an empty optional at end of work: every upstream copy
+  // returned from process and all its buffers were delivered. Once empty, read() keeps
+  // returning empty until the next unit of work. Buffers from one upstream copy arrive in
+  // the order it wrote them.
+  // Throws sluice::Aborted when the run is being stopped.
+  std::optional<Buffer> read() {
+    // Inline, the common case: a buffer the runtime took off the queue with others that
+    // were already there (a run of them at a time, so that a buffer costs a few
+    // instructions here instead of a call into the runtime).
+    if (taken_ != taken_end_ && !aborted_->load(std::memory_order_relaxed)) {
+      const detail::TakenBuffer& t = *taken_++;
+      return Buffer(t.slot, t.data, t.capacity, t.size, t.key);
+    }
+    return read_more();
+  }
+
+  // The port name in the topology ("in", "left", ...).
+  virtual const std::string& name() const = 0;
+
+ protected:
+  // What read() does when nothing is taken yet: waits, takes, or ends. Runtime use only.
+  virtual std::optional<Buffer> read_more() = 0;
+
+  // Runtime use only: [taken_, taken_end_) are buffers read() hands out before it calls
+  // read_more(); the stream owns them until then. `aborted_` is the run's stop flag.
+  const detail::TakenBuffer* taken_ = nullptr;
+  const detail::TakenBuffer* taken_end_ = nullptr;
+  const std::atomic<bool>* aborted_ = &kNeverAborted;
+
+ private:
+  static constexpr std::atomic<bool> kNeverAborted{false};
+};
 
 namespace detail {
 // What a stream's queue between two copies in one process carries: a buffer's slot
@@ -37,57 +77,7 @@ struct QueueCell {
   std::atomic<std::uint64_t> seq;
   QueueItem value;
 };
-}  // namespace detail
 
-class InputStream {
- public:
-  InputStream() = default;
-  InputStream(const InputStream&) = delete;
-  InputStream& operator=(const InputStream&) = delete;
-  virtual ~InputStream() = default;
-
-  // Blocks until a buffer arrives or the unit of work ends for this copy. Returns the
-  // buffer (the caller owns it), or an empty optional at end of work: every upstream copy
-  // returned from process and all its buffers were delivered. Once empty, read() keeps
-  // returning empty until the next unit of work. Buffers from one upstream copy arrive in
-  // the order it wrote them.
-  // Throws sluice::Aborted when the run is being stopped.
-  std::optional<Buffer> read() {
-    // Inline, the common case: a buffer the runtime took off the queue with others that
-    // were already there (a run of them at a time, left in the queue's cells until the run
-    // is read, so that a buffer costs a few instructions here instead of a call into the
-    // runtime).
-    if (taken_ != taken_end_ && !aborted_->load(std::memory_order_relaxed)) {
-      const detail::QueueItem& item = (taken_++)->value;
-      const auto* record = reinterpret_cast<const std::byte*>(item.slot);
-      std::byte* data;
-      std::uint32_t capacity;
-      std::memcpy(&data, record + detail::kSlotDataOffset, sizeof data);
-      std::memcpy(&capacity, record + detail::kSlotCapacityOffset, sizeof capacity);
-      return Buffer(item.slot, data, capacity, item.size, item.key);
-    }
-    return read_more();
-  }
-
-  // The port name in the topology ("in", "left", ...).
-  virtual const std::string& name() const = 0;
-
- protected:
-  // What read() does when nothing is taken yet: waits, takes, or ends. Runtime use only.
-  virtual std::optional<Buffer> read_more() = 0;
-
-  // Runtime use only: [taken_, taken_end_) are the queue's cells (or copies of them) whose
-  // buffers read() hands out before it calls read_more(); the stream owns them until then.
-  // `aborted_` is the run's stop flag.
-  const detail::QueueCell* taken_ = nullptr;
-  const detail::QueueCell* taken_end_ = nullptr;
-  const std::atomic<bool>* aborted_ = &kNeverAborted;
-
- private:
-  static constexpr std::atomic<bool> kNeverAborted{false};
-};
-
-namespace detail {
 // What OutputStream::write needs to put a buffer straight into the queue of the stream's
 // only consumer copy, when this copy is the queue's only producer: the runtime's (see
 // stream/output_port.h), which keeps it alive while the stream is open. Runtime use only.

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "sluice/buffer.h"
 
@@ -32,9 +31,6 @@ struct alignas(64) Slot {
   std::atomic<void*> binding{nullptr};
 };
 static_assert(sizeof(Slot) == kSlotBytes, "the inline OutputStream::allocate computes indices with kSlotBytes");
-static_assert(std::is_standard_layout_v<Slot> && offsetof(Slot, data) == kSlotDataOffset &&
-                  offsetof(Slot, capacity) == kSlotCapacityOffset,
-              "the inline InputStream::read reads a block's memory and capacity at these offsets");
 
 // Builds and takes apart Buffers; only the runtime uses this.
 class BufferAccess {

@@ -403,11 +403,10 @@ std::vector<StreamStats> Engine::stream_stats() const {
   for (const auto& [stream, port] : state_->consumer_ports) {
     out[stream].consumed += port->counters().buffers.get();
     out[stream].consumer_blocked_ns += port->counters().blocked_ns.get();
-    // A run the copy copied off its landed lane and has not finished reading: still waiting
-    // for the filter as far as users can tell (read() counts it as read once it is over). A
-    // run read in place is still in the queue.
+    // A run the copy took off its queue and has not finished reading: still waiting for
+    // the filter as far as users can tell (read() counts it as read once it is over).
     out[stream].queued += port->counters().in_hand.get();
-    out[stream].capacity += port->held_beside_queue();
+    out[stream].capacity += port->run_size();
   }
   // Queue depths: what each local consumer copy has waiting in its queue, both lanes.
   const auto& streams = state_->graph.streams();

@@ -124,60 +124,48 @@ std::optional<Buffer> InputChannel::pop(std::uint64_t* blocked_ns, WaitRecord* w
   return std::nullopt;
 }
 
-InputChannel::Run InputChannel::take_run(detail::QueueCell* copies, std::size_t max) noexcept {
-  if (stashed_ || not_empty_.aborted() || max == 0) return {};
-  // The local lane's run stays in its cells, and stops before an end-of-work mark, which
-  // pop() takes. It takes no more than a quarter of the queue, so that a producer on
-  // another core finds room to go on while the run is read.
-  auto take_local = [&]() -> Run {
-    const std::size_t most = std::min(max, std::max<std::size_t>(1, ring_.capacity() / 4));
-    // read() makes each Buffer from its block's record: asked for now, all the run's records
-    // are on their way at once, not one after the other as they are read.
-    const std::size_t n = ring_.peek_run(most, [](const Item& item) noexcept {
-      if (item.is_end_of_work()) return false;
-      __builtin_prefetch(item.slot);
-      return true;
-    });
-    if (n == 0) return {};
-    local_run_ = n;
-    return Run{ring_.head_cell(), n, true};
+std::size_t InputChannel::take_run(detail::TakenBuffer* out, std::size_t max) noexcept {
+  if (stashed_ || not_empty_.aborted()) return 0;
+  std::size_t n = 0;
+  auto take = [&](const Item& item) noexcept {
+    if (item.is_end_of_work()) {
+      stash_ = item;
+      stashed_ = true;
+      return false;
+    }
+    out[n++] = detail::TakenBuffer{item.slot, item.slot->data, item.slot->capacity, item.size, item.key};
+    return true;
   };
-  if (landed_ == nullptr) return take_local();
-  // The landed lane's run is copied out: the observer hears of it (credit) once the lane
-  // has published the room, so that held-back items it lands find it.
-  auto take_landed = [&]() -> Run {
-    std::size_t n = 0, landed = 0;
+  auto take_local = [&] {
+    const std::size_t popped =
+        single_producer_ ? ring_.try_pop_run_only(max - n, take) : ring_.try_pop_run_single(max - n, take);
+    if (popped != 0) room_.notify();
+  };
+  if (landed_ == nullptr) {
+    take_local();
+    return n;
+  }
+  // The landed lane's run: the observer hears of it (credit) once the lane has published
+  // the room, so that held-back items it lands find it.
+  std::size_t landed = 0;
+  auto take_landed = [&] {
     // Every item the callback sees is popped, the mark it stops at included.
-    landed_->try_pop_run_only(std::min(max, kLandedRun), [&](const Item& item) noexcept {
+    landed_->try_pop_run_only(std::min(max - n, kLandedRun), [&](const Item& item) noexcept {
       landed_taken_[landed++] = item.producer;
-      if (item.is_end_of_work()) {
-        stash_ = item;
-        stashed_ = true;
-        return false;
-      }
-      copies[n++].value = item;
-      return true;
+      return take(item);
     });
-    report_landed(landed);
-    return Run{copies, n, false};
   };
-  // One lane a run, the other first next time.
   const bool first = landed_first_;
   landed_first_ = !landed_first_;
-  Run run = first ? take_landed() : take_local();
-  if (run.count == 0 && !stashed_) run = first ? take_local() : take_landed();
-  return run;
-}
-
-void InputChannel::end_run() noexcept {
-  if (local_run_ == 0) return;
-  if (single_producer_) {
-    ring_.release_run_only(local_run_);
+  if (first) {
+    take_landed();
+    if (!stashed_ && n < max) take_local();
   } else {
-    ring_.release_run_single(local_run_);
+    take_local();
+    if (!stashed_ && n < max) take_landed();
   }
-  local_run_ = 0;
-  room_.notify();
+  report_landed(landed);
+  return n;
 }
 
 std::uint64_t InputChannel::drain() {

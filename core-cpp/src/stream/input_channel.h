@@ -87,7 +87,6 @@ class InputChannel final : public Endpoint {
     not_empty_.notify();
     return true;
   }
-  bool has_landing() const noexcept { return landed_ != nullptr; }
   // Room in the landed lane; 0 without one.
   std::size_t landed_room() const noexcept;
   // Items waiting in both lanes, and what both hold (for the metrics; a snapshot from any
@@ -105,22 +104,11 @@ class InputChannel final : public Endpoint {
   // `waiting`, when given, records the wait while the channel is empty.
   std::optional<Buffer> pop(std::uint64_t* blocked_ns, WaitRecord* waiting = nullptr);
 
-  // The consumer's fast path: up to `max` buffers that are already queued, from one lane
-  // (the other first next time). The local lane's stay in their cells, in place, until
-  // end_run() gives the cells back (the run then stops at the ring's last cell, and before
-  // an end-of-work mark); the landed lane's are copied into `copies` (room for `max`) and
-  // popped at once, the room announced once. Takes nothing when pop() has other work (the
-  // run is aborted, a kept mark). The caller owns the buffers of the run.
-  // REQUIRES: the last run taken in place was ended (end_run).
-  struct Run {
-    const detail::QueueCell* cells = nullptr;
-    std::size_t count = 0;
-    bool in_place = false;  // cells are the queue's own: call end_run() when read
-  };
-  Run take_run(detail::QueueCell* copies, std::size_t max) noexcept;
-  // Gives the cells of the run taken in place back to the producers and announces the room;
-  // nothing when there is none. Call before any other pop.
-  void end_run() noexcept;
+  // The consumer's fast path: takes up to `max` buffers that are already queued, as
+  // TakenBuffers, from one lane and then the other (the other first next time), and
+  // announces the room once. Stops at an end-of-work mark (kept for pop()) and takes nothing
+  // when pop() has other work (the run is aborted, a kept mark). Returns how many it took.
+  std::size_t take_run(detail::TakenBuffer* out, std::size_t max) noexcept;
   bool ended() const noexcept { return marks_seen_ == upstream_copies_; }
   // Discards buffers until the unit of work ends; returns how many were discarded.
   std::uint64_t drain();
@@ -168,7 +156,6 @@ class InputChannel final : public Endpoint {
   std::vector<bool> marked_;       // [upstream copy]: its mark arrived; consumer thread only
   Item stash_;                       // an end-of-work mark take_run took; consumer thread
   bool stashed_ = false;
-  std::size_t local_run_ = 0;        // the run take_run left in the local lane's cells; consumer thread
 };
 
 }  // namespace sluice

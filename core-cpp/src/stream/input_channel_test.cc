@@ -324,17 +324,16 @@ TEST_P(InputChannelTest, LocalAndLandedLanesEachKeepTheirOrderAndEndTogether) {
     detail::release_slot(refused.slot);  // still the caller's
 
     std::vector<std::uint64_t> local, landed;
-    std::array<detail::QueueCell, 8> copies{};
+    std::array<detail::TakenBuffer, 8> run{};
     for (int guard = 0; guard < 20; ++guard) {
       std::vector<std::uint64_t> keys;
       if (runs) {
-        const InputChannel::Run run = channel.take_run(copies.data(), copies.size());
-        for (std::size_t i = 0; i < run.count; ++i) {
-          keys.push_back(run.cells[i].value.key);
-          detail::release_slot(run.cells[i].value.slot);
+        const std::size_t n = channel.take_run(run.data(), run.size());
+        for (std::size_t i = 0; i < n; ++i) {
+          keys.push_back(run[i].key);
+          detail::release_slot(run[i].slot);
         }
-        if (run.in_place) channel.end_run();
-        if (run.count != 0) {
+        if (n != 0) {
           for (std::uint64_t k : keys) (k >= 100 ? landed : local).push_back(k);
           continue;
         }
@@ -361,14 +360,13 @@ TEST_P(InputChannelTest, ReadsTakeFromBothLanesInTurn) {
     ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
     ASSERT_TRUE(channel.try_land(buffer_item(1, 100 + k)));
   }
-  std::array<detail::QueueCell, 2> copies{};
+  std::array<detail::TakenBuffer, 2> run{};
   int from_local = 0, from_landed = 0;
   for (int i = 0; i < 4; ++i) {
-    const InputChannel::Run run = channel.take_run(copies.data(), 1);
-    ASSERT_EQ(run.count, 1u);
-    (run.cells[0].value.key >= 100 ? from_landed : from_local) += 1;
-    detail::release_slot(run.cells[0].value.slot);
-    if (run.in_place) channel.end_run();
+    const std::size_t n = channel.take_run(run.data(), 1);
+    ASSERT_EQ(n, 1u);
+    (run[0].key >= 100 ? from_landed : from_local) += 1;
+    detail::release_slot(run[0].slot);
   }
   EXPECT_EQ(from_local, 2);
   EXPECT_EQ(from_landed, 2);

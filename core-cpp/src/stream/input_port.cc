@@ -6,16 +6,13 @@ std::optional<Buffer> InputPort::read_more() {
   // Here when the last run is all read, or the run was aborted with some left.
   end_run();
   if (aborted_->load(std::memory_order_acquire)) throw Aborted();
-  // Without read-ahead (run_size_ 1) a buffer is popped, so that its cell is free at once
-  // and the writers, which look for the most room, see this copy as busy only while the
-  // buffer waits in its queue.
-  if (const InputChannel::Run run = run_size_ == 1 ? InputChannel::Run{} : channel_.take_run(copies_.data(), run_size_);
-      run.count != 0) {
-    run_ = run;
-    if (!run.in_place) counters_.in_hand.set(run.count);  // no longer in the queue
-    taken_ = run.cells;
-    taken_end_ = run.cells + run.count;
-    return read();  // the first of the run (or Aborted, as any read would)
+  if (const std::size_t n = channel_.take_run(run_.data(), run_size_); n != 0) {
+    run_length_ = n;
+    counters_.in_hand.set(n);
+    taken_ = run_.data() + 1;
+    taken_end_ = run_.data() + n;
+    const detail::TakenBuffer& first = run_[0];
+    return detail::BufferAccess::wrap(first.slot, first.data, first.capacity, first.size, first.key);
   }
   std::uint64_t blocked = 0;
   std::optional<Buffer> buffer = channel_.pop(&blocked, waiting_);
@@ -28,21 +25,17 @@ std::optional<Buffer> InputPort::read_more() {
 }
 
 std::uint64_t InputPort::end_run() noexcept {
-  if (run_.count == 0) return 0;
-  // read() handed out the run's first `read`; it is never past the end (taken_ <= taken_end_).
-  const std::size_t read = static_cast<std::size_t>(taken_ - run_.cells);
+  if (run_length_ == 0) return 0;
+  // read() handed out run_[0, read); it is never past the end (taken_ <= taken_end_).
+  const std::size_t read = static_cast<std::size_t>(taken_ - run_.data());
   std::uint64_t bytes = 0;
-  for (std::size_t i = 0; i < read; ++i) bytes += run_.cells[i].value.size;
+  for (std::size_t i = 0; i < read; ++i) bytes += run_[i].size;
   counters_.buffers.add(read);
   counters_.bytes.add(bytes);
-  for (std::size_t i = read; i < run_.count; ++i) detail::release_slot(run_.cells[i].value.slot);
-  const std::uint64_t left = run_.count - read;
-  if (run_.in_place) {
-    channel_.end_run();
-  } else {
-    counters_.in_hand.set(0);
-  }
-  run_ = {};
+  for (std::size_t i = read; i < run_length_; ++i) detail::release_slot(run_[i].slot);
+  const std::uint64_t left = run_length_ - read;
+  counters_.in_hand.set(0);
+  run_length_ = 0;
   taken_ = taken_end_ = nullptr;
   return left;
 }

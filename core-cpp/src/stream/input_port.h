@@ -1,11 +1,9 @@
 // InputPort: a consumer copy's end of one stream, reading from its InputChannel.
 //
 // It takes buffers off the channel a run at a time (those already queued, up to kRun),
-// and InputStream::read() hands them out inline, from the queue's own cells (a run from
-// another host: from copies); the port owns the ones not yet read, and gives the cells back
-// when the run is over. Its counters count a run's buffers as read once the run is over
-// (read() cannot count inline); until then the run is queued in the stream's stats (a
-// copied run as `in_hand`).
+// and InputStream::read() hands them out inline; the port owns the ones not yet read.
+// Its counters count a run's buffers as read once the run is over (read() cannot count
+// inline); until then the run is `in_hand`, which the stream's stats show as queued.
 // Used only from its copy's thread (begin_unit and drain too).
 #ifndef SLUICE_STREAM_INPUT_PORT_H_
 #define SLUICE_STREAM_INPUT_PORT_H_
@@ -48,9 +46,6 @@ class InputPort final : public InputStream {
   // The most buffers a run takes (no more than the queue's lanes hold): what the port may
   // hold beside its queue.
   std::size_t run_size() const { return std::min(run_size_, channel_.capacity()); }
-  // What the port may hold beside its queue: a run copied from the landed lane (a run from
-  // the local lane stays in the queue's cells).
-  std::size_t held_beside_queue() const { return channel_.has_landing() ? run_size() : 0; }
 
   // Up to this many buffers taken per run: enough to make a call per run cheap beside the
   // buffers, few enough that the producer soon sees the room (it is announced per run).
@@ -67,8 +62,8 @@ class InputPort final : public InputStream {
   WaitRecord* const waiting_;
   PortCounters counters_;
   const std::size_t run_size_;  // kRun, or 1 (no read-ahead)
-  std::array<detail::QueueCell, kRun> copies_;  // a run from the landed lane
-  InputChannel::Run run_;                       // the current run (read or not); none between runs
+  std::array<detail::TakenBuffer, kRun> run_;
+  std::size_t run_length_ = 0;  // buffers in run_ (read or not), 0 between runs
 };
 
 }  // namespace sluice

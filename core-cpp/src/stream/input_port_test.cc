@@ -67,8 +67,8 @@ TEST_F(InputPortTest, CountersCountWhatWasReadNotWhatWasTaken) {
   ASSERT_TRUE(port.read().has_value());  // takes all ten, hands out one
   ASSERT_TRUE(port.read().has_value());
   EXPECT_EQ(port.counters().buffers.get(), 0u) << "a run is counted once it is over";
-  EXPECT_EQ(port.counters().in_hand.get(), 0u) << "a run read in place is still queued";
-  EXPECT_EQ(channel_.free_room(), channel_.depth() - 10) << "the run stays in the queue's cells until it is over";
+  EXPECT_EQ(port.counters().in_hand.get(), 10u);
+  EXPECT_EQ(channel_.free_room(), channel_.depth()) << "the run left the queue";
   push_end();
   EXPECT_EQ(port.drain(), 8u);
   EXPECT_EQ(port.counters().buffers.get(), 2u) << "the two read, not the eight given back";
@@ -142,34 +142,18 @@ TEST_F(InputPortTest, TheNextUnitAndTheDestructorGiveBackWhatWasLeftTaken) {
   EXPECT_EQ(pool_.available(), pool_.count());
 }
 
-// A run is read from the queue's own cells, which go back to the producer when the run is
-// over; it takes at most a quarter of the queue, so the producer has room meanwhile, and it
-// is counted as queued (not in hand) until then.
-TEST_F(InputPortTest, ARunIsReadInPlaceAndItsCellsComeBackWhenItIsOver) {
-  for (const bool single_producer : {true, false}) {
-    SCOPED_TRACE(single_producer ? "one producer" : "several producers");
-    InputChannel channel(16, 1, signal_, room_, "", single_producer);
-    InputPort port("in", channel);
-    port.begin_unit();
-    for (std::uint64_t k = 0; k < 16; ++k) {
-      Buffer b = pool_.acquire(nullptr);
-      ASSERT_TRUE(channel.try_push(Item{detail::BufferAccess::unwrap(b), 0, 0, k}));
-    }
-    for (std::uint64_t k = 0; k < 4; ++k) {
-      ASSERT_EQ(port.read()->key(), k);
-      EXPECT_EQ(channel.free_room(), 0u) << "the run of 4 is still in the queue's cells, buffer " << k;
-    }
-    EXPECT_EQ(port.counters().in_hand.get(), 0u);
-    EXPECT_EQ(port.counters().buffers.get(), 0u) << "a run is counted once it is over";
-    ASSERT_EQ(port.read()->key(), 4u);
-    EXPECT_EQ(channel.free_room(), 4u) << "the first run's cells are free once the next is taken";
-    EXPECT_EQ(port.counters().buffers.get(), 4u);
-    for (std::uint64_t k = 16; k < 20; ++k) {
-      Buffer b = pool_.acquire(nullptr);
-      ASSERT_TRUE(channel.try_push(Item{detail::BufferAccess::unwrap(b), 0, 0, k})) << "buffer " << k;
-    }
-    for (std::uint64_t k = 5; k < 20; ++k) ASSERT_EQ(port.read()->key(), k) << "in order across the ring's end";
+TEST_F(InputPortTest, TakingARunFreesItsCellsForTheProducerAtOnce) {
+  InputChannel small(4, 1, signal_, room_);
+  InputPort port("in", small);
+  port.begin_unit();
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    Buffer b = pool_.acquire(nullptr);
+    ASSERT_TRUE(small.try_push(Item{detail::BufferAccess::unwrap(b), 0, 0, k}));
   }
+  EXPECT_EQ(small.free_room(), 0u);
+  ASSERT_EQ(port.read()->key(), 0u);
+  EXPECT_EQ(small.free_room(), 4u) << "the producer waits for room the run already made";
+  for (std::uint64_t k = 1; k < 4; ++k) EXPECT_EQ(port.read()->key(), k);
 }
 
 }  // namespace

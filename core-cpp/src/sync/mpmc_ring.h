@@ -147,40 +147,6 @@ class MpmcRing {
     return pop_run</*give_back=*/false>(max, take);
   }
 
-  // For the ring's only consumer, a run read in place (InputStream::read reads the queue's
-  // cells where they are): how many items from the head are there, up to `max` and not past
-  // the ring's last cell, while accept(const T&) says yes (not asked again after a no).
-  // They stay in their cells, from head_cell() on, and count as queued until
-  // release_run_only or release_run_single gives the cells back; nothing else may pop
-  // before that.
-  template <typename Accept>
-  std::size_t peek_run(std::size_t max, Accept&& accept) const noexcept {
-    const std::size_t head = head_.load(std::memory_order_relaxed);
-    const std::size_t to_end = mask_ + 1 - (head & mask_);
-    if (max > to_end) max = to_end;
-    const Cell* cell = &cells_[head & mask_];
-    std::size_t n = 0;
-    for (; n < max; ++n, ++cell) {
-      if (cell->seq.load(std::memory_order_acquire) != head + n + 1 || !accept(cell->value)) break;
-    }
-    return n;
-  }
-  const Cell* head_cell() const noexcept { return &cells_[head_.load(std::memory_order_relaxed) & mask_]; }
-  // Pops the `n` items a peek_run found, as try_pop_run_only does (a ring whose producer
-  // uses try_push_only_with): publishing the position gives their cells back.
-  void release_run_only(std::size_t n) noexcept {
-    head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
-  }
-  // The same for a ring whose producers use the shared protocol (try_pop_run_single's): each
-  // cell's number is written back for the producers.
-  void release_run_single(std::size_t n) noexcept {
-    const std::size_t head = head_.load(std::memory_order_relaxed);
-    for (std::size_t pos = head; pos != head + n; ++pos) {
-      cells_[pos & mask_].seq.store(pos + mask_ + 1, std::memory_order_release);
-    }
-    head_.store(head + n, std::memory_order_relaxed);
-  }
-
   std::size_t capacity() const noexcept { return mask_ + 1; }
   // For a producer that fills cells itself, as try_push_single_with does (the inline
   // OutputStream::write): the cells and the next position to fill.

@@ -136,36 +136,6 @@ TEST(MpmcRing, OnlyRunsGiveTheirCellsBackOnlyWhenDoneAndStopAfterTheItemThatSays
   EXPECT_FALSE(ring.try_pop_only(out));
 }
 
-// A run read in place (InputStream::read's): peek_run finds the items, which stay in their
-// cells (no room for the producer) until release_run_only; it stops at the ring's last cell
-// and before the item accept() refuses.
-TEST(MpmcRing, RunsReadInPlaceKeepTheirCellsUntilReleasedAndStopAtTheRingsEnd) {
-  MpmcRing<int> ring(8);
-  auto push = [&](int v) { return ring.try_push_only_with([&](int& cell) noexcept { cell = v; }); };
-  auto all = [](int) noexcept { return true; };
-  EXPECT_EQ(ring.peek_run(8, all), 0u);  // a fresh ring: nothing there
-  for (int i = 0; i < 6; ++i) ASSERT_TRUE(push(i));
-  ASSERT_EQ(ring.peek_run(8, [](int v) noexcept { return v != 3; }), 3u) << "stops before the refused item";
-  EXPECT_EQ(ring.head_cell()->value, 0);
-  ASSERT_EQ(ring.peek_run(8, all), 6u) << "peeking takes nothing";
-  ASSERT_TRUE(push(6));
-  ASSERT_TRUE(push(7));
-  EXPECT_FALSE(push(8)) << "cells of a run not released yet are not free";
-  ring.release_run_only(5);
-  EXPECT_EQ(ring.head_cell()->value, 5);
-  ASSERT_EQ(ring.peek_run(8, all), 3u) << "items 5, 6 and 7: the ring's last cells, then it stops";
-  for (int v = 8; v < 13; ++v) ASSERT_TRUE(push(v)) << "the released cells are free";
-  EXPECT_FALSE(push(13));
-  ring.release_run_only(3);
-  ASSERT_EQ(ring.peek_run(8, all), 5u) << "from the ring's first cell again";
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(ring.head_cell()[i].value, 8 + i);
-  ring.release_run_only(5);
-  EXPECT_EQ(ring.peek_run(8, all), 0u);
-  int out = -1;
-  EXPECT_FALSE(ring.try_pop_only(out));
-}
-
-// Single pops, runs and runs read in place, mixed: every item once, in order.
 TEST(MpmcRing, OnlyVariantsPassEveryItemOnceInOrderBetweenTwoThreads) {
   MpmcRing<std::uint64_t> ring(8);  // small: full and empty often
   const std::uint64_t total = 2'000'000;
@@ -185,13 +155,6 @@ TEST(MpmcRing, OnlyVariantsPassEveryItemOnceInOrderBetweenTwoThreads) {
     if ((next & 1) != 0 && ring.try_pop_only(out)) {
       in_order = in_order && out == next;
       ++next;
-    } else if ((next % 3) == 0) {
-      // A run read in place: its cells come back only with release_run_only.
-      const std::size_t n = ring.peek_run(4, [](std::uint64_t) noexcept { return true; });
-      for (std::size_t i = 0; i < n; ++i) in_order = in_order && ring.head_cell()[i].value == next + i;
-      next += n;
-      ring.release_run_only(n);
-      if (n == 0) std::this_thread::yield();
     } else if (ring.try_pop_run_only(5, [&](std::uint64_t v) noexcept {
                  in_order = in_order && v == next;
                  ++next;
