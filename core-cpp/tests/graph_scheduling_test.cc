@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "testing/graph_harness.h"
@@ -14,6 +15,43 @@
 
 namespace testing_filters {
 namespace {
+
+// Writes, `rounds` times, depth + 1 buffers to `a` and then one to `b`.
+class AheadOnOneOutput : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& a = ctx.output("a");
+    auto& b = ctx.output("b");
+    const auto depth = ctx.arg<std::uint64_t>("depth");
+    const auto rounds = ctx.arg<std::uint64_t>("rounds");
+    for (std::uint64_t r = 0; r < rounds; ++r) {
+      for (std::uint64_t i = 0; i <= depth; ++i) a.write(a.allocate());
+      b.write(b.allocate());
+    }
+  }
+};
+SLUICE_FILTER(testing_filters::AheadOnOneOutput)
+
+// Reads one buffer from `a` and holds it while it reads one from `b`, then the rest of the
+// round from `a`; first waits a little, so that `a` is full when it starts.
+class HoldOneWhileReadingTheOther : public sluice::Filter {
+ public:
+  void process(sluice::Context& ctx) override {
+    auto& a = ctx.input("a");
+    auto& b = ctx.input("b");
+    const auto depth = ctx.arg<std::uint64_t>("depth");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (;;) {
+      std::optional<sluice::Buffer> held = a.read();
+      if (!held) break;
+      if (!b.read()) throw sluice::Error("b ended before a");
+      for (std::uint64_t i = 0; i < depth; ++i) {
+        if (!a.read()) throw sluice::Error("a round was cut short");
+      }
+    }
+  }
+};
+SLUICE_FILTER(testing_filters::HoldOneWhileReadingTheOther)
 
 class GraphSchedulingTest : public ::testing::Test {
  protected:
@@ -134,6 +172,33 @@ streams:
   auto& received = observed().received["sink"];
   // The sleeper holds at most its queue (4) and the last ten.
   EXPECT_LE(received[0], 14u) << "slow copy got " << received[0] << ", fast copy " << received[1];
+}
+
+// A stream's depth is what may be in flight besides what the consumer holds: a consumer
+// that holds one buffer from `a` while it waits on `b` leaves room in `a` for the depth, so
+// their common producer gets past its depth + 1st write to `a` and on to `b`. (Reading runs
+// in place from the queue's cells once broke this: the held buffer kept its cell.)
+TEST_F(GraphSchedulingTest, AConsumerHoldingABufferFromOneInputLeavesTheDepthForItsProducer) {
+  for (const char* tasks : {"tasks", "threads"}) {
+    SCOPED_TRACE(tasks);
+    sluice::EngineOptions options;
+    options.workers = 2;
+    options.tasks = std::string(tasks) == "tasks";
+    RunOutcome out = run_within(R"(
+defaults: {buffer_size: 64B, depth: 8}
+filters:
+  src:  {class: "testing_filters::AheadOnOneOutput", args: {depth: 8, rounds: 2000}}
+  sink: {class: "testing_filters::HoldOneWhileReadingTheOther", args: {depth: 8}}
+streams:
+  - {from: src.a, to: sink.a}
+  - {from: src.b, to: sink.b}
+)",
+                                options, std::chrono::seconds(60));
+    ASSERT_FALSE(out.failure) << out.failure->str();
+    for (const auto& s : out.streams) {
+      EXPECT_EQ(s.buffers, s.label.find(".a") != std::string::npos ? 2000u * 9u : 2000u) << s.label;
+    }
+  }
 }
 
 TEST_F(GraphSchedulingTest, ThreadsOnlyStillWorks) {
