@@ -137,11 +137,12 @@ bool DataFrameDecoder::decode(const std::byte* in, Frame* out, std::string* erro
   }
   if (reserved != 0) return fail("reserved header field is " + hex(reserved) + ", expected 0");
   const auto kind = static_cast<FrameKind>(w.kind);
-  const std::string what = frame_kind_name(kind);
+  // A C string, not a std::string: this runs once a frame, and only a failure needs the text.
+  const char* const what = frame_kind_name(kind);
   auto unused_must_be_zero = [&](bool stream, bool producer, bool consumer, bool word, bool size) {
     if ((stream && w.stream != 0) || (producer && w.producer != 0) || (consumer && w.consumer != 0) ||
         (word && w.word != 0) || (size && w.size != 0)) {
-      return fail(what + " with a field it does not use set (expected zero there)");
+      return fail(std::string(what) + " with a field it does not use set (expected zero there)");
     }
     return true;
   };
@@ -177,16 +178,16 @@ bool DataFrameDecoder::decode(const std::byte* in, Frame* out, std::string* erro
   }
 
   if (w.stream >= streams_.size()) {
-    return fail(what + " for stream " + std::to_string(w.stream) + ", but the topology has " +
+    return fail(std::string(what) + " for stream " + std::to_string(w.stream) + ", but the topology has " +
                 std::to_string(streams_.size()) + " streams");
   }
   const StreamLimits& s = streams_[w.stream];
   if (kind != FrameKind::kCredit && w.producer >= s.producers) {
-    return fail(what + " from producer copy " + std::to_string(w.producer) + " on stream " + std::to_string(w.stream) +
+    return fail(std::string(what) + " from producer copy " + std::to_string(w.producer) + " on stream " + std::to_string(w.stream) +
                 ", which has " + std::to_string(s.producers) + " producer copies");
   }
   if (w.consumer >= s.consumers) {
-    return fail(what + " for consumer copy " + std::to_string(w.consumer) + " on stream " + std::to_string(w.stream) +
+    return fail(std::string(what) + " for consumer copy " + std::to_string(w.consumer) + " on stream " + std::to_string(w.stream) +
                 ", which has " + std::to_string(s.consumers) + " consumer copies");
   }
   switch (kind) {
