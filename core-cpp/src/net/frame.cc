@@ -183,12 +183,12 @@ bool DataFrameDecoder::decode(const std::byte* in, Frame* out, std::string* erro
   }
   const StreamLimits& s = streams_[w.stream];
   if (kind != FrameKind::kCredit && w.producer >= s.producers) {
-    return fail(std::string(what) + " from producer copy " + std::to_string(w.producer) + " on stream " + std::to_string(w.stream) +
-                ", which has " + std::to_string(s.producers) + " producer copies");
+    return fail(std::string(what) + " from producer copy " + std::to_string(w.producer) + " on stream " +
+                std::to_string(w.stream) + ", which has " + std::to_string(s.producers) + " producer copies");
   }
   if (w.consumer >= s.consumers) {
-    return fail(std::string(what) + " for consumer copy " + std::to_string(w.consumer) + " on stream " + std::to_string(w.stream) +
-                ", which has " + std::to_string(s.consumers) + " consumer copies");
+    return fail(std::string(what) + " for consumer copy " + std::to_string(w.consumer) + " on stream " +
+                std::to_string(w.stream) + ", which has " + std::to_string(s.consumers) + " consumer copies");
   }
   switch (kind) {
     case FrameKind::kData:
