@@ -134,9 +134,11 @@ double pair_mb_per_s(bool java_source, bool java_sink, std::size_t size, std::ui
   const std::string args = "args: {count: " + std::to_string(count) + ", size: " + std::to_string(size) +
                            ", fill: " + fill_arg + "}}";
   const std::string sink_args = "args: {size: " + std::to_string(size) + ", fill: " + fill_arg + "}}";
+  const std::string source = java_source ? java("Source") : std::string("{class: BenchSource");
+  const std::string sink = java_sink ? java("Sink") : std::string("{class: BenchSink");
   const std::string yaml = "filters:\n"
-                           "  src:  " + (java_source ? java("Source") : std::string("{class: BenchSource")) + ", " + args + "\n"
-                           "  sink: " + (java_sink ? java("Sink") : std::string("{class: BenchSink")) + ", " + sink_args + "\n"
+                           "  src:  " + source + ", " + args + "\n"
+                           "  sink: " + sink + ", " + sink_args + "\n"
                            "streams:\n" + stream("src.out", "sink.in", size);
   return static_cast<double>(count) * static_cast<double>(size) / run_unit(parse(yaml)) / 1e6;
 }

@@ -179,11 +179,11 @@ streams:
 // their common producer gets past its depth + 1st write to `a` and on to `b`. (Reading runs
 // in place from the queue's cells once broke this: the held buffer kept its cell.)
 TEST_F(GraphSchedulingTest, AConsumerHoldingABufferFromOneInputLeavesTheDepthForItsProducer) {
-  for (const char* tasks : {"tasks", "threads"}) {
-    SCOPED_TRACE(tasks);
+  for (const bool tasks : {true, false}) {
+    SCOPED_TRACE(tasks ? "tasks" : "threads");
     sluice::EngineOptions options;
     options.workers = 2;
-    options.tasks = std::string(tasks) == "tasks";
+    options.tasks = tasks;
     RunOutcome out = run_within(R"(
 defaults: {buffer_size: 64B, depth: 8}
 filters:

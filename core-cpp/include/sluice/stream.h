@@ -215,8 +215,9 @@ class OutputStream {
   // waits. Runtime use only.
   virtual void write_more(Buffer&& buffer) = 0;
   // What try_allocate() does when it cannot take a block inline: looks in the pool's other
-  // rings, or throws on abort; never waits. Runtime use only. (After the others: a new virtual function changes the
-  // layout filter code compiles in, so SLUICE_FILTER_ABI changed with it.)
+  // rings, or throws on abort; never waits. Runtime use only. (After the others: a new
+  // virtual function changes the layout filter code compiles in, so SLUICE_FILTER_ABI
+  // changed with it.)
   virtual std::optional<Buffer> try_allocate_more() = 0;
 
   // Runtime use only: the inline paths, when the stream has them (else null): allocate's
