@@ -106,6 +106,10 @@ class Task {
   Wait* wait = nullptr;  // while blocked: what it waits to do
   std::uint64_t ready_since_ns = 0;
   std::uint64_t moved_ns = 0;  // when it last changed workers (stealing takes settled tasks)
+  // When it last blocked: its worker's first clock read after the switch away (0 until
+  // then). Atomic because a worker that takes the task from another may resume it.
+  std::atomic<std::uint64_t> blocked_at{0};
+  std::uint64_t away_ns = 0;  // what block() returns: blocked_at to the resume, set by resume()
 };
 
 class Worker {
@@ -159,6 +163,14 @@ class Worker {
   std::uint64_t monitor_cpu = 0;
   // How long this worker spins on its blocked tasks before parking them (worker thread only).
   std::uint64_t spin_budget_ns = 50'000;
+  // The task that blocked last, as resume() leaves it (worker thread only): `unstamped`
+  // until the worker's next clock read gives it its blocked_at, `pending` until the worker's
+  // next look under mu puts it on `blocked`. Both come before the worker resumes another
+  // task, moves its blocked tasks or sleeps, so no other thread ever sees a task in either.
+  // A switch between two tasks thus reads the clock once (at the resume) and takes mu twice
+  // (poll_blocked), not three times and four.
+  Task* unstamped = nullptr;
+  Task* pending = nullptr;
 
   // Queues `task` and wakes the worker if it sleeps.
   void push(Task* task) {
@@ -200,10 +212,27 @@ thread_local Task* tl_task = nullptr;
 Task* poll_blocked(Worker& w);
 bool park_blocked(Worker& w);
 
-// Every task blocked on `w`, taken off it (to park, or to hand to another worker).
+// The worker's clock read `now` is when the task that blocked last started to wait.
+void stamp(Worker& w, std::uint64_t now) noexcept {
+  if (w.unstamped == nullptr) return;
+  w.unstamped->blocked_at.store(now, std::memory_order_relaxed);
+  w.unstamped = nullptr;
+}
+
+// Puts the task that blocked last on `blocked`. REQUIRES: w.mu held, on w's own thread.
+void queue_pending(Worker& w) {
+  if (w.pending == nullptr) return;
+  w.blocked.push_back(w.pending);
+  w.blocked_n.store(static_cast<std::uint32_t>(w.blocked.size()), std::memory_order_relaxed);
+  w.pending = nullptr;
+}
+
+// Every task blocked on `w`, taken off it (to park, or to hand to another worker), on w's
+// own thread.
 std::vector<Task*> take_blocked(Worker& w) {
   std::vector<Task*> blocked;
   std::lock_guard<std::mutex> lock(w.mu);
+  queue_pending(w);
   blocked.swap(w.blocked);
   w.poll_from = 0;
   w.blocked_n.store(0, std::memory_order_relaxed);
@@ -213,11 +242,12 @@ std::vector<Task*> take_blocked(Worker& w) {
 
 Task* current_task() noexcept { return tl_task; }
 
-void block(Wait& wait) {
+std::uint64_t block(Wait& wait) {
   Task* t = tl_task;
   t->next = Task::Next::kBlock;
   t->wait = &wait;
   t->back = std::move(t->back).resume();
+  return t->away_ns;
 }
 
 void make_ready(Task* task) noexcept {
@@ -394,6 +424,7 @@ Task* poll_blocked(Worker& w) {
   std::size_t from;
   {
     std::lock_guard<std::mutex> lock(w.mu);
+    queue_pending(w);
     if (w.blocked.empty()) return nullptr;
     blocked.swap(w.blocked);
     from = w.poll_from;
@@ -448,8 +479,12 @@ Task* Scheduler::next_task(Worker& w) {
     return t;
   };
   for (;;) {
-    {
+    // ready_n without the lock first: the usual switch between two tasks that wait for each
+    // other finds no ready task, and a push it misses now is seen on the next look (the
+    // last look before sleeping is under the lock).
+    if (w.ready_n.load(std::memory_order_relaxed) != 0 || stopping_.load()) {
       std::lock_guard<std::mutex> lock(w.mu);
+      queue_pending(w);
       if (!w.ready.empty()) {
         Task* t = w.ready.front();
         w.ready.pop_front();
@@ -462,6 +497,7 @@ Task* Scheduler::next_task(Worker& w) {
     w.idle.store(true, std::memory_order_relaxed);
     if (Task* t = steal(w, kStealAfterNs)) return found(t);
     const std::uint64_t now = Waiter::now_ns();
+    stamp(w, now);  // before any blocked task can be parked or handed over
     if (idle_since == 0) idle_since = now;
     bool has_blocked;
     {
@@ -590,7 +626,11 @@ bool Scheduler::hand_over_blocked(Worker& w) {
 void Scheduler::resume(Worker& w, Task* t) {
   t->worker = &w;
   w.resumes.fetch_add(1, std::memory_order_relaxed);
-  w.running_since_ns.store(Waiter::now_ns(), std::memory_order_relaxed);
+  const std::uint64_t now = Waiter::now_ns();
+  stamp(w, now);  // the task that blocked before this one (or this one, back at once)
+  const std::uint64_t blocked_at = t->blocked_at.load(std::memory_order_relaxed);
+  t->away_ns = blocked_at != 0 && now > blocked_at ? now - blocked_at : 0;
+  w.running_since_ns.store(now, std::memory_order_relaxed);
   tl_task = t;
   crash::set_current(t->record);
   t->fiber = std::move(t->fiber).resume();
@@ -599,18 +639,19 @@ void Scheduler::resume(Worker& w, Task* t) {
   w.running_since_ns.store(0, std::memory_order_relaxed);
   if (t->next == Task::Next::kDone) {
     finished(t);
-  } else {
-    {
-      std::lock_guard<std::mutex> lock(w.mu);
-      w.blocked.push_back(t);  // tried between other tasks from now on
-      w.blocked_n.store(static_cast<std::uint32_t>(w.blocked.size()), std::memory_order_relaxed);
-    }
-    // A task left alone here (the others were taken while this worker was busy with it)
-    // joins the worker that has the rest, where its peers usually are: alone, every
-    // hand-off with them crosses cores, and stalls whenever the kernel deschedules either.
-    if (w.tasks_n.load(std::memory_order_relaxed) == 1 && Waiter::now_ns() - t->moved_ns >= kSettleNs) {
-      hand_over_blocked(w);
-    }
+    return;
+  }
+  // Tried between other tasks from now on; next_task() stamps and queues it.
+  t->blocked_at.store(0, std::memory_order_relaxed);
+  w.unstamped = t;
+  w.pending = t;
+  // A task left alone here (the others were taken while this worker was busy with it)
+  // joins the worker that has the rest, where its peers usually are: alone, every
+  // hand-off with them crosses cores, and stalls whenever the kernel deschedules either.
+  if (w.tasks_n.load(std::memory_order_relaxed) == 1) {
+    const std::uint64_t then = Waiter::now_ns();
+    stamp(w, then);
+    if (then - t->moved_ns >= kSettleNs) hand_over_blocked(w);  // takes it from `pending`
   }
 }
 

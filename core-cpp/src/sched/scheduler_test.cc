@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -156,6 +157,66 @@ TEST(SchedulerTest, AParkedTaskWakesOnANotifyFromAnOrdinaryThread) {
   go = true;
   changed.notify();
   EXPECT_TRUE(eventually([&] { return woke.load(); }));
+}
+
+// A task's wait reports how long it was blocked as its workers measured it (one clock read a
+// switch, sched::block): at least the time the test kept the condition false, and no more
+// than the task's own clock saw pass around the wait.
+struct HeldWait {
+  RunSignal signal;
+  Waiter changed{signal};
+  std::atomic<bool> go{false};
+  std::atomic<bool> done{false};
+  std::uint64_t reported = 0;  // written by the task before `done`
+  std::uint64_t around = 0;
+};
+
+// `release` gets the state (shared with the tasks, which may outlive a failed ASSERT) and
+// must set go and notify after about 60 ms.
+void expect_wait_measured(Scheduler& s, const std::function<void(std::shared_ptr<HeldWait>)>& release) {
+  auto state = std::make_shared<HeldWait>();
+  s.spawn(
+      [state] {
+        const auto start = std::chrono::steady_clock::now();
+        state->reported = state->changed.wait([&] { return state->go.load(); });
+        state->around = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+        state->done = true;
+      },
+      0, nullptr);
+  release(state);
+  ASSERT_TRUE(eventually([&] { return state->done.load(); }));
+  EXPECT_GE(state->reported, 50'000'000u) << "the wait was held for 60 ms";
+  EXPECT_LE(state->reported, state->around) << "more time blocked than passed around the wait";
+}
+
+void release_after_60ms(HeldWait& state) {
+  state.go = true;
+  state.changed.notify();
+}
+
+TEST(SchedulerTest, AParkedTaskReportsTheTimeItWaited) {
+  Scheduler s(SchedulerOptions{2, 0});
+  expect_wait_measured(s, [](std::shared_ptr<HeldWait> state) {
+    std::this_thread::sleep_for(60ms);  // the worker parks the task and sleeps meanwhile
+    release_after_60ms(*state);
+  });
+}
+
+TEST(SchedulerTest, ATaskBlockedBehindAnotherOnItsWorkerReportsTheTimeItWaited) {
+  // The waiter's worker runs another task that computes for 60 ms before it releases the
+  // wait: the time is measured from the switch away to the resume, on whichever worker.
+  Scheduler s(SchedulerOptions{1, 0});
+  expect_wait_measured(s, [&s](std::shared_ptr<HeldWait> state) {
+    s.spawn(
+        [state] {
+          const auto until = std::chrono::steady_clock::now() + 60ms;
+          while (std::chrono::steady_clock::now() < until) {
+          }
+          release_after_60ms(*state);
+        },
+        0, nullptr);
+  });
 }
 
 TEST(SchedulerTest, AbortWakesParkedTasksWhichThrow) {

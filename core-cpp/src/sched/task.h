@@ -39,9 +39,11 @@ Task* current_task() noexcept;
 
 // Suspends the calling task until wait.attempt() returns true, which its worker tries
 // between other tasks (no switch into the task until then), parking it through
-// wait.arm()/park() when the worker has nothing else to do.
+// wait.arm()/park() when the worker has nothing else to do. Returns the nanoseconds the task
+// was away, as its workers' clock reads saw them: from the first read after the switch away
+// to the one that resumed it (a switch reads the clock once, not once on each side).
 // REQUIRES: current_task() != nullptr; wait.attempt() returned false just now.
-void block(Wait& wait);
+std::uint64_t block(Wait& wait);
 
 // Puts a parked task back on its worker's run queue. Any thread; once per park.
 void make_ready(Task* task) noexcept;
