@@ -360,9 +360,12 @@ void Scheduler::run_worker(Worker& w) {
 Task* Scheduler::steal(Worker& thief, std::uint64_t min_wait_ns) {
   const int n = worker_count_.load(std::memory_order_acquire);
   const std::uint64_t now = Waiter::now_ns();
+  stamp(thief, now);
   for (int k = 1; k < n; ++k) {
     Worker& victim = *workers_[static_cast<std::size_t>((thief.index + k) % n)];
-    const std::uint64_t since = victim.running_since_ns.load(std::memory_order_relaxed);
+    // Acquire: a blocked task taken from a stuck victim carries the stamp the victim's
+    // resume() gave it before storing `since` (release).
+    const std::uint64_t since = victim.running_since_ns.load(std::memory_order_acquire);
     const bool stuck = since != 0 && now - since >= min_wait_ns;  // in one task's code for long
     if (victim.ready_n.load(std::memory_order_relaxed) == 0 &&
         !(stuck && victim.blocked_n.load(std::memory_order_relaxed) != 0)) {
@@ -630,7 +633,7 @@ void Scheduler::resume(Worker& w, Task* t) {
   stamp(w, now);  // the task that blocked before this one (or this one, back at once)
   const std::uint64_t blocked_at = t->blocked_at.load(std::memory_order_relaxed);
   t->away_ns = blocked_at != 0 && now > blocked_at ? now - blocked_at : 0;
-  w.running_since_ns.store(now, std::memory_order_relaxed);
+  w.running_since_ns.store(now, std::memory_order_release);  // after the stamp (steal)
   tl_task = t;
   crash::set_current(t->record);
   t->fiber = std::move(t->fiber).resume();
