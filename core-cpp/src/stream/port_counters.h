@@ -27,7 +27,9 @@ class Counter {
 struct alignas(64) PortCounters {
   Counter buffers;     // written, or read (a consumer counts a run once it is all read)
   Counter bytes;
-  Counter blocked_ns;  // time asleep waiting for data, room or a free buffer
+  // Time waiting for data, room or a free buffer: asleep (a thread), or switched out (a
+  // task, measured by its worker: sched::block); a wait that succeeds at once adds 0.
+  Counter blocked_ns;
   Counter in_hand;     // a consumer's run: taken off the queue, not all read yet
 };
 
