@@ -53,8 +53,9 @@ test: build
 
 bench: build
 	@mkdir -p bench/out
-	bench/run.sh $(BUILD) | tee bench/out/local.md
-	/usr/bin/python3 bench/plots.py bench/out/local.md bench/out | tee -a bench/out/local.md
+	@# bash with pipefail: a benchmark that fails must fail make bench, not vanish into tee.
+	bash -o pipefail -c 'bench/run.sh $(BUILD) | tee bench/out/local.md'
+	bash -o pipefail -c '/usr/bin/python3 bench/plots.py bench/out/local.md bench/out | tee -a bench/out/local.md'
 
 clean:
 	rm -rf $(BUILD) jfilter/target examples/java/target

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What watching a run costs: the local pipeline with and without `--ui`, interleaved.
 
-    bench/ui_cost.py --build build [--pairs 25] [--buffers 30000000]
+    bench/ui_cost.py --build build [--pairs 25] [--buffers 120000000]
 
 The pipeline: `sluice run` embedded, Produce -> Forward -> Consume (libexamples.so), 100 B
 buffers, depth 256, hand-off only (verify: false), one unit of work. Each pair runs it
@@ -16,6 +16,9 @@ the console process's CPU time per buffer (user + system, from wait4), which mov
 with the machine's other load than throughput does; the CPU time of the two --ui threads
 (sluice-ui, sluice-ui-feed: /proc/PID/task/*/schedstat, read at each poll) as a share of
 the console's; and the polls answered.
+
+The default 120 M buffers make a run last about 2 s at today's ~60 M buffers/s, so a B run
+is polled three or four times (30 M, the first default, ran 0.5 s by 2026-12: one poll).
 
 Every run must move every buffer, and every B run must have been polled; otherwise the
 script fails rather than print a figure that measured something else.
@@ -58,6 +61,15 @@ def ui_thread_ns(pid):
     return total
 
 
+def exited(pid):
+    """True once pid has exited (gone, or a zombie not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
 class Poller:
     """A browser on the --ui page: the page once, then /api/status every 500 ms after the
     previous answer, on one keep-alive connection (what the page's fetch loop does)."""
@@ -88,7 +100,9 @@ class Poller:
                 self.ui_ns = ui_thread_ns(self.pid) or self.ui_ns
                 self.stop.wait(0.5)
         except (OSError, http.client.HTTPException) as e:
-            if not self.stop.is_set():  # the console closing at the end is expected
+            # The console closing at the end is expected: it may exit (and close the
+            # connection under a request) before run() has reaped it and said stop.
+            if not self.stop.is_set() and not exited(self.pid):
                 self.errors.append(f"{type(e).__name__}: {e}")
         finally:
             conn.close()
@@ -153,7 +167,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build", default="build")
     p.add_argument("--pairs", type=int, default=25)
-    p.add_argument("--buffers", type=int, default=30_000_000)
+    p.add_argument("--buffers", type=int, default=120_000_000)
     args = p.parse_args()
     if args.pairs < 1:
         sys.exit("ui_cost.py: --pairs must be 1 or more")
