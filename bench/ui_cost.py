@@ -18,7 +18,7 @@ with the machine's other load than throughput does; the CPU time of the two --ui
 the console's; and the polls answered.
 
 The default 120 M buffers make a run last about 2 s at today's ~60 M buffers/s, so a B run
-is polled three or four times (30 M, the first default, ran 0.5 s by 2026-12: one poll).
+is polled three or four times (30 M, the first default, came to run 0.5 s: one poll).
 
 Every run must move every buffer, and every B run must have been polled; otherwise the
 script fails rather than print a figure that measured something else.
@@ -61,13 +61,20 @@ def ui_thread_ns(pid):
     return total
 
 
-def exited(pid):
-    """True once pid has exited (gone, or a zombie not yet reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except (OSError, IndexError):
-        return True
+def exits_soon(pid, seconds=2.0):
+    """True once pid has exited (gone, or a zombie not yet reaped) within `seconds`: a
+    console that closes its --ui server at the end of the run exits right after."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except (OSError, IndexError):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
 
 
 class Poller:
@@ -100,9 +107,10 @@ class Poller:
                 self.ui_ns = ui_thread_ns(self.pid) or self.ui_ns
                 self.stop.wait(0.5)
         except (OSError, http.client.HTTPException) as e:
-            # The console closing at the end is expected: it may exit (and close the
-            # connection under a request) before run() has reaped it and said stop.
-            if not self.stop.is_set() and not exited(self.pid):
+            # The console closing at the end is expected: it may close the connection under
+            # a request before run() has reaped it and said stop. A close while it runs on
+            # is an error.
+            if not self.stop.is_set() and not exits_soon(self.pid):
                 self.errors.append(f"{type(e).__name__}: {e}")
         finally:
             conn.close()
