@@ -18,7 +18,7 @@ with the machine's other load than throughput does; the CPU time of the two --ui
 the console's; and the polls answered.
 
 The default 120 M buffers make a run last about 2 s at today's ~60 M buffers/s, so a B run
-is polled three or four times (30 M, the first default, came to run 0.5 s: one poll).
+is polled four or five times (30 M, the first default, came to run 0.5 s: one poll).
 
 Every run must move every buffer, and every B run must have been polled; otherwise the
 script fails rather than print a figure that measured something else.
@@ -61,22 +61,6 @@ def ui_thread_ns(pid):
     return total
 
 
-def exits_soon(pid, seconds=2.0):
-    """True once pid has exited (gone, or a zombie not yet reaped) within `seconds`: a
-    console that closes its --ui server at the end of the run exits right after."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                    return True
-        except (OSError, IndexError):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
-
-
 class Poller:
     """A browser on the --ui page: the page once, then /api/status every 500 ms after the
     previous answer, on one keep-alive connection (what the page's fetch loop does)."""
@@ -84,6 +68,8 @@ class Poller:
     def __init__(self, host, port, pid):
         self.host, self.port, self.pid = host, port, pid
         self.stop, self.polls, self.errors = threading.Event(), 0, []
+        # Set by run() when the console prints its summary: it closes its --ui server after.
+        self.summary = threading.Event()
         self.ui_ns = 0  # CPU time of the console's --ui threads, as of the last poll
         self.thread = threading.Thread(target=self.loop, daemon=True)
         self.thread.start()
@@ -107,10 +93,12 @@ class Poller:
                 self.ui_ns = ui_thread_ns(self.pid) or self.ui_ns
                 self.stop.wait(0.5)
         except (OSError, http.client.HTTPException) as e:
-            # The console closing at the end is expected: it may close the connection under
-            # a request before run() has reaped it and said stop. A close while it runs on
-            # is an error.
-            if not self.stop.is_set() and not exits_soon(self.pid):
+            # The console closing at the end is expected: it closes its --ui server right
+            # after printing its summary, maybe under a request, before run() has reaped it
+            # and said stop. A close before the summary (which run() reads from the
+            # console's stderr, within 0.5 s) is an error: the --ui server went while the
+            # run went on.
+            if not self.stop.is_set() and not self.summary.wait(0.5):
                 self.errors.append(f"{type(e).__name__}: {e}")
         finally:
             conn.close()
@@ -146,6 +134,8 @@ def run(console, topo, metrics, buffers, ui):
             m = re.search(r"watching the run at http://([0-9.]+):(\d+)/", line)
             if m and ui and poller is None:
                 poller = Poller(m.group(1), int(m.group(2)), p.pid)
+            if poller and line.startswith("units of work:"):
+                poller.summary.set()
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
     finally:
