@@ -51,9 +51,9 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure --timeout 600 || status=1; \
 	exit $$status
 
+# Under bash -o pipefail: a benchmark that fails must fail make bench, not vanish into tee.
 bench: build
 	@mkdir -p bench/out
-	@# bash with pipefail: a benchmark that fails must fail make bench, not vanish into tee.
 	bash -o pipefail -c 'bench/run.sh $(BUILD) | tee bench/out/local.md'
 	bash -o pipefail -c '/usr/bin/python3 bench/plots.py bench/out/local.md bench/out | tee -a bench/out/local.md'
 
