@@ -78,8 +78,8 @@ struct QueueCell {
   QueueItem value;
 };
 
-// What OutputStream::write needs to put a buffer straight into the queue of the stream's
-// only consumer copy, when this copy is the queue's only producer: the runtime's (see
+// What OutputStream::write needs to put a buffer straight into this copy's lane of the queue
+// of the stream's only consumer copy (each lane has one producer): the runtime's (see
 // stream/output_port.h), which keeps it alive while the stream is open. Runtime use only.
 struct WriteLane {
   QueueCell* cells;

@@ -470,7 +470,7 @@ std::string DataPlane::in_flight() const {
             continue;
           }
           out += " " + p.topology.streams[s].label() + " copy " + std::to_string(c) + " credit " +
-                 std::to_string(endpoint->free_room()) + "/" + std::to_string(endpoint->window()) + ";";
+                 std::to_string(endpoint->credit()) + "/" + std::to_string(endpoint->window()) + ";";
         }
       }
       out += "\n";

@@ -3,7 +3,7 @@
 // that consumer copy and the OutboundLink to that host; try_push spends a credit and
 // queues the frame on the link, and never blocks.
 //
-// Thread safety: try_push and free_room from the producer copies' threads; grant from the
+// Thread safety: try_push, free_room and credit from the producer copies' threads; grant from the
 // data plane's I/O thread.
 #ifndef SLUICE_NET_REMOTE_ENDPOINT_H_
 #define SLUICE_NET_REMOTE_ENDPOINT_H_
@@ -31,7 +31,9 @@ class RemoteEndpoint final : public Endpoint {
       : stream_(stream), copy_(copy), link_(std::move(link)), room_(room), window_(window) {}
 
   bool try_push(const Item& item) noexcept override;
-  std::size_t free_room() const noexcept override {
+  // The credit left: every producer copy here spends from the same.
+  std::size_t free_room(std::uint32_t /*producer*/) const noexcept override { return credit(); }
+  std::size_t credit() const noexcept {
     const std::int64_t c = credits_.load(std::memory_order_acquire);
     return c > 0 ? static_cast<std::size_t>(c) : 0;
   }

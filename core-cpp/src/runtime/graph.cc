@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
+#include <vector>
 
 #include "stream/input_port.h"
 #include "topology/size.h"
@@ -76,10 +78,13 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     // `pool` (landing_blocks).
     const std::size_t landing = landing_blocks(spec);
     const bool lands = landing > 0;
-    // One thread pushes into a channel's local lane when one producer copy of the stream
-    // runs here, whatever runs elsewhere: what other hosts send comes through the landed
-    // lane (InputChannel::attach_landing), which only the data plane pushes into.
-    const bool single_producer = producers_here_count == 1;
+    // Each producer copy that runs here pushes into a lane of its own in every local
+    // channel, so each lane has one pushing thread: what other hosts send comes through the
+    // landed lane (InputChannel::attach_landing), which only the data plane pushes into.
+    std::vector<std::uint32_t> producers_here_list;
+    for (int p = 0; p < stream->producer_copies; ++p) {
+      if (placement.runs_here(spec.from.filter, p)) producers_here_list.push_back(static_cast<std::uint32_t>(p));
+    }
     const std::size_t local = std::max<std::size_t>(1, local_blocks(spec));
     if (producers_here_count > 1 || (producers_here_count == 1 && lands)) {
       const auto share = (local + static_cast<std::size_t>(producers_here_count) - 1) /
@@ -102,7 +107,7 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
       if (placement.runs_here(spec.to.filter, c)) {
         stream->channels.push_back(std::make_unique<InputChannel>(spec.depth, stream->producer_copies,
                                                                   signal, *stream->room, stream->label,
-                                                                  single_producer));
+                                                                  producers_here_list));
         stream->endpoints.push_back(stream->channels.back().get());
       } else {
         stream->channels.push_back(nullptr);

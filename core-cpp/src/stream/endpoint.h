@@ -7,6 +7,7 @@
 #define SLUICE_STREAM_ENDPOINT_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "stream/item.h"
 
@@ -19,8 +20,9 @@ class Endpoint {
   // On false the caller still owns the item. When room appears later, the endpoint
   // notifies the stream's room Waiter that the writer sleeps on.
   virtual bool try_push(const Item& item) noexcept = 0;
-  // How many more items try_push would take now (a snapshot; demand_driven uses it).
-  virtual std::size_t free_room() const noexcept = 0;
+  // How many more items try_push would take now from producer copy `producer` (a
+  // snapshot; demand_driven uses it).
+  virtual std::size_t free_room(std::uint32_t producer) const noexcept = 0;
 };
 
 }  // namespace sluice

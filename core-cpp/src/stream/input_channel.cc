@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sluice/error.h"
 
 #include "sync/asymmetric_barrier.h"
 
@@ -12,28 +18,54 @@ namespace detail {
 void notify_reader(const WriteLane& lane) noexcept { static_cast<InputChannel*>(lane.reader)->notify_reader(); }
 }  // namespace detail
 
-bool InputChannel::fill_lane(detail::WriteLane& lane) noexcept {
-  if (!single_producer_ || !detail::membarrier_ready.load(std::memory_order_relaxed)) return false;
-  lane.cells = ring_.cells();
-  lane.mask = ring_.capacity() - 1;
-  lane.tail = &ring_.tail();
-  lane.head = &ring_.head();
+bool InputChannel::fill_lane(detail::WriteLane& lane, std::uint32_t producer) noexcept {
+  if (!detail::membarrier_ready.load(std::memory_order_relaxed)) return false;
+  Ring& ring = *lane_of_[producer];
+  lane.cells = ring.cells();
+  lane.mask = ring.capacity() - 1;
+  lane.tail = &ring.tail();
+  lane.head = &ring.head();
   static_assert(std::is_same_v<std::size_t, std::uint64_t>, "WriteLane's positions are the ring's");
-  lane.free_until = &ring_.free_until();
+  lane.free_until = &ring.free_until();
   lane.reader_may_sleep = &not_empty_.may_sleep_flag();
   lane.reader = this;
   return true;
 }
 
-InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal,
-                           Waiter& room, std::string label, bool single_producer)
+namespace {
+// Every upstream copy, 0 to copies - 1: all of them run in this process.
+std::vector<std::uint32_t> every_copy(int copies) {
+  std::vector<std::uint32_t> all(static_cast<std::size_t>(copies));
+  for (std::size_t p = 0; p < all.size(); ++p) all[p] = static_cast<std::uint32_t>(p);
+  return all;
+}
+}  // namespace
+
+InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room,
+                           std::string label, std::optional<std::vector<std::uint32_t>> local_producers)
     : upstream_copies_(upstream_copies),
       label_(std::move(label)),
-      single_producer_(single_producer),
-      ring_(depth),
+      lane_of_(static_cast<std::size_t>(upstream_copies), nullptr),
       not_empty_(signal),
       room_(room),
-      marked_(static_cast<std::size_t>(upstream_copies), false) {}
+      marked_(static_cast<std::size_t>(upstream_copies), false) {
+  const std::vector<std::uint32_t> local = local_producers ? std::move(*local_producers) : every_copy(upstream_copies);
+  if (local.empty()) return;
+  // depth split between the lanes, so that the channel holds about as much as one shared
+  // queue did and a wide stream's cells do not grow with its producer copies.
+  const std::size_t per_lane = (std::max<std::size_t>(depth, 1) + local.size() - 1) / local.size();
+  for (const std::uint32_t producer : local) {
+    if (producer >= lane_of_.size() || lane_of_[producer] != nullptr) {
+      throw Error("stream " + label_ + ": local producer copy " + std::to_string(producer) +
+                  " is out of range or listed twice (an internal error)");
+    }
+    lanes_.push_back(std::make_unique<Ring>(per_lane));
+    lane_of_[producer] = lanes_.back().get();
+    depth_ += lanes_.back()->capacity();
+  }
+  if (lanes_.size() == 1) only_ = lanes_[0].get();
+  turns_ = lanes_.size();
+}
 
 void InputChannel::begin_unit() noexcept {
   marks_seen_ = 0;
@@ -62,7 +94,16 @@ std::size_t room_in(const MpmcRing<Item, detail::QueueCell>& ring) noexcept {
 }
 }  // namespace
 
-std::size_t InputChannel::free_room() const noexcept { return room_in(ring_); }
+std::size_t InputChannel::free_room(std::uint32_t producer) const noexcept {
+  const Ring* lane = producer < lane_of_.size() ? lane_of_[producer] : nullptr;
+  return lane != nullptr ? room_in(*lane) : 0;
+}
+
+std::size_t InputChannel::free_room() const noexcept {
+  std::size_t room = 0;
+  for (const auto& lane : lanes_) room += room_in(*lane);
+  return room;
+}
 
 std::size_t InputChannel::landed_room() const noexcept { return landed_ ? room_in(*landed_) : 0; }
 
@@ -73,15 +114,21 @@ std::size_t InputChannel::queued() const noexcept {
 void InputChannel::attach_landing(PopObserver* observer, std::size_t capacity) {
   landed_ = std::make_unique<Ring>(capacity);
   observer_ = observer;
+  only_ = nullptr;  // reads now take turns with the landed lane
+  const auto elsewhere = static_cast<std::size_t>(upstream_copies_) - std::min(lanes_.size(), static_cast<std::size_t>(upstream_copies_));
+  turns_ = lanes_.size() + std::max<std::size_t>(1, elsewhere);
 }
 
 bool InputChannel::pop_next(Item& item, bool* landed) noexcept {
   *landed = false;
-  if (landed_ == nullptr) return pop_one(item);
-  const bool first = landed_first_;
-  landed_first_ = !landed_first_;
-  for (const bool from_landed : {first, !first}) {
-    if (from_landed ? landed_->try_pop_only(item) : pop_one(item)) {
+  if (only_ != nullptr) return only_->try_pop_only(item);
+  if (turns_ == 0) return false;
+  std::size_t turn = next_turn();
+  bool landed_tried = false;
+  for (std::size_t i = 0; i < turns_; ++i, turn = turn + 1 == turns_ ? 0 : turn + 1) {
+    const bool from_landed = turn >= lanes_.size();
+    if (from_landed && std::exchange(landed_tried, true)) continue;
+    if ((from_landed ? *landed_ : *lanes_[turn]).try_pop_only(item)) {
       *landed = from_landed;
       return true;
     }
@@ -136,34 +183,31 @@ std::size_t InputChannel::take_run(detail::TakenBuffer* out, std::size_t max) no
     out[n++] = detail::TakenBuffer{item.slot, item.slot->data, item.slot->capacity, item.size, item.key};
     return true;
   };
-  auto take_local = [&] {
-    const std::size_t popped =
-        single_producer_ ? ring_.try_pop_run_only(max - n, take) : ring_.try_pop_run_single(max - n, take);
-    if (popped != 0) room_.notify();
-  };
-  if (landed_ == nullptr) {
-    take_local();
+  if (only_ != nullptr) {  // one lane: the pipeline edge's path
+    if (only_->try_pop_run_only(max, take) != 0) room_.notify();
     return n;
   }
-  // The landed lane's run: the observer hears of it (credit) once the lane has published
-  // the room, so that held-back items it lands find it.
+  // Lane by lane from this turn's first, until the run is full or stops at a mark. The
+  // landed lane's run: the observer hears of it (credit) once the lane has published the
+  // room, so that held-back items it lands find it.
+  if (turns_ == 0) return 0;
+  std::size_t turn = next_turn();
   std::size_t landed = 0;
-  auto take_landed = [&] {
-    // Every item the callback sees is popped, the mark it stops at included.
-    landed_->try_pop_run_only(std::min(max - n, kLandedRun), [&](const Item& item) noexcept {
-      landed_taken_[landed++] = item.producer;
-      return take(item);
-    });
-  };
-  const bool first = landed_first_;
-  landed_first_ = !landed_first_;
-  if (first) {
-    take_landed();
-    if (!stashed_ && n < max) take_local();
-  } else {
-    take_local();
-    if (!stashed_ && n < max) take_landed();
+  bool landed_tried = false;
+  bool took_local = false;
+  for (std::size_t i = 0; i < turns_ && n < max && !stashed_; ++i, turn = turn + 1 == turns_ ? 0 : turn + 1) {
+    if (turn >= lanes_.size()) {
+      if (std::exchange(landed_tried, true)) continue;
+      // Every item the callback sees is popped, the mark it stops at included.
+      landed_->try_pop_run_only(std::min(max - n, kLandedRun), [&](const Item& item) noexcept {
+        landed_taken_[landed++] = item.producer;
+        return take(item);
+      });
+    } else if (lanes_[turn]->try_pop_run_only(max - n, take) != 0) {
+      took_local = true;
+    }
   }
+  if (took_local) room_.notify();
   report_landed(landed);
   return n;
 }

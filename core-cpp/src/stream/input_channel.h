@@ -1,20 +1,22 @@
-// InputChannel: the queue in front of one consumer copy's input port.
+// InputChannel: the queues in front of one consumer copy's input port.
 //
-// Local producers (OutputPorts) push items; the consumer copy pops them. Items from other
-// hosts come through a lane of their own (attach_landing): the data plane's I/O thread is
-// its only pusher, so a stream that arrives both from here and from elsewhere keeps the
-// one-producer protocol on each lane where it has one producer, and the consumer takes
-// from the two lanes in turn. It tracks end-of-work marks per upstream copy: the unit of
-// work ends for this copy when every upstream copy has sent its mark, which it does only
-// after all its buffers, so nothing is lost and each producer's buffers arrive in order. A
-// second mark from the same copy in one unit (only a broken or hostile peer host could
-// send one) is an error, never an early end.
+// Every producer copy in this process pushes into a lane of its own, and what other hosts
+// send comes through one more lane (attach_landing) that only the data plane's I/O thread
+// fills: each lane has one producer, so every lane runs the ring's one-producer protocol (no
+// compare-and-swap, and the consumer never writes a cell back), and the consumer takes from
+// the lanes in turn, one turn per producer copy (the landed lane gets one for each copy that
+// runs elsewhere). It tracks end-of-work marks per upstream copy: the unit of work ends
+// for this copy when every upstream copy has sent its mark, which it does only after all
+// its buffers, in its own lane, so nothing is lost and each producer's buffers arrive in
+// order. (Buffers from different producers interleave in no fixed order, as they always
+// did.) A second mark from the same copy in one unit (only a broken or hostile peer host
+// could send one) is an error, never an early end.
 //
-// Thread safety: try_push from any number of threads, or, for a single_producer channel,
-// from one thread at a time with a happens-before edge between their pushes; try_land
-// likewise from one thread at a time (the I/O thread, or a consumer flushing what the
-// landing held back, under the landing's lock); pop/take_run/begin_unit/drain only from
-// the consumer copy's thread.
+// Thread safety: try_push for upstream copy p from one thread at a time, each push after the
+// last (p's copy thread, or a task that moves between workers); different copies push
+// concurrently. try_land likewise from one thread at a time (the I/O thread, or a consumer
+// flushing what the landing held back, under the landing's lock). pop/take_run/begin_unit/
+// drain only from the consumer copy's thread.
 #ifndef SLUICE_STREAM_INPUT_CHANNEL_H_
 #define SLUICE_STREAM_INPUT_CHANNEL_H_
 
@@ -45,19 +47,23 @@ class InputChannel final : public Endpoint {
     virtual void popped(InputChannel& channel, std::uint32_t producer) noexcept = 0;
   };
 
-  // depth: items it holds, rounded up to a power of two (end-of-work marks included).
+  // depth: items the local lanes hold between them (end-of-work marks included): each local
+  // producer copy's lane holds depth / local producer copies, rounded up to a power of two.
   // room: the stream's Waiter that blocked writers sleep on. label: the stream
-  // ("a.out -> b.in"), for messages. single_producer: one thread at a time pushes, each push
-  // after the last (one upstream copy in this process), so pushes need no compare-and-swap.
+  // ("a.out -> b.in"), for messages. local_producers: the upstream copies that run in this
+  // process, each of which gets a lane (nullopt: every upstream copy; none: only the landed
+  // lane can bring items).
   InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room,
-               std::string label = "", bool single_producer = false);
+               std::string label = "",
+               std::optional<std::vector<std::uint32_t>> local_producers = std::nullopt);
   ~InputChannel() override;
 
   bool try_push(const Item& item) noexcept override {
     return try_push_buffer(item.slot, item.size, item.producer, item.key);
   }
   // try_push with the item's fields as they are (a buffer, or an end-of-work mark when
-  // `slot` is null), written straight into the queue: the local writer's fast path.
+  // `slot` is null), written straight into the producer's lane: the local writer's fast path.
+  // REQUIRES: `producer` runs in this process (it has a lane).
   bool try_push_buffer(detail::Slot* slot, std::uint32_t size, std::uint32_t producer, std::uint64_t key) noexcept {
     static_assert(sizeof(Item) == 24, "fill must write every field of Item: update it with the struct");
     auto fill = [&](Item& cell) noexcept {
@@ -66,12 +72,14 @@ class InputChannel final : public Endpoint {
       cell.producer = producer;
       cell.key = key;
     };
-    if (!(single_producer_ ? ring_.try_push_only_with(fill) : ring_.try_push_with(fill))) return false;
+    if (!lane_of_[producer]->try_push_only_with(fill)) return false;
     not_empty_.notify();
     return true;
   }
-  // Room in the local lane (what local producers see).
-  std::size_t free_room() const noexcept override;
+  // Room in `producer`'s lane: what try_push from it would take now (demand_driven picks by it).
+  std::size_t free_room(std::uint32_t producer) const noexcept override;
+  // Room in all the local lanes together (a snapshot, for the metrics and tests).
+  std::size_t free_room() const noexcept;
 
   // The lane for items from other hosts: `capacity` items (rounded up to a power of two),
   // enough for every credit the sending hosts hold for this copy, so a landing holds items
@@ -89,12 +97,12 @@ class InputChannel final : public Endpoint {
   }
   // Room in the landed lane; 0 without one.
   std::size_t landed_room() const noexcept;
-  // Items waiting in both lanes, and what both hold (for the metrics; a snapshot from any
+  // Items waiting in all lanes, and what they hold (for the metrics; a snapshot from any
   // thread).
   std::size_t queued() const noexcept;
   // Consumer thread: take_run kept an end-of-work mark for pop().
   bool holds_mark() const noexcept { return stashed_; }
-  std::size_t capacity() const noexcept { return ring_.capacity() + (landed_ ? landed_->capacity() : 0); }
+  std::size_t capacity() const noexcept { return depth_ + (landed_ ? landed_->capacity() : 0); }
 
   // Starts a unit of work: no end-of-work marks seen yet.
   void begin_unit() noexcept;
@@ -105,7 +113,7 @@ class InputChannel final : public Endpoint {
   std::optional<Buffer> pop(std::uint64_t* blocked_ns, WaitRecord* waiting = nullptr);
 
   // The consumer's fast path: takes up to `max` buffers that are already queued, as
-  // TakenBuffers, from one lane and then the other (the other first next time), and
+  // TakenBuffers, from one lane and then the next (a different lane first each time), and
   // announces the room once. Stops at an end-of-work mark (kept for pop()) and takes nothing
   // when pop() has other work (the run is aborted, a kept mark). Returns how many it took.
   std::size_t take_run(detail::TakenBuffer* out, std::size_t max) noexcept;
@@ -114,41 +122,59 @@ class InputChannel final : public Endpoint {
   std::uint64_t drain();
 
   const std::atomic<bool>& aborted_flag() const noexcept { return not_empty_.signal().aborted_flag(); }
-  // Fills the queue's part of an inline write path (cells, tail, the consumer's position and
-  // the producer's record of the room, the reader's wake-up) and
-  // returns true, when one is possible: exactly one producer thread, and membarrier(2) (the
-  // inline notify check has no fence). The producer then pushes there instead of try_push.
-  bool fill_lane(detail::WriteLane& lane) noexcept;
+  // Fills the queue's part of an inline write path into `producer`'s lane (cells, tail, the
+  // consumer's position and the producer's record of the room, the reader's wake-up) and
+  // returns true, when one is possible: membarrier(2) (the inline notify check has no
+  // fence). The producer then pushes there instead of try_push.
+  // REQUIRES: `producer` runs in this process.
+  bool fill_lane(detail::WriteLane& lane, std::uint32_t producer) noexcept;
   // notify() of the reader's side, for detail::notify_reader.
   void notify_reader() noexcept { not_empty_.notify(); }
   int upstream_copies() const { return upstream_copies_; }
   const std::string& label() const { return label_; }
-  std::size_t depth() const { return ring_.capacity(); }
+  // What the local lanes hold between them (depth, as each lane rounded it up).
+  std::size_t depth() const { return depth_; }
 
  private:
   [[noreturn]] void duplicate_mark(std::uint32_t producer) const;
   using Ring = MpmcRing<Item, detail::QueueCell>;
-  // The consumer's pop of one local item, as the producer side pushes (single_producer_).
-  bool pop_one(Item& item) noexcept { return single_producer_ ? ring_.try_pop_only(item) : ring_.try_pop_single(item); }
-  // The consumer's pop of one item from either lane, the other lane first next time;
-  // *landed says which.
+  // The consumer's pop of one item from the next lane in turn that has one (a different lane
+  // first each time); *landed says whether it came from the landed lane.
   bool pop_next(Item& item, bool* landed) noexcept;
   // Tells the observer of the landed items take_run took (landed_taken_).
   void report_landed(std::size_t count) noexcept;
+  // The position in the round of turns that goes first this time (the next one the time
+  // after); see turns_.
+  std::size_t next_turn() noexcept {
+    const std::size_t first = turn_;
+    turn_ = turn_ + 1 >= turns_ ? 0 : turn_ + 1;
+    return first;
+  }
 
   const int upstream_copies_;
   const std::string label_;
-  // One producer: pushes and pops use the ring's _only variants (a cell's line crosses
-  // between two cores twice a lap, not four times), else the shared ones.
-  const bool single_producer_;
-  Ring ring_;
+  // One lane per local producer copy, and lane_of_[upstream copy]: its lane, or null for a
+  // copy that runs elsewhere. only_: the one lane when there is exactly one and no landed
+  // lane (the pipeline edge), which the reads take from without a turn.
+  std::vector<std::unique_ptr<Ring>> lanes_;
+  std::vector<Ring*> lane_of_;
+  Ring* only_ = nullptr;
+  std::size_t depth_ = 0;  // the local lanes' capacities, summed
+  // The round the reads go by, one turn per producer copy: position i < lanes_.size() is
+  // local lane i, and the rest (one per copy that runs elsewhere, at least one) the landed
+  // lane, which carries all those copies' buffers. Fair per producer, not per lane: with
+  // two copies here and two elsewhere, a lane-by-lane round gave the landed lane a third of
+  // the reads for half the traffic.
+  std::size_t turns_ = 0;
   Waiter not_empty_;
   Waiter& room_;
-  // The landed lane (attach_landing), its observer, and whose turn is first; the last two
-  // the consumer thread's.
+  // The landed lane (attach_landing) and its observer.
   std::unique_ptr<Ring> landed_;
   PopObserver* observer_ = nullptr;
-  bool landed_first_ = false;
+  // The consumer thread's state from here on, on lines of its own: it writes turn_ on every
+  // run, and the producers read lane_of_ and not_empty_ on every push. turn_: the position in
+  // the round (turns_) that goes first next.
+  alignas(64) std::size_t turn_ = 0;
   // Producers of the landed items one take_run took, told to the observer after the run.
   static constexpr std::size_t kLandedRun = 32;
   std::array<std::uint32_t, kLandedRun> landed_taken_{};

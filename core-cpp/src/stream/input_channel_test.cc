@@ -25,9 +25,9 @@ using testing::outcome_of;
 using testing::pop_now;
 using testing::Watchdog;
 
-// Each test runs with the shared ring protocol and with the one-producer one (a channel
-// with one pushing thread at a time: every test here pushes from one thread after another).
-class InputChannelTest : public ::testing::TestWithParam<bool> {
+// Unless a test says otherwise, every upstream copy runs here (a lane each), and the test
+// pushes from one thread after another.
+class InputChannelTest : public ::testing::Test {
  protected:
   // A buffer from the pool, as a producer would push it: size bytes, labelled key.
   Item buffer_item(std::uint32_t producer, std::uint64_t key, std::uint32_t size = 8) {
@@ -49,8 +49,8 @@ class InputChannelTest : public ::testing::TestWithParam<bool> {
   BufferPool pool_{"p", 64, 16, signal_};
 };
 
-TEST_P(InputChannelTest, DeliversBuffersUntilEveryUpstreamCopyHasEnded) {
-  InputChannel channel(8, 2, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, DeliversBuffersUntilEveryUpstreamCopyHasEnded) {
+  InputChannel channel(8, 2, signal_, room_, "");
   ASSERT_TRUE(channel.try_push(buffer_item(0, 10, 3)));
   ASSERT_TRUE(channel.try_push(buffer_item(1, 11)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
@@ -72,8 +72,8 @@ TEST_P(InputChannelTest, DeliversBuffersUntilEveryUpstreamCopyHasEnded) {
   EXPECT_EQ(blocked, 0u) << "nothing here had to wait";
 }
 
-TEST_P(InputChannelTest, StaysEndedUntilTheNextUnitBegins) {
-  InputChannel channel(8, 2, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, StaysEndedUntilTheNextUnitBegins) {
+  InputChannel channel(8, 2, signal_, room_, "");
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
   EXPECT_FALSE(pop_now(channel).has_value());
@@ -93,8 +93,8 @@ TEST_P(InputChannelTest, StaysEndedUntilTheNextUnitBegins) {
   EXPECT_TRUE(channel.ended());
 }
 
-TEST_P(InputChannelTest, ASecondMarkFromOneCopyIsAnErrorNotAnEarlyEnd) {
-  InputChannel channel(8, 2, signal_, room_, "p.out -> c.in", GetParam());
+TEST_F(InputChannelTest, ASecondMarkFromOneCopyIsAnErrorNotAnEarlyEnd) {
+  InputChannel channel(8, 2, signal_, room_, "p.out -> c.in");
   ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));  // copy 1 has not ended
@@ -116,8 +116,8 @@ TEST_P(InputChannelTest, ASecondMarkFromOneCopyIsAnErrorNotAnEarlyEnd) {
   EXPECT_TRUE(channel.ended());
 }
 
-TEST_P(InputChannelTest, DrainDiscardsTheRestOfTheUnitAndCountsIt) {
-  InputChannel channel(8, 2, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, DrainDiscardsTheRestOfTheUnitAndCountsIt) {
+  InputChannel channel(8, 2, signal_, room_, "");
   for (std::uint64_t k = 0; k < 3; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
   ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
   ASSERT_TRUE(channel.try_push(buffer_item(1, 3)));
@@ -129,15 +129,15 @@ TEST_P(InputChannelTest, DrainDiscardsTheRestOfTheUnitAndCountsIt) {
   EXPECT_EQ(channel.drain(), 0u);
 }
 
-TEST_P(InputChannelTest, DepthRoundsUpToAPowerOfTwo) {
-  InputChannel channel(3, 1, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, DepthRoundsUpToAPowerOfTwo) {
+  InputChannel channel(3, 1, signal_, room_, "");
   EXPECT_EQ(channel.depth(), 4u);
   EXPECT_EQ(channel.upstream_copies(), 1);
   EXPECT_EQ(channel.free_room(), 4u);
 }
 
-TEST_P(InputChannelTest, TryPushFailsWhenFullAndSucceedsAfterAPop) {
-  InputChannel channel(4, 1, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, TryPushFailsWhenFullAndSucceedsAfterAPop) {
+  InputChannel channel(4, 1, signal_, room_, "");
   for (std::uint64_t k = 0; k < 4; ++k) {
     EXPECT_EQ(channel.free_room(), 4 - k);
     ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
@@ -157,8 +157,8 @@ TEST_P(InputChannelTest, TryPushFailsWhenFullAndSucceedsAfterAPop) {
   EXPECT_EQ(pool_.available(), pool_.count());
 }
 
-TEST_P(InputChannelTest, ABlockedPopWakesOnAPushFromAnotherThread) {
-  InputChannel channel(4, 1, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, ABlockedPopWakesOnAPushFromAnotherThread) {
+  InputChannel channel(4, 1, signal_, room_, "");
   std::atomic<bool> pushed{false};
   bool pushed_before_return = false;
   std::optional<Buffer> got;
@@ -178,8 +178,8 @@ TEST_P(InputChannelTest, ABlockedPopWakesOnAPushFromAnotherThread) {
   EXPECT_FALSE(channel.ended());
 }
 
-TEST_P(InputChannelTest, ABlockedPopWakesOnTheLastEndOfWork) {
-  InputChannel channel(4, 2, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, ABlockedPopWakesOnTheLastEndOfWork) {
+  InputChannel channel(4, 2, signal_, room_, "");
   ASSERT_TRUE(channel.try_push(Item::end_of_work(1)));
   std::atomic<bool> ended{false};
   bool ended_before_return = false;
@@ -197,8 +197,8 @@ TEST_P(InputChannelTest, ABlockedPopWakesOnTheLastEndOfWork) {
   EXPECT_TRUE(ended_before_return);
 }
 
-TEST_P(InputChannelTest, AbortWakesABlockedPop) {
-  InputChannel channel(4, 1, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, AbortWakesABlockedPop) {
+  InputChannel channel(4, 1, signal_, room_, "");
   std::atomic<int> outcome{0};  // 1: returned, 2: Aborted, 3: another exception
   std::thread consumer([&] {
     outcome = outcome_of([&] {
@@ -214,8 +214,8 @@ TEST_P(InputChannelTest, AbortWakesABlockedPop) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
 }
 
-TEST_P(InputChannelTest, APopWakesAWriterWaitingForRoom) {
-  InputChannel channel(2, 1, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, APopWakesAWriterWaitingForRoom) {
+  InputChannel channel(2, 1, signal_, room_, "");
   ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
   ASSERT_TRUE(channel.try_push(buffer_item(0, 2)));
   const Item third = buffer_item(0, 3);
@@ -239,8 +239,8 @@ TEST_P(InputChannelTest, APopWakesAWriterWaitingForRoom) {
 // (roughly: 1 ms, far past the spin and yield phases) before it acts.
 constexpr int kRounds = 50;
 
-TEST_P(InputChannelTest, EveryPushWakesTheSleepingConsumer) {
-  InputChannel channel(4, 1, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, EveryPushWakesTheSleepingConsumer) {
+  InputChannel channel(4, 1, signal_, room_, "");
   std::atomic<int> popped{0};
   std::atomic<int> wrong{0};
   std::thread consumer([&] {
@@ -262,8 +262,8 @@ TEST_P(InputChannelTest, EveryPushWakesTheSleepingConsumer) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "pushes do not wake the consumer";
 }
 
-TEST_P(InputChannelTest, EveryPopWakesTheWriterWaitingForRoom) {
-  InputChannel channel(2, 1, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, EveryPopWakesTheWriterWaitingForRoom) {
+  InputChannel channel(2, 1, signal_, room_, "");
   ASSERT_TRUE(channel.try_push(buffer_item(0, 0)));
   ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
   std::atomic<int> pushed{0};
@@ -286,9 +286,9 @@ TEST_P(InputChannelTest, EveryPopWakesTheWriterWaitingForRoom) {
   EXPECT_EQ(pop_key(channel), static_cast<std::uint64_t>(kRounds + 1));
 }
 
-TEST_P(InputChannelTest, DestroyingTheChannelReturnsUnreadBuffers) {
+TEST_F(InputChannelTest, DestroyingTheChannelReturnsUnreadBuffers) {
   {
-    InputChannel channel(8, 1, signal_, room_, "", GetParam());
+    InputChannel channel(8, 1, signal_, room_, "");
     ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
     ASSERT_TRUE(channel.try_push(buffer_item(0, 2)));
     ASSERT_TRUE(channel.try_push(Item::end_of_work(0)));
@@ -307,10 +307,10 @@ struct RecordingObserver final : InputChannel::PopObserver {
 // Copy 0 runs here (the local lane), copy 1 elsewhere (the landed lane): every buffer comes
 // out once, each lane's in its order, the unit ends only with both marks, and the landing is
 // told of exactly the items of its lane, whether read one at a time or in runs.
-TEST_P(InputChannelTest, LocalAndLandedLanesEachKeepTheirOrderAndEndTogether) {
+TEST_F(InputChannelTest, LocalAndLandedLanesEachKeepTheirOrderAndEndTogether) {
   for (const bool runs : {false, true}) {
     SCOPED_TRACE(runs ? "take_run" : "pop");
-    InputChannel channel(4, 2, signal_, room_, "", GetParam());
+    InputChannel channel(4, 2, signal_, room_, "", std::vector<std::uint32_t>{0});
     RecordingObserver landing;
     channel.attach_landing(&landing, 4);
     for (std::uint64_t k = 0; k < 3; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
@@ -352,8 +352,8 @@ TEST_P(InputChannelTest, LocalAndLandedLanesEachKeepTheirOrderAndEndTogether) {
 
 // With both lanes full, reads take from one and then the other: a busy lane never starves
 // the other (producers on both sides are waiting for room).
-TEST_P(InputChannelTest, ReadsTakeFromBothLanesInTurn) {
-  InputChannel channel(4, 2, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, ReadsTakeFromBothLanesInTurn) {
+  InputChannel channel(4, 2, signal_, room_, "", std::vector<std::uint32_t>{0});
   RecordingObserver landing;
   channel.attach_landing(&landing, 4);
   for (std::uint64_t k = 0; k < 4; ++k) {
@@ -376,8 +376,8 @@ TEST_P(InputChannelTest, ReadsTakeFromBothLanesInTurn) {
   EXPECT_EQ(popped_landed, 2);
 }
 
-TEST_P(InputChannelTest, ABlockedPopWakesOnALandedItem) {
-  InputChannel channel(4, 1, signal_, room_, "", GetParam());
+TEST_F(InputChannelTest, ABlockedPopWakesOnALandedItem) {
+  InputChannel channel(4, 1, signal_, room_, "", std::vector<std::uint32_t>{});  // the copy runs elsewhere
   RecordingObserver landing;
   channel.attach_landing(&landing, 2);
   std::atomic<bool> landed{false};
@@ -398,10 +398,10 @@ TEST_P(InputChannelTest, ABlockedPopWakesOnALandedItem) {
   EXPECT_EQ(landing.producers, std::vector<std::uint32_t>{0});
 }
 
-TEST_P(InputChannelTest, DestroyingTheChannelReturnsUnreadLandedBuffers) {
+TEST_F(InputChannelTest, DestroyingTheChannelReturnsUnreadLandedBuffers) {
   RecordingObserver landing;
   {
-    InputChannel channel(8, 2, signal_, room_, "", GetParam());
+    InputChannel channel(8, 2, signal_, room_, "", std::vector<std::uint32_t>{0});
     channel.attach_landing(&landing, 4);
     ASSERT_TRUE(channel.try_push(buffer_item(0, 1)));
     ASSERT_TRUE(channel.try_land(buffer_item(1, 2)));
@@ -409,6 +409,124 @@ TEST_P(InputChannelTest, DestroyingTheChannelReturnsUnreadLandedBuffers) {
     EXPECT_EQ(pool_.available(), pool_.count() - 3);
   }
   EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+// Each local producer copy has a lane of its own: the depth is split between them (each lane
+// rounded up to a power of two), a full lane refuses only its own producer, and a copy that
+// runs elsewhere has none.
+TEST_F(InputChannelTest, EachLocalProducerHasALaneOfItsShareOfTheDepth) {
+  InputChannel channel(16, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 2, 3});
+  EXPECT_EQ(channel.depth(), 24u) << "16 / 3 rounds up to 8 a lane";
+  EXPECT_EQ(channel.capacity(), 24u);
+  EXPECT_EQ(channel.free_room(0), 8u);
+  EXPECT_EQ(channel.free_room(1), 0u) << "copy 1 runs elsewhere: no lane here";
+  for (std::uint64_t k = 0; k < 8; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
+  const Item refused = buffer_item(0, 8);
+  EXPECT_FALSE(channel.try_push(refused)) << "copy 0's lane is full";
+  EXPECT_EQ(channel.free_room(0), 0u);
+  EXPECT_EQ(channel.free_room(2), 8u) << "a full lane leaves the others their room";
+  ASSERT_TRUE(channel.try_push(buffer_item(2, 100)));
+  EXPECT_EQ(channel.free_room(), 15u);
+  EXPECT_EQ(channel.queued(), 9u);
+  detail::release_slot(refused.slot);  // still the caller's
+  EXPECT_THROW(InputChannel(16, 2, signal_, room_, "a.out -> b.in", std::vector<std::uint32_t>{1, 1}), Error);
+}
+
+// Reads go round the lanes: with every lane full, runs of one take one item from each lane
+// before any lane gives a second.
+TEST_F(InputChannelTest, ReadsTakeFromEveryLaneInTurn) {
+  InputChannel channel(12, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 1, 2});
+  RecordingObserver landing;
+  channel.attach_landing(&landing, 4);
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    for (std::uint32_t p = 0; p < 3; ++p) ASSERT_TRUE(channel.try_push(buffer_item(p, p * 100 + k)));
+    ASSERT_TRUE(channel.try_land(buffer_item(3, 300 + k)));
+  }
+  std::array<detail::TakenBuffer, 1> run{};
+  for (int round = 0; round < 2; ++round) {
+    std::array<int, 4> from{};
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_EQ(channel.take_run(run.data(), 1), 1u);
+      from[run[0].key / 100] += 1;
+      EXPECT_EQ(run[0].key % 100, static_cast<std::uint64_t>(round)) << "each lane in its order";
+      detail::release_slot(run[0].slot);
+    }
+    EXPECT_EQ(from, (std::array<int, 4>{1, 1, 1, 1})) << "round " << round;
+  }
+  std::array<int, 4> popped{};
+  for (int i = 0; i < 4; ++i) popped[pop_key(channel) / 100] += 1;
+  EXPECT_EQ(popped, (std::array<int, 4>{1, 1, 1, 1}));
+}
+
+// The round is one turn per producer copy: the landed lane, which carries every copy that
+// runs elsewhere, gets one turn for each of them. Two copies here and two elsewhere: half the
+// reads go to the landed lane first, as half the producers send through it.
+TEST_F(InputChannelTest, TheLandedLaneGetsATurnPerCopyThatRunsElsewhere) {
+  InputChannel channel(8, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 1});
+  RecordingObserver landing;
+  channel.attach_landing(&landing, 8);
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    for (std::uint32_t p = 0; p < 2; ++p) ASSERT_TRUE(channel.try_push(buffer_item(p, p * 100 + k)));
+  }
+  for (std::uint64_t k = 0; k < 8; ++k) ASSERT_TRUE(channel.try_land(buffer_item(2 + k % 2, 200 + k)));
+  std::array<detail::TakenBuffer, 1> run{};
+  std::array<int, 3> from{};  // local copy 0, local copy 1, landed
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(channel.take_run(run.data(), 1), 1u);
+    from[std::min<std::uint64_t>(run[0].key / 100, 2)] += 1;
+    detail::release_slot(run[0].slot);
+  }
+  EXPECT_EQ(from, (std::array<int, 3>{2, 2, 4}));
+  EXPECT_EQ(landing.producers.size(), 4u);
+  while (channel.take_run(run.data(), 1) == 1) detail::release_slot(run[0].slot);
+}
+
+// Four producer copies on four threads push into one consumer copy at once, through lanes
+// much shallower than what they send: every buffer arrives once, each producer's in its
+// order, and the unit ends only after the last mark.
+TEST_F(InputChannelTest, ConcurrentProducersEachArriveWholeAndInOrder) {
+  constexpr std::uint32_t kProducers = 4;
+  constexpr std::uint64_t kEach = 20000;
+  BufferPool pool("p", 8, 64, signal_);
+  InputChannel channel(16, kProducers, signal_, room_, "");
+  std::vector<std::thread> producers;
+  for (std::uint32_t p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      for (std::uint64_t k = 0; k <= kEach; ++k) {
+        Item item = Item::end_of_work(p);
+        if (k < kEach) {
+          Buffer b = pool.acquire(nullptr);
+          item = Item{detail::BufferAccess::unwrap(b), 0, p, (std::uint64_t{p} << 32) | k};
+        }
+        room_.wait([&] { return channel.try_push(item); });
+      }
+    });
+  }
+  std::array<std::uint64_t, kProducers> next{};
+  std::uint64_t out_of_order = 0;
+  std::uint64_t blocked = 0;
+  std::array<detail::TakenBuffer, 8> run{};
+  auto check = [&](std::uint64_t key) {
+    const auto p = static_cast<std::size_t>(key >> 32);
+    if (p >= kProducers || (key & 0xffffffffu) != next[p]) ++out_of_order;
+    if (p < kProducers) next[p] = (key & 0xffffffffu) + 1;
+  };
+  for (;;) {
+    const std::size_t n = channel.take_run(run.data(), run.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      check(run[i].key);
+      detail::release_slot(run[i].slot);
+    }
+    if (n != 0) continue;
+    std::optional<Buffer> b = channel.pop(&blocked);
+    if (!b) break;
+    check(b->key());
+  }
+  for (std::thread& t : producers) t.join();
+  EXPECT_EQ(out_of_order, 0u);
+  for (std::uint32_t p = 0; p < kProducers; ++p) EXPECT_EQ(next[p], kEach) << "producer " << p;
+  EXPECT_TRUE(channel.ended());
+  EXPECT_EQ(pool.available(), pool.count());
 }
 
 }  // namespace
@@ -419,11 +537,6 @@ namespace {
 
 // After an abort every read throws, even one that would find a buffer waiting: a filter
 // that catches Aborted and reads on must not carry on as if nothing happened.
-INSTANTIATE_TEST_SUITE_P(Protocols, InputChannelTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? std::string("OneProducer") : std::string("Shared");
-                         });
-
 TEST(InputChannelAbortTest, PopThrowsAfterAbortEvenWithDataWaiting) {
   RunSignal signal;
   Waiter room(signal);

@@ -43,7 +43,7 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
       next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {
   OutputStream::aborted_ = &room_.signal().aborted_flag();
   alloc_lane_ = pool_.allocate_lane();
-  if (only_local_ != nullptr && only_local_->fill_lane(write_lane_)) {
+  if (only_local_ != nullptr && only_local_->fill_lane(write_lane_, producer_)) {
     write_lane_.buffers = counters_.buffers.raw();
     write_lane_.bytes = counters_.bytes.raw();
     write_lane_.producer = producer_;
@@ -109,7 +109,7 @@ void OutputPort::push_demand_driven(const Item& item) {
     std::size_t best_room = 0;
     for (std::size_t i = 0; i < n; ++i) {
       std::size_t candidate = (next_ + i) % n;
-      std::size_t room = endpoints_[candidate]->free_room();
+      std::size_t room = endpoints_[candidate]->free_room(producer_);
       if (room > best_room) {
         best = candidate;
         best_room = room;

@@ -40,8 +40,8 @@ class OutputPort final : public OutputStream {
   void close();
 
   const PortCounters& counters() const { return counters_; }
-  // True when write() can put buffers into the consumer's queue inline (one local consumer
-  // copy whose queue only this copy fills, and membarrier(2)).
+  // True when write() can put buffers into the consumer's queue inline (one consumer copy,
+  // in this process, where this copy has a lane of its own, and membarrier(2)).
   bool writes_inline() const noexcept { return write_lane_.cells != nullptr; }
   // True when allocate() takes free blocks inline (this copy is its pool's only acquirer).
   bool allocates_inline() const noexcept { return alloc_lane_ != nullptr; }

@@ -36,11 +36,10 @@ class OutputPortTest : public ::testing::Test {
  protected:
   static constexpr std::size_t kBufferSize = 64;
 
-  // single_producer: only one port will ever write to each (what lets write() go inline).
-  void add_channels(int n, std::size_t depth = 16, int upstream_copies = 1, bool single_producer = false) {
+  // n consumer copies; every one of the upstream copies runs here, with a lane in each.
+  void add_channels(int n, std::size_t depth = 16, int upstream_copies = 1) {
     for (int i = 0; i < n; ++i) {
-      channels_.push_back(
-          std::make_unique<InputChannel>(depth, upstream_copies, signal_, room_, "", single_producer));
+      channels_.push_back(std::make_unique<InputChannel>(depth, upstream_copies, signal_, room_, ""));
     }
   }
 
@@ -60,11 +59,12 @@ class OutputPortTest : public ::testing::Test {
     return b;
   }
 
-  // Puts a buffer straight into a channel, as another producer would.
-  void fill(InputChannel& channel, int items) {
+  // Puts buffers straight into `producer`'s lane of a channel (by default the lane of the
+  // port the test makes), as that producer's earlier writes would have.
+  void fill(InputChannel& channel, int items, std::uint32_t producer = 0) {
     for (int i = 0; i < items; ++i) {
       Buffer b = buffer(1000 + i);
-      Item item{nullptr, 8, 9, b.key()};
+      Item item{nullptr, 8, producer, b.key()};
       item.slot = detail::BufferAccess::unwrap(b);
       ASSERT_TRUE(channel.try_push(item));
     }
@@ -433,7 +433,7 @@ using testing::Watchdog;
 // must keep every promise the out-of-line one keeps.
 class OutputPortLaneTest : public OutputPortTest {
  protected:
-  void SetUp() override { add_channels(1, 8, 1, /*single_producer=*/true); }
+  void SetUp() override { add_channels(1, 8, 1); }
   std::unique_ptr<OutputPort> open_port() { return port(topo::Policy::kRoundRobin); }
   std::optional<Buffer> pop() {
     std::uint64_t blocked = 0;
@@ -459,6 +459,41 @@ TEST_F(OutputPortLaneTest, WritesArriveInOrderAndCountedThenTheEnd) {
   out->close();
   EXPECT_FALSE(pop().has_value());
   EXPECT_TRUE(channel().ended());
+  EXPECT_EQ(pool_.available(), pool_.count());
+}
+
+// A merge: two producer copies write into one consumer copy at once. Each has a lane of its
+// own, so both write inline, and each one's buffers arrive whole and in its order.
+TEST_F(OutputPortLaneTest, TwoProducersMergingIntoOneCopyBothWriteInlineEachInOrder) {
+  channels_.clear();
+  add_channels(1, 8, 2);
+  channel().begin_unit();
+  constexpr std::uint64_t kEach = 5000;
+  std::unique_ptr<OutputPort> ports[2] = {port(topo::Policy::kRoundRobin, 0), port(topo::Policy::kRoundRobin, 1)};
+  for (auto& p : ports) ASSERT_TRUE(p->writes_inline()) << "each producer has a lane of its own";
+  std::vector<std::thread> writers;
+  for (std::uint64_t p = 0; p < 2; ++p) {
+    writers.emplace_back([&, p] {
+      for (std::uint64_t k = 0; k < kEach; ++k) ports[p]->write(buffer((p << 32) | k));
+      ports[p]->close();
+    });
+  }
+  std::uint64_t next[2] = {0, 0};
+  std::uint64_t out_of_order = 0;
+  while (std::optional<Buffer> b = pop()) {
+    const std::uint64_t p = b->key() >> 32;
+    if (p > 1 || (b->key() & 0xffffffffu) != next[p]) {
+      ++out_of_order;
+    } else {
+      ++next[p];
+    }
+  }
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(out_of_order, 0u);
+  EXPECT_EQ(next[0], kEach);
+  EXPECT_EQ(next[1], kEach);
+  EXPECT_TRUE(channel().ended());
+  EXPECT_EQ(ports[0]->counters().buffers.get() + ports[1]->counters().buffers.get(), 2 * kEach);
   EXPECT_EQ(pool_.available(), pool_.count());
 }
 
