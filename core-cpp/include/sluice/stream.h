@@ -148,8 +148,8 @@ class OutputStream {
   // REQUIRES: buffer.valid() and buffer.size() <= buffer_size(); throws sluice::Error
   // otherwise. Throws sluice::Error when called outside process().
   void write(Buffer&& buffer) {
-    // Inline, the common case: one consumer copy in this process, whose queue has room
-    // and has only this copy writing to it. The buffer's fields go into the queue's cell.
+    // Inline, the common case: one consumer copy in this process, and room in this copy's
+    // lane of its queue. The buffer's fields go into the lane's cell.
     if (const detail::WriteLane* lane = lane_;
         lane != nullptr && buffer.slot_ != nullptr && buffer.size_ <= lane->max_size &&
         !aborted_->load(std::memory_order_relaxed)) {

@@ -408,7 +408,7 @@ std::vector<StreamStats> Engine::stream_stats() const {
     out[stream].queued += port->counters().in_hand.get();
     out[stream].capacity += port->run_size();
   }
-  // Queue depths: what each local consumer copy has waiting in its queue, both lanes.
+  // Queue depths: what each local consumer copy has waiting in its queue, every lane.
   const auto& streams = state_->graph.streams();
   for (std::size_t i = 0; i < streams.size(); ++i) {
     for (const auto& channel : streams[i]->channels) {

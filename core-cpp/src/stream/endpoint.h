@@ -20,8 +20,8 @@ class Endpoint {
   // On false the caller still owns the item. When room appears later, the endpoint
   // notifies the stream's room Waiter that the writer sleeps on.
   virtual bool try_push(const Item& item) noexcept = 0;
-  // How many more items try_push would take now from producer copy `producer` (a
-  // snapshot; demand_driven uses it).
+  // 0 when try_push from producer copy `producer` would refuse an item now, else how much
+  // room the consumer copy has (a snapshot; demand_driven ranks the copies by it).
   virtual std::size_t free_room(std::uint32_t producer) const noexcept = 0;
 };
 

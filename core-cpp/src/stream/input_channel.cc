@@ -51,9 +51,11 @@ InputChannel::InputChannel(std::size_t depth, int upstream_copies, RunSignal& si
       marked_(static_cast<std::size_t>(upstream_copies), false) {
   const std::vector<std::uint32_t> local = local_producers ? std::move(*local_producers) : every_copy(upstream_copies);
   if (local.empty()) return;
-  // depth split between the lanes, so that the channel holds about as much as one shared
-  // queue did and a wide stream's cells do not grow with its producer copies.
-  const std::size_t per_lane = (std::max<std::size_t>(depth, 1) + local.size() - 1) / local.size();
+  // Each lane holds the whole depth: a producer may have as many buffers waiting here as it
+  // could in the one queue the producers shared before, and as a producer on another host
+  // may have in flight (its credit window), so a graph that ran does not now wait for ever
+  // on a smaller lane. What all of them hold together is bounded by the stream's pool.
+  const std::size_t per_lane = std::max<std::size_t>(depth, 1);
   for (const std::uint32_t producer : local) {
     if (producer >= lane_of_.size() || lane_of_[producer] != nullptr) {
       throw Error("stream " + label_ + ": local producer copy " + std::to_string(producer) +
@@ -95,8 +97,10 @@ std::size_t room_in(const MpmcRing<Item, detail::QueueCell>& ring) noexcept {
 }  // namespace
 
 std::size_t InputChannel::free_room(std::uint32_t producer) const noexcept {
-  const Ring* lane = producer < lane_of_.size() ? lane_of_[producer] : nullptr;
-  return lane != nullptr ? room_in(*lane) : 0;
+  if (!has_lane(producer) || room_in(*lane_of_[producer]) == 0) return 0;
+  // The lanes' mean room, rounded up: on the scale of one lane's depth, as a remote copy's
+  // credit is (RemoteEndpoint), so that demand_driven compares the two fairly.
+  return (free_room() + lanes_.size() - 1) / lanes_.size();
 }
 
 std::size_t InputChannel::free_room() const noexcept {
@@ -115,25 +119,23 @@ void InputChannel::attach_landing(PopObserver* observer, std::size_t capacity) {
   landed_ = std::make_unique<Ring>(capacity);
   observer_ = observer;
   only_ = nullptr;  // reads now take turns with the landed lane
-  const auto elsewhere = static_cast<std::size_t>(upstream_copies_) - std::min(lanes_.size(), static_cast<std::size_t>(upstream_copies_));
+  const auto upstream = static_cast<std::size_t>(upstream_copies_);
+  const std::size_t elsewhere = upstream > lanes_.size() ? upstream - lanes_.size() : 0;
   turns_ = lanes_.size() + std::max<std::size_t>(1, elsewhere);
 }
 
 bool InputChannel::pop_next(Item& item, bool* landed) noexcept {
   *landed = false;
   if (only_ != nullptr) return only_->try_pop_only(item);
-  if (turns_ == 0) return false;
-  std::size_t turn = next_turn();
-  bool landed_tried = false;
-  for (std::size_t i = 0; i < turns_; ++i, turn = turn + 1 == turns_ ? 0 : turn + 1) {
-    const bool from_landed = turn >= lanes_.size();
-    if (from_landed && std::exchange(landed_tried, true)) continue;
-    if ((from_landed ? *landed_ : *lanes_[turn]).try_pop_only(item)) {
-      *landed = from_landed;
-      return true;
-    }
-  }
-  return false;
+  bool popped = false;
+  visit_in_turn(
+      [&](Ring& lane, bool from_landed) noexcept {
+        popped = lane.try_pop_only(item);
+        *landed = popped && from_landed;
+        return popped;
+      },
+      [&] { return popped; });
+  return popped;
 }
 
 void InputChannel::report_landed(std::size_t count) noexcept {
@@ -190,23 +192,22 @@ std::size_t InputChannel::take_run(detail::TakenBuffer* out, std::size_t max) no
   // Lane by lane from this turn's first, until the run is full or stops at a mark. The
   // landed lane's run: the observer hears of it (credit) once the lane has published the
   // room, so that held-back items it lands find it.
-  if (turns_ == 0) return 0;
-  std::size_t turn = next_turn();
   std::size_t landed = 0;
-  bool landed_tried = false;
   bool took_local = false;
-  for (std::size_t i = 0; i < turns_ && n < max && !stashed_; ++i, turn = turn + 1 == turns_ ? 0 : turn + 1) {
-    if (turn >= lanes_.size()) {
-      if (std::exchange(landed_tried, true)) continue;
-      // Every item the callback sees is popped, the mark it stops at included.
-      landed_->try_pop_run_only(std::min(max - n, kLandedRun), [&](const Item& item) noexcept {
-        landed_taken_[landed++] = item.producer;
-        return take(item);
-      });
-    } else if (lanes_[turn]->try_pop_run_only(max - n, take) != 0) {
-      took_local = true;
-    }
-  }
+  visit_in_turn(
+      [&](Ring& lane, bool from_landed) noexcept {
+        if (from_landed) {
+          // Every item the callback sees is popped, the mark it stops at included.
+          return lane.try_pop_run_only(std::min(max - n, kLandedRun), [&](const Item& item) noexcept {
+            landed_taken_[landed++] = item.producer;
+            return take(item);
+          }) != 0;
+        }
+        const bool took = lane.try_pop_run_only(max - n, take) != 0;
+        took_local = took_local || took;
+        return took;
+      },
+      [&] { return n == max || stashed_; });
   if (took_local) room_.notify();
   report_landed(landed);
   return n;

@@ -21,11 +21,13 @@
 #define SLUICE_STREAM_INPUT_CHANNEL_H_
 
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sluice/buffer.h"
@@ -47,9 +49,9 @@ class InputChannel final : public Endpoint {
     virtual void popped(InputChannel& channel, std::uint32_t producer) noexcept = 0;
   };
 
-  // depth: items the local lanes hold between them (end-of-work marks included): each local
-  // producer copy's lane holds depth / local producer copies, rounded up to a power of two.
-  // room: the stream's Waiter that blocked writers sleep on. label: the stream
+  // depth: items each local producer copy's lane holds (end-of-work marks included), rounded
+  // up to a power of two (at least 2): what one producer may have waiting here, as with one
+  // queue shared by all before. room: the stream's Waiter that blocked writers sleep on. label: the stream
   // ("a.out -> b.in"), for messages. local_producers: the upstream copies that run in this
   // process, each of which gets a lane (nullopt: every upstream copy; none: only the landed
   // lane can bring items).
@@ -72,12 +74,19 @@ class InputChannel final : public Endpoint {
       cell.producer = producer;
       cell.key = key;
     };
+    assert(has_lane(producer));
     if (!lane_of_[producer]->try_push_only_with(fill)) return false;
     not_empty_.notify();
     return true;
   }
-  // Room in `producer`'s lane: what try_push from it would take now (demand_driven picks by it).
+  // 0 when `producer`'s lane is full (or it has none), else the local lanes' mean room, rounded
+  // up (how idle this consumer copy is, on the scale of one lane's depth, as a remote copy's
+  // credit is: demand_driven ranks by it).
   std::size_t free_room(std::uint32_t producer) const noexcept override;
+  // Whether `producer` has a lane here (runs in this process).
+  bool has_lane(std::uint32_t producer) const noexcept {
+    return producer < lane_of_.size() && lane_of_[producer] != nullptr;
+  }
   // Room in all the local lanes together (a snapshot, for the metrics and tests).
   std::size_t free_room() const noexcept;
 
@@ -132,7 +141,7 @@ class InputChannel final : public Endpoint {
   void notify_reader() noexcept { not_empty_.notify(); }
   int upstream_copies() const { return upstream_copies_; }
   const std::string& label() const { return label_; }
-  // What the local lanes hold between them (depth, as each lane rounded it up).
+  // What the local lanes hold between them (depth, rounded up, per local producer copy).
   std::size_t depth() const { return depth_; }
 
  private:
@@ -143,12 +152,27 @@ class InputChannel final : public Endpoint {
   bool pop_next(Item& item, bool* landed) noexcept;
   // Tells the observer of the landed items take_run took (landed_taken_).
   void report_landed(std::size_t count) noexcept;
-  // The position in the round of turns that goes first this time (the next one the time
-  // after); see turns_.
-  std::size_t next_turn() noexcept {
-    const std::size_t first = turn_;
-    turn_ = turn_ + 1 >= turns_ ? 0 : turn_ + 1;
-    return first;
+  // Calls visit(lane, from_landed), which returns whether it took anything, for each lane
+  // once in the round's order (see turns_) from turn_, until done(). The next call starts one
+  // turn after the first lane that gave items (after turn_ when none did), so that an empty
+  // lane's turn is not handed to the same neighbour every time. Consumer thread.
+  template <typename Visit, typename Done>
+  void visit_in_turn(Visit&& visit, Done&& done) noexcept {
+    if (turns_ == 0) return;
+    auto after = [this](std::size_t turn) { return turn + 1 == turns_ ? 0 : turn + 1; };
+    std::size_t turn = turn_;
+    std::size_t next = after(turn);
+    bool served = false;
+    bool landed_visited = false;
+    for (std::size_t i = 0; i < turns_; ++i, turn = after(turn)) {
+      const bool from_landed = turn >= lanes_.size();
+      if (from_landed && std::exchange(landed_visited, true)) continue;
+      if (visit(from_landed ? *landed_ : *lanes_[turn], from_landed) && !std::exchange(served, true)) {
+        next = after(turn);
+      }
+      if (done()) break;
+    }
+    turn_ = next;
   }
 
   const int upstream_copies_;

@@ -411,25 +411,54 @@ TEST_F(InputChannelTest, DestroyingTheChannelReturnsUnreadLandedBuffers) {
   EXPECT_EQ(pool_.available(), pool_.count());
 }
 
-// Each local producer copy has a lane of its own: the depth is split between them (each lane
-// rounded up to a power of two), a full lane refuses only its own producer, and a copy that
-// runs elsewhere has none.
-TEST_F(InputChannelTest, EachLocalProducerHasALaneOfItsShareOfTheDepth) {
-  InputChannel channel(16, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 2, 3});
-  EXPECT_EQ(channel.depth(), 24u) << "16 / 3 rounds up to 8 a lane";
-  EXPECT_EQ(channel.capacity(), 24u);
-  EXPECT_EQ(channel.free_room(0), 8u);
-  EXPECT_EQ(channel.free_room(1), 0u) << "copy 1 runs elsewhere: no lane here";
-  for (std::uint64_t k = 0; k < 8; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
-  const Item refused = buffer_item(0, 8);
-  EXPECT_FALSE(channel.try_push(refused)) << "copy 0's lane is full";
-  EXPECT_EQ(channel.free_room(0), 0u);
-  EXPECT_EQ(channel.free_room(2), 8u) << "a full lane leaves the others their room";
-  ASSERT_TRUE(channel.try_push(buffer_item(2, 100)));
-  EXPECT_EQ(channel.free_room(), 15u);
-  EXPECT_EQ(channel.queued(), 9u);
-  detail::release_slot(refused.slot);  // still the caller's
+// Each local producer copy has a lane of its own, of the whole depth (rounded up): a full
+// lane refuses only its own producer, a copy that runs elsewhere has none, and the room
+// demand_driven ranks by is 0 for a producer whose lane is full, else the lanes' mean room.
+// Destroying the channel gives back what every lane still holds.
+TEST_F(InputChannelTest, EachLocalProducerHasALaneOfTheWholeDepth) {
+  {
+    InputChannel channel(6, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 2, 3});
+    EXPECT_EQ(channel.depth(), 24u) << "three lanes of 6 rounded up to 8";
+    EXPECT_EQ(channel.capacity(), 24u);
+    EXPECT_TRUE(channel.has_lane(0));
+    EXPECT_FALSE(channel.has_lane(1)) << "copy 1 runs elsewhere";
+    EXPECT_FALSE(channel.has_lane(4));
+    EXPECT_EQ(channel.free_room(1), 0u);
+    for (std::uint64_t k = 0; k < 8; ++k) ASSERT_TRUE(channel.try_push(buffer_item(0, k)));
+    const Item refused = buffer_item(0, 8);
+    EXPECT_FALSE(channel.try_push(refused)) << "copy 0's lane is full";
+    detail::release_slot(refused.slot);  // still the caller's
+    EXPECT_EQ(channel.free_room(0), 0u) << "a push from copy 0 would be refused";
+    ASSERT_TRUE(channel.try_push(buffer_item(2, 100)));
+    EXPECT_EQ(channel.free_room(), 15u);
+    EXPECT_EQ(channel.free_room(2), 5u) << "(0 + 7 + 8) / 3, rounded up";
+    EXPECT_EQ(channel.queued(), 9u);
+    EXPECT_EQ(pool_.available(), pool_.count() - 9);
+  }
+  EXPECT_EQ(pool_.available(), pool_.count()) << "destroying the channel gave back every lane's buffers";
   EXPECT_THROW(InputChannel(16, 2, signal_, room_, "a.out -> b.in", std::vector<std::uint32_t>{1, 1}), Error);
+}
+
+// An empty lane's turn does not go to the same neighbour every time: two full local lanes
+// beside an empty landed lane with two turns (two copies elsewhere) are read alternately.
+TEST_F(InputChannelTest, AnEmptyLanesTurnsDoNotFavourOneNeighbour) {
+  InputChannel channel(4, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 1});
+  RecordingObserver landing;
+  channel.attach_landing(&landing, 4);
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    for (std::uint32_t p = 0; p < 2; ++p) ASSERT_TRUE(channel.try_push(buffer_item(p, p * 100 + k)));
+  }
+  std::array<detail::TakenBuffer, 1> run{};
+  std::array<int, 2> from{};
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(channel.take_run(run.data(), 1), 1u);
+    from[run[0].key / 100] += 1;
+    detail::release_slot(run[0].slot);
+  }
+  EXPECT_EQ(from, (std::array<int, 2>{2, 2}));
+  from = {};
+  for (int i = 0; i < 4; ++i) from[pop_key(channel) / 100] += 1;
+  EXPECT_EQ(from, (std::array<int, 2>{2, 2}));
 }
 
 // Reads go round the lanes: with every lane full, runs of one take one item from each lane
@@ -490,16 +519,19 @@ TEST_F(InputChannelTest, ConcurrentProducersEachArriveWholeAndInOrder) {
   BufferPool pool("p", 8, 64, signal_);
   InputChannel channel(16, kProducers, signal_, room_, "");
   std::vector<std::thread> producers;
+  std::array<std::atomic<int>, kProducers> outcomes{};
   for (std::uint32_t p = 0; p < kProducers; ++p) {
     producers.emplace_back([&, p] {
-      for (std::uint64_t k = 0; k <= kEach; ++k) {
-        Item item = Item::end_of_work(p);
-        if (k < kEach) {
-          Buffer b = pool.acquire(nullptr);
-          item = Item{detail::BufferAccess::unwrap(b), 0, p, (std::uint64_t{p} << 32) | k};
+      outcomes[p] = outcome_of([&] {  // a watchdog abort fails the test, not the binary
+        for (std::uint64_t k = 0; k <= kEach; ++k) {
+          Item item = Item::end_of_work(p);
+          if (k < kEach) {
+            Buffer b = pool.acquire(nullptr);
+            item = Item{detail::BufferAccess::unwrap(b), 0, p, (std::uint64_t{p} << 32) | k};
+          }
+          room_.wait([&] { return channel.try_push(item); });
         }
-        room_.wait([&] { return channel.try_push(item); });
-      }
+      });
     });
   }
   std::array<std::uint64_t, kProducers> next{};
@@ -523,6 +555,7 @@ TEST_F(InputChannelTest, ConcurrentProducersEachArriveWholeAndInOrder) {
     check(b->key());
   }
   for (std::thread& t : producers) t.join();
+  for (std::uint32_t p = 0; p < kProducers; ++p) EXPECT_EQ(outcomes[p].load(), 1) << "producer " << p;
   EXPECT_EQ(out_of_order, 0u);
   for (std::uint32_t p = 0; p < kProducers; ++p) EXPECT_EQ(next[p], kEach) << "producer " << p;
   EXPECT_TRUE(channel.ended());

@@ -42,6 +42,14 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
       // one buffer each do not all pick consumer copy 0.
       next_(endpoints_.empty() ? 0 : producer % endpoints_.size()) {
   OutputStream::aborted_ = &room_.signal().aborted_flag();
+  for (Endpoint* endpoint : endpoints_) {
+    auto* channel = dynamic_cast<InputChannel*>(endpoint);
+    if (channel != nullptr && !channel->has_lane(producer_)) {
+      throw Error("stream " + stream_label_ + ": producer copy " + std::to_string(producer_) +
+                  " has no lane in a consumer copy's queue in this process (an internal error: the "
+                  "stream's queues were made for other producer copies than the ones that run here)");
+    }
+  }
   alloc_lane_ = pool_.allocate_lane();
   if (only_local_ != nullptr && only_local_->fill_lane(write_lane_, producer_)) {
     write_lane_.buffers = counters_.buffers.raw();

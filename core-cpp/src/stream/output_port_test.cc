@@ -200,6 +200,25 @@ TEST_F(OutputPortTest, DemandDrivenPicksTheCopyWithTheMostFreeRoom) {
   EXPECT_EQ(channels_[2]->free_room(), 1u);
 }
 
+// With two producer copies, a consumer copy whose lane for this producer is full is not
+// picked, however idle the copy is otherwise; among the others, the idlest wins.
+TEST_F(OutputPortTest, DemandDrivenSkipsACopyWhereThisProducersLaneIsFull) {
+  add_channels(3, 2, 2);
+  fill(*channels_[0], 2, /*producer=*/0);  // copy 0: this producer's lane full, the other's empty
+  fill(*channels_[1], 2, /*producer=*/1);  // copy 1: the other producer's lane full
+  auto out = port(Policy::kDemandDriven, 0);
+  EXPECT_EQ(channels_[0]->free_room(0), 0u);
+  EXPECT_EQ(channels_[1]->free_room(0), 1u);
+  EXPECT_EQ(channels_[2]->free_room(0), 2u);
+  out->write(buffer(1));
+  EXPECT_EQ(channels_[2]->free_room(), 3u) << "the idlest copy with room in this lane took it";
+  out->write(buffer(2));  // still the idlest: (2 + 1) / 2 rounded up against copy 1's 1
+  EXPECT_EQ(channels_[2]->free_room(), 2u);
+  out->write(buffer(3));  // a tie (1 and 1); the turn after copy 2 is copy 0's, full here
+  EXPECT_EQ(channels_[1]->free_room(), 1u) << "copy 1, the next in turn with room, took it";
+  EXPECT_EQ(channels_[0]->free_room(), 2u) << "copy 0's lane for this producer is full: never picked";
+}
+
 TEST_F(OutputPortTest, DemandDrivenWaitsForWhicheverCopyFreesRoomFirst) {
   add_channels(2, 2);
   fill(*channels_[0], 2);
@@ -472,10 +491,13 @@ TEST_F(OutputPortLaneTest, TwoProducersMergingIntoOneCopyBothWriteInlineEachInOr
   std::unique_ptr<OutputPort> ports[2] = {port(topo::Policy::kRoundRobin, 0), port(topo::Policy::kRoundRobin, 1)};
   for (auto& p : ports) ASSERT_TRUE(p->writes_inline()) << "each producer has a lane of its own";
   std::vector<std::thread> writers;
+  std::atomic<int> outcomes[2] = {0, 0};
   for (std::uint64_t p = 0; p < 2; ++p) {
     writers.emplace_back([&, p] {
-      for (std::uint64_t k = 0; k < kEach; ++k) ports[p]->write(buffer((p << 32) | k));
-      ports[p]->close();
+      outcomes[p] = outcome_of([&] {  // a watchdog abort fails the test, not the binary
+        for (std::uint64_t k = 0; k < kEach; ++k) ports[p]->write(buffer((p << 32) | k));
+        ports[p]->close();
+      });
     });
   }
   std::uint64_t next[2] = {0, 0};
@@ -489,6 +511,8 @@ TEST_F(OutputPortLaneTest, TwoProducersMergingIntoOneCopyBothWriteInlineEachInOr
     }
   }
   for (std::thread& t : writers) t.join();
+  EXPECT_EQ(outcomes[0].load(), 1);
+  EXPECT_EQ(outcomes[1].load(), 1);
   EXPECT_EQ(out_of_order, 0u);
   EXPECT_EQ(next[0], kEach);
   EXPECT_EQ(next[1], kEach);
