@@ -68,7 +68,14 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     stream->room = std::make_unique<Waiter>(signal);
     // Every stream gets a pool, even one with neither end here (one block, never used),
     // so that stream indices match across processes.
-    const int producers_here_count = placement.count_here(spec.from.filter);
+    // Each producer copy that runs here pushes into a lane of its own in every local
+    // channel, so each lane has one pushing thread: what other hosts send comes through the
+    // landed lane (InputChannel::attach_landing), which only the data plane pushes into.
+    std::vector<std::uint32_t> producers_here_list;
+    for (int p = 0; p < stream->producer_copies; ++p) {
+      if (placement.runs_here(spec.from.filter, p)) producers_here_list.push_back(static_cast<std::uint32_t>(p));
+    }
+    const auto producers_here_count = static_cast<int>(producers_here_list.size());
     const bool producers_here = producers_here_count > 0;
     // Every taker of a pool should be its only one: then the rings skip their
     // compare-and-swap on that side, and allocate() runs inline. So when several producer
@@ -78,13 +85,6 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     // `pool` (landing_blocks).
     const std::size_t landing = landing_blocks(spec);
     const bool lands = landing > 0;
-    // Each producer copy that runs here pushes into a lane of its own in every local
-    // channel, so each lane has one pushing thread: what other hosts send comes through the
-    // landed lane (InputChannel::attach_landing), which only the data plane pushes into.
-    std::vector<std::uint32_t> producers_here_list;
-    for (int p = 0; p < stream->producer_copies; ++p) {
-      if (placement.runs_here(spec.from.filter, p)) producers_here_list.push_back(static_cast<std::uint32_t>(p));
-    }
     const std::size_t local = std::max<std::size_t>(1, local_blocks(spec));
     if (producers_here_count > 1 || (producers_here_count == 1 && lands)) {
       const auto share = (local + static_cast<std::size_t>(producers_here_count) - 1) /

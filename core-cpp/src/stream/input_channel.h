@@ -50,9 +50,9 @@ class InputChannel final : public Endpoint {
   };
 
   // depth: items each local producer copy's lane holds (end-of-work marks included), rounded
-  // up to a power of two (at least 2): what one producer may have waiting here, as with one
-  // queue shared by all before. room: the stream's Waiter that blocked writers sleep on. label: the stream
-  // ("a.out -> b.in"), for messages. local_producers: the upstream copies that run in this
+  // up to a power of two (at least 2): what one producer may have waiting here. room: the
+  // stream's Waiter that blocked writers sleep on. label: the stream ("a.out -> b.in"), for
+  // messages. local_producers: the upstream copies that run in this
   // process, each of which gets a lane (nullopt: every upstream copy; none: only the landed
   // lane can bring items).
   InputChannel(std::size_t depth, int upstream_copies, RunSignal& signal, Waiter& room,

@@ -1,5 +1,6 @@
 #include "stream/input_channel.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -34,6 +35,22 @@ class InputChannelTest : public ::testing::Test {
     Buffer b = pool_.acquire(nullptr);
     b.resize(size);
     return Item{detail::BufferAccess::unwrap(b), size, producer, key};
+  }
+
+  // Fills the local lanes of producer copies 0 .. producers - 1 with `each` buffers apiece,
+  // keyed producer * 100 + k.
+  void fill_lanes(InputChannel& channel, std::uint32_t producers, std::uint64_t each) {
+    for (std::uint64_t k = 0; k < each; ++k) {
+      for (std::uint32_t p = 0; p < producers; ++p) ASSERT_TRUE(channel.try_push(buffer_item(p, p * 100 + k)));
+    }
+  }
+
+  // Takes a run of one buffer, which must be there; gives it back and returns its key.
+  std::uint64_t take_one_key(InputChannel& channel) {
+    std::array<detail::TakenBuffer, 1> run{};
+    EXPECT_EQ(channel.take_run(run.data(), 1), 1u);
+    detail::release_slot(run[0].slot);
+    return run[0].key;
   }
 
   // Pops one item that must be a buffer; returns its key.
@@ -445,16 +462,9 @@ TEST_F(InputChannelTest, AnEmptyLanesTurnsDoNotFavourOneNeighbour) {
   InputChannel channel(4, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 1});
   RecordingObserver landing;
   channel.attach_landing(&landing, 4);
-  for (std::uint64_t k = 0; k < 4; ++k) {
-    for (std::uint32_t p = 0; p < 2; ++p) ASSERT_TRUE(channel.try_push(buffer_item(p, p * 100 + k)));
-  }
-  std::array<detail::TakenBuffer, 1> run{};
+  fill_lanes(channel, 2, 4);
   std::array<int, 2> from{};
-  for (int i = 0; i < 4; ++i) {
-    ASSERT_EQ(channel.take_run(run.data(), 1), 1u);
-    from[run[0].key / 100] += 1;
-    detail::release_slot(run[0].slot);
-  }
+  for (int i = 0; i < 4; ++i) from[take_one_key(channel) / 100] += 1;
   EXPECT_EQ(from, (std::array<int, 2>{2, 2}));
   from = {};
   for (int i = 0; i < 4; ++i) from[pop_key(channel) / 100] += 1;
@@ -467,18 +477,14 @@ TEST_F(InputChannelTest, ReadsTakeFromEveryLaneInTurn) {
   InputChannel channel(12, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 1, 2});
   RecordingObserver landing;
   channel.attach_landing(&landing, 4);
-  for (std::uint64_t k = 0; k < 4; ++k) {
-    for (std::uint32_t p = 0; p < 3; ++p) ASSERT_TRUE(channel.try_push(buffer_item(p, p * 100 + k)));
-    ASSERT_TRUE(channel.try_land(buffer_item(3, 300 + k)));
-  }
-  std::array<detail::TakenBuffer, 1> run{};
+  fill_lanes(channel, 3, 4);
+  for (std::uint64_t k = 0; k < 4; ++k) ASSERT_TRUE(channel.try_land(buffer_item(3, 300 + k)));
   for (int round = 0; round < 2; ++round) {
     std::array<int, 4> from{};
     for (int i = 0; i < 4; ++i) {
-      ASSERT_EQ(channel.take_run(run.data(), 1), 1u);
-      from[run[0].key / 100] += 1;
-      EXPECT_EQ(run[0].key % 100, static_cast<std::uint64_t>(round)) << "each lane in its order";
-      detail::release_slot(run[0].slot);
+      const std::uint64_t key = take_one_key(channel);
+      from[key / 100] += 1;
+      EXPECT_EQ(key % 100, static_cast<std::uint64_t>(round)) << "each lane in its order";
     }
     EXPECT_EQ(from, (std::array<int, 4>{1, 1, 1, 1})) << "round " << round;
   }
@@ -494,19 +500,13 @@ TEST_F(InputChannelTest, TheLandedLaneGetsATurnPerCopyThatRunsElsewhere) {
   InputChannel channel(8, 4, signal_, room_, "", std::vector<std::uint32_t>{0, 1});
   RecordingObserver landing;
   channel.attach_landing(&landing, 8);
-  for (std::uint64_t k = 0; k < 4; ++k) {
-    for (std::uint32_t p = 0; p < 2; ++p) ASSERT_TRUE(channel.try_push(buffer_item(p, p * 100 + k)));
-  }
+  fill_lanes(channel, 2, 4);
   for (std::uint64_t k = 0; k < 8; ++k) ASSERT_TRUE(channel.try_land(buffer_item(2 + k % 2, 200 + k)));
-  std::array<detail::TakenBuffer, 1> run{};
   std::array<int, 3> from{};  // local copy 0, local copy 1, landed
-  for (int i = 0; i < 8; ++i) {
-    ASSERT_EQ(channel.take_run(run.data(), 1), 1u);
-    from[std::min<std::uint64_t>(run[0].key / 100, 2)] += 1;
-    detail::release_slot(run[0].slot);
-  }
+  for (int i = 0; i < 8; ++i) from[std::min<std::uint64_t>(take_one_key(channel) / 100, 2)] += 1;
   EXPECT_EQ(from, (std::array<int, 3>{2, 2, 4}));
   EXPECT_EQ(landing.producers.size(), 4u);
+  std::array<detail::TakenBuffer, 1> run{};
   while (channel.take_run(run.data(), 1) == 1) detail::release_slot(run[0].slot);
 }
 
