@@ -141,7 +141,6 @@ class Worker {
   std::atomic<std::uint32_t> wake{0};  // futex word: bumped to wake a sleeping worker
 
   // For the monitor.
-  std::atomic<std::uint64_t> resumes{0};
   std::atomic<std::uint64_t> running_since_ns{0};  // 0: not running a task
   std::atomic<bool> idle{false};
   // Its thread's CPU-time clock and /proc/self/task/TID/stat, to tell a worker busy in a
@@ -628,7 +627,6 @@ bool Scheduler::hand_over_blocked(Worker& w) {
 
 void Scheduler::resume(Worker& w, Task* t) {
   t->worker = &w;
-  w.resumes.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t now = Waiter::now_ns();
   stamp(w, now);  // the task that blocked before this one (or this one, back at once)
   const std::uint64_t blocked_at = t->blocked_at.load(std::memory_order_relaxed);

@@ -19,14 +19,16 @@ namespace sluice {
 struct WaitRecord {
   std::atomic<const char*> op{nullptr};             // "read", "write", "allocate"; null: not waiting
   std::atomic<const std::string*> stream{nullptr};  // the stream's label; outlives the record
-  std::atomic<std::uint64_t> since_ns{0};           // Waiter::now_ns() when the wait began
+  // When the wait began, by Waiter::coarse_now_ns(): every wait of a task switch stamps it,
+  // and a reader wants seconds (it may see now_ns() a tick ahead: never a negative wait).
+  std::atomic<std::uint64_t> since_ns{0};
 
   // Marks a wait for the life of the scope. `record` may be null (ports made by tests).
   class Scope {
    public:
     Scope(WaitRecord* record, const char* op, const std::string* stream) noexcept : record_(record) {
       if (record_ == nullptr) return;
-      record_->since_ns.store(Waiter::now_ns(), std::memory_order_relaxed);
+      record_->since_ns.store(Waiter::coarse_now_ns(), std::memory_order_relaxed);
       record_->stream.store(stream, std::memory_order_relaxed);
       record_->op.store(op, std::memory_order_release);
     }

@@ -59,6 +59,12 @@ std::uint64_t Waiter::now_ns() noexcept {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + ts.tv_nsec;
 }
 
+std::uint64_t Waiter::coarse_now_ns() noexcept {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + ts.tv_nsec;
+}
+
 void RunSignal::abort() noexcept {
   aborted_.store(true, std::memory_order_seq_cst);
   std::lock_guard<std::mutex> lock(mu_);
