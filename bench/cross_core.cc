@@ -4,8 +4,8 @@
 // turn is one hand-over of that line. The figure decides whether splitting a hand-off
 // pipeline over two workers pays (docs/runtime.md, "Placement"): on the 2-core VM of
 // bench/RESULTS.md it is ~42 ns in one mode and ~200 ns in the other, and the host switches
-// between them while processes run, so run this beside any benchmark whose copies or threads
-// span both cores.
+// between them while processes run, so bench/run.sh prints it before and after the pipeline
+// shapes.
 //
 //   build/bench/cross_core [--cpus A,B] [--rounds N] [--reps N]
 #include <pthread.h>
@@ -15,14 +15,20 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <string>
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "bench_common.h"
 
 namespace {
+
+void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 bool pin(int cpu) {
   cpu_set_t set;
@@ -31,31 +37,53 @@ bool pin(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
-// One measurement: `rounds` hand-overs each way; returns ns per one-way hand-over.
+// The first two CPUs this process may run on (its affinity mask), or none.
+std::vector<int> first_two_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+// One measurement: `rounds` hand-overs each way, timed once both threads sit on their CPUs;
+// returns ns per one-way hand-over, or a negative value when a thread could not be pinned
+// (then nothing is timed: two threads sharing a CPU would take a time slice a turn).
 double one_way_ns(int cpu_a, int cpu_b, long rounds) {
+  enum : int { kPending, kPinned, kFailed };
   alignas(64) std::atomic<long> turn{0};
-  bool pinned_b = false;
+  alignas(64) std::atomic<int> other_state{kPending};
+  std::atomic<bool> go{false};
   std::thread other([&] {
-    pinned_b = pin(cpu_b);
+    other_state.store(pin(cpu_b) ? kPinned : kFailed, std::memory_order_release);
+    while (!go.load(std::memory_order_acquire)) cpu_relax();
+    if (turn.load(std::memory_order_relaxed) < 0) return;  // called off
     for (long i = 1; i < 2 * rounds; i += 2) {
-      while (turn.load(std::memory_order_acquire) != i) {
-      }
+      while (turn.load(std::memory_order_acquire) != i) cpu_relax();
       turn.store(i + 1, std::memory_order_release);
     }
   });
-  const bool pinned_a = pin(cpu_a);
+  const bool pinned = pin(cpu_a);
+  int state;
+  while ((state = other_state.load(std::memory_order_acquire)) == kPending) cpu_relax();
+  if (!pinned || state != kPinned) {
+    turn.store(-1, std::memory_order_relaxed);
+    go.store(true, std::memory_order_release);
+    other.join();
+    return -1;
+  }
+  go.store(true, std::memory_order_release);
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < 2 * rounds; i += 2) {
-    while (turn.load(std::memory_order_acquire) != i) {
-    }
+    while (turn.load(std::memory_order_acquire) != i) cpu_relax();
     turn.store(i + 1, std::memory_order_release);
   }
-  other.join();
+  while (turn.load(std::memory_order_acquire) != 2 * rounds) cpu_relax();
   const auto end = std::chrono::steady_clock::now();
-  if (!pinned_a || !pinned_b) {
-    std::fprintf(stderr, "cross_core: could not pin to CPUs %d and %d (see --cpus)\n", cpu_a, cpu_b);
-    std::exit(2);
-  }
+  other.join();
   return std::chrono::duration<double, std::nano>(end - start).count() / static_cast<double>(2 * rounds);
 }
 
@@ -63,17 +91,32 @@ double one_way_ns(int cpu_a, int cpu_b, long rounds) {
 
 int main(int argc, char** argv) {
   CLI::App app{"cross_core: one-way hand-over of a cache line between two CPUs, in ns"};
-  std::vector<int> cpus{0, 1};
-  long rounds = 100000;
+  std::vector<int> cpus = first_two_cpus();
+  int rounds = 100000;
   int reps = 5;
-  app.add_option("--cpus", cpus, "the two CPUs (default: 0,1)")->delimiter(',')->expected(2);
-  app.add_option("--rounds", rounds, "hand-overs each way per measurement (default: 100000)");
-  app.add_option("--reps", reps, "measurements; the median is printed (default: 5)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--cpus", cpus, "the two CPUs, e.g. 0,1 (default: the first two this process may use)")
+      ->delimiter(',')
+      ->expected(2);
+  sluice::text::add_integer_option(app, "--rounds", &rounds, "hand-overs each way per measurement", 1, 100000000);
+  sluice::text::add_integer_option(app, "--reps", &reps, "measurements; the median is printed", 1, 1000);
+  bench::parse_or_exit(app, argc, argv);
+  if (cpus.size() != 2 || cpus[0] == cpus[1]) {
+    std::fprintf(stderr, "cross_core: needs two different CPUs (--cpus A,B); this process may use %s\n",
+                 cpus.size() < 2 ? "fewer than two" : "them, but the two given are the same");
+    return 2;
+  }
   std::vector<double> ns;
-  for (int r = 0; r < reps; ++r) ns.push_back(one_way_ns(cpus[0], cpus[1], rounds));
+  for (int r = 0; r < reps; ++r) {
+    const double one = one_way_ns(cpus[0], cpus[1], rounds);
+    if (one < 0) {
+      std::fprintf(stderr, "cross_core: could not pin threads to CPUs %d and %d; pick two this process may use "
+                   "(taskset -p $$ shows them)\n", cpus[0], cpus[1]);
+      return 2;
+    }
+    ns.push_back(one);
+  }
   std::sort(ns.begin(), ns.end());
-  std::printf("one-way hand-over CPU %d <-> %d: median %.1f ns (min %.1f, max %.1f, %d runs)\n", cpus[0], cpus[1],
-              ns[ns.size() / 2], ns.front(), ns.back(), reps);
+  std::printf("one-way hand-over of a cache line, CPU %d <-> %d: median %.1f ns (min %.1f, max %.1f, %d runs)\n",
+              cpus[0], cpus[1], ns[ns.size() / 2], ns.front(), ns.back(), reps);
   return 0;
 }

@@ -12,9 +12,14 @@ echo
 "$BUILD/bench/local_stream_bench" --reps "$REPS"
 "$BUILD/bench/local_stream_bench" --reps "$REPS" --hogs 2
 echo
-# More copies than cores: pipeline shapes, on a quiet machine and with two CPU hogs.
+# More copies than cores: pipeline shapes, on a quiet machine and with two CPU hogs. Before
+# and after them, what a cache line costs to cross between two CPUs now: on a VM it changes
+# with the host's placement of the vCPUs, and every cross-core figure with it.
+echo "Cache line between two CPUs, before the shapes: $("$BUILD/bench/cross_core")"
+echo
 "$BUILD/bench/graph_bench" --reps "$REPS"
 "$BUILD/bench/graph_bench" --reps "$REPS" --hogs 2
+echo "Cache line between two CPUs, after the shapes: $("$BUILD/bench/cross_core")"
 echo
 # The same shapes in Apache Flink 1.20 (a warm local MiniCluster, operator chaining, object
 # reuse), alternating with graph_bench, quiet and with two CPU hogs. bench/flink is a

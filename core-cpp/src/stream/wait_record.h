@@ -20,7 +20,8 @@ struct WaitRecord {
   std::atomic<const char*> op{nullptr};             // "read", "write", "allocate"; null: not waiting
   std::atomic<const std::string*> stream{nullptr};  // the stream's label; outlives the record
   // When the wait began, by Waiter::coarse_now_ns(): every wait of a task switch stamps it,
-  // and a reader wants seconds (it may see now_ns() a tick ahead: never a negative wait).
+  // and readers want seconds. A reader's now_ns() may run up to a tick ahead of the stamp,
+  // so a wait reads up to a tick long, never negative.
   std::atomic<std::uint64_t> since_ns{0};
 
   // Marks a wait for the life of the scope. `record` may be null (ports made by tests).

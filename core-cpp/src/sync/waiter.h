@@ -141,9 +141,9 @@ class Waiter {
   void wake_all() noexcept;
 
   static std::uint64_t now_ns() noexcept;
-  // now_ns() as of the kernel's last tick (CLOCK_MONOTONIC_COARSE: a few milliseconds
-  // behind at most, never ahead), for a timestamp read in seconds: a tenth of the cost on
-  // these VMs (~3 ns against ~21 ns), where a task switch takes a few dozen nanoseconds.
+  // now_ns() as of the kernel's last tick (CLOCK_MONOTONIC_COARSE: up to one tick behind,
+  // 1-10 ms by CONFIG_HZ, never ahead), for a timestamp read in seconds: a seventh of the cost
+  // on these VMs (~3 ns against ~21 ns), where a task switch costs a few dozen nanoseconds.
   static std::uint64_t coarse_now_ns() noexcept;
 
  private:
