@@ -19,16 +19,9 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "sync/cpu_relax.h"
 
 namespace {
-
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 bool pin(int cpu) {
   cpu_set_t set;
@@ -59,16 +52,16 @@ double one_way_ns(int cpu_a, int cpu_b, long rounds) {
   std::atomic<bool> go{false};
   std::thread other([&] {
     other_state.store(pin(cpu_b) ? kPinned : kFailed, std::memory_order_release);
-    while (!go.load(std::memory_order_acquire)) cpu_relax();
+    while (!go.load(std::memory_order_acquire)) sluice::cpu_relax();
     if (turn.load(std::memory_order_relaxed) < 0) return;  // called off
     for (long i = 1; i < 2 * rounds; i += 2) {
-      while (turn.load(std::memory_order_acquire) != i) cpu_relax();
+      while (turn.load(std::memory_order_acquire) != i) sluice::cpu_relax();
       turn.store(i + 1, std::memory_order_release);
     }
   });
   const bool pinned = pin(cpu_a);
   int state;
-  while ((state = other_state.load(std::memory_order_acquire)) == kPending) cpu_relax();
+  while ((state = other_state.load(std::memory_order_acquire)) == kPending) sluice::cpu_relax();
   if (!pinned || state != kPinned) {
     turn.store(-1, std::memory_order_relaxed);
     go.store(true, std::memory_order_release);
@@ -78,10 +71,10 @@ double one_way_ns(int cpu_a, int cpu_b, long rounds) {
   go.store(true, std::memory_order_release);
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < 2 * rounds; i += 2) {
-    while (turn.load(std::memory_order_acquire) != i) cpu_relax();
+    while (turn.load(std::memory_order_acquire) != i) sluice::cpu_relax();
     turn.store(i + 1, std::memory_order_release);
   }
-  while (turn.load(std::memory_order_acquire) != 2 * rounds) cpu_relax();
+  while (turn.load(std::memory_order_acquire) != 2 * rounds) sluice::cpu_relax();
   const auto end = std::chrono::steady_clock::now();
   other.join();
   return std::chrono::duration<double, std::nano>(end - start).count() / static_cast<double>(2 * rounds);

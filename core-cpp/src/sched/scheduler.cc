@@ -23,6 +23,7 @@
 #include <boost/context/protected_fixedsize_stack.hpp>
 
 #include "sync/asymmetric_barrier.h"
+#include "sync/cpu_relax.h"
 #include "sync/thread_name.h"
 #include "sync/waiter.h"
 
@@ -72,14 +73,6 @@ void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen, long timeo
 
 void futex_wake(std::atomic<std::uint32_t>& word) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
-
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 int cpus_allowed() {

@@ -53,17 +53,17 @@ void Waiter::wake_all() noexcept {
   }
 }
 
-std::uint64_t Waiter::now_ns() noexcept {
+namespace {
+std::uint64_t read_ns(clockid_t clock) noexcept {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + ts.tv_nsec;
 }
+}  // namespace
 
-std::uint64_t Waiter::coarse_now_ns() noexcept {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + ts.tv_nsec;
-}
+std::uint64_t Waiter::now_ns() noexcept { return read_ns(CLOCK_MONOTONIC); }
+
+std::uint64_t Waiter::coarse_now_ns() noexcept { return read_ns(CLOCK_MONOTONIC_COARSE); }
 
 void RunSignal::abort() noexcept {
   aborted_.store(true, std::memory_order_seq_cst);

@@ -14,6 +14,7 @@
 
 #include "sluice/error.h"
 #include "sync/asymmetric_barrier.h"
+#include "sync/cpu_relax.h"
 #include "sync/run_signal.h"
 #include "sched/task.h"
 
@@ -153,13 +154,6 @@ class Waiter {
   // rarely enters the kernel to sleep.
   static constexpr std::uint32_t kMaxBackoffShift = 4;  // at most 16 pauses between looks
 
-  static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
   void sleep_until_changed(std::uint32_t seen) noexcept;
   static void yield() noexcept;
   // Keeps `task` until wake_all(), unless wake_all() ran since seq_ was `armed`.

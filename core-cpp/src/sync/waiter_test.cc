@@ -158,5 +158,19 @@ TEST(Waiter, AbortWakesSleepersOfEveryRegisteredWaiter) {
   EXPECT_EQ(aborted.load(), 2);
 }
 
+// A WaitRecord is stamped with the coarse clock and read against the fine one
+// (Engine::activity): the stamp must never be ahead, or a wait would read negative, and it
+// must follow the fine clock closely enough for a figure in seconds (a tick is 1-10 ms; a
+// vCPU the host descheduled can delay one, so the bound here is a tenth of a second).
+TEST(Waiter, TheCoarseClockIsNeverAheadOfTheFineOneAndFollowsIt) {
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint64_t before = Waiter::now_ns();
+    const std::uint64_t coarse = Waiter::coarse_now_ns();
+    const std::uint64_t after = Waiter::now_ns();
+    ASSERT_LE(coarse, after) << "at look " << i;
+    ASSERT_LT(before, coarse + 100'000'000u) << "at look " << i;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
