@@ -10,6 +10,8 @@
 #include <optional>
 #include <thread>
 
+#include <stdlib.h>
+
 #include "testing/graph_harness.h"
 #include "testing/graph_test_filters.h"
 
@@ -215,6 +217,55 @@ streams:
                               options, std::chrono::seconds(60));
   ASSERT_FALSE(out.failure) << out.failure->str();
   expect_each_exactly_once("sink", 3, 10000);
+}
+
+// Packed on one worker, spread over both, or the scheduler's trial between the two (which
+// moves the copies while they run): the same buffers arrive, each once, in order per source.
+TEST_F(GraphSchedulingTest, EveryLayoutDeliversEveryBufferOnceInOrder) {
+  for (const auto layout : {sluice::sched::LayoutChoice::kPacked, sluice::sched::LayoutChoice::kSpread,
+                            sluice::sched::LayoutChoice::kAuto}) {
+    SCOPED_TRACE(static_cast<int>(layout));
+    observed().reset();
+    sluice::EngineOptions options;
+    options.workers = 2;
+    options.layout = layout;
+    RunOutcome out = run_within(R"(
+defaults: {buffer_size: 128B, depth: 64}
+filters:
+  src:  {class: "testing_filters::TestSource", copies: 3, args: {count: 200000, size: 64}}
+  a:    {class: "testing_filters::TestRelay", copies: 2}
+  b:    {class: "testing_filters::TestRelay", copies: 2}
+  sink: {class: "testing_filters::TestSink", copies: 3}
+streams:
+  - {from: src.out, to: a.in, policy: round_robin}
+  - {from: a.out, to: b.in}
+  - {from: b.out, to: sink.in, policy: by_key}
+)",
+                                options, std::chrono::seconds(120));
+    ASSERT_FALSE(out.failure) << out.failure->str();
+    for (const auto& st : out.streams) EXPECT_EQ(st.buffers, 3u * 200000u) << st.label;
+    expect_each_exactly_once("sink", 3, 200000);
+  }
+}
+
+TEST_F(GraphSchedulingTest, AnUnknownLayoutStopsTheRunSayingWhatToSet) {
+  const sluice::topo::Topology topology = sluice::topo::parse_topology_text(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 10}}
+  sink: {class: "testing_filters::TestSink"}
+streams:
+  - {from: src.out, to: sink.in}
+)",
+                                                                           "test.yaml", SLUICE_TEST_DATA_DIR);
+  ::setenv("SLUICE_LAYOUT", "sideways", 1);
+  std::string message;
+  try {
+    sluice::Engine engine(topology, {});
+  } catch (const sluice::Error& e) {
+    message = e.what();
+  }
+  ::unsetenv("SLUICE_LAYOUT");
+  EXPECT_NE(message.find("SLUICE_LAYOUT 'sideways' is not auto, packed or spread"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -137,16 +137,12 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
   stage = "idle";
 }
 
-// Where each task starts. Copies that mostly pass buffers on run fastest side by side on
-// one core, a queue's worth at a time with no system call: a hand-over between cores moves
-// cache lines and, when the consumer ran dry, costs a wake-up. So every task starts on the
-// first worker, and the others take tasks that wait there for a CPU (a copy doing real
-// work per buffer keeps the first worker busy, and its neighbours' ready work is taken
-// within a fraction of a millisecond). With more than one worker's worth of copies, the
-// copies in stream order are cut into contiguous runs, one per worker, so that pipeline
-// neighbours still share one.
-std::vector<int> initial_workers(const topo::Topology& topology, const std::vector<std::unique_ptr<CopyRunner>>& copies,
-                                 int workers) {
+// Where each task lives, for `tasks_per_worker` tasks a worker before a second one gets a
+// run of its own: the copies in stream order are cut into contiguous runs, one per worker,
+// so that pipeline neighbours share one.
+std::vector<int> cut_in_stream_order(const topo::Topology& topology,
+                                     const std::vector<std::unique_ptr<CopyRunner>>& copies, int workers,
+                                     std::size_t tasks_per_worker) {
   // Filters in topological order (streams point downstream; the graph is acyclic).
   std::map<std::string, int> indegree;
   for (const auto& f : topology.filters) indegree[f.name] = 0;
@@ -174,11 +170,37 @@ std::vector<int> initial_workers(const topo::Topology& topology, const std::vect
     return rank[copies[a]->spec->name] < rank[copies[b]->spec->name];
   });
   std::vector<int> where(copies.size(), 0);
-  constexpr std::size_t kTasksPerWorker = 64;  // before a second worker gets a run of its own
   const std::size_t used = std::max<std::size_t>(
-      1, std::min<std::size_t>(static_cast<std::size_t>(workers), tasks.size() / kTasksPerWorker));
+      1, std::min<std::size_t>(static_cast<std::size_t>(workers), tasks.size() / tasks_per_worker));
   for (std::size_t k = 0; k < tasks.size(); ++k) where[tasks[k]] = static_cast<int>(k * used / tasks.size());
   return where;
+}
+
+// Each task's two homes (sched::TaskHome). Packed: copies that mostly pass buffers on run
+// fastest side by side on one core, a queue's worth at a time with no system call, so every
+// task starts on the first worker (up to 64 a worker), and the others take tasks that wait
+// there for a CPU (a copy doing real work per buffer keeps the first worker busy, and its
+// neighbours' ready work is taken within a fraction of a millisecond). Spread: one run per
+// worker, which beats packed while a cache line crosses between the cores cheaply (the
+// scheduler's trial finds out which holds, docs/runtime.md "Placement").
+std::vector<sched::TaskHome> task_homes(const topo::Topology& topology,
+                                        const std::vector<std::unique_ptr<CopyRunner>>& copies, int workers) {
+  const std::vector<int> packed = cut_in_stream_order(topology, copies, workers, 64);
+  const std::vector<int> spread = cut_in_stream_order(topology, copies, workers, 1);
+  std::vector<sched::TaskHome> homes(copies.size());
+  for (std::size_t i = 0; i < copies.size(); ++i) homes[i] = {packed[i], spread[i]};
+  return homes;
+}
+
+sched::LayoutChoice layout_choice(sched::LayoutChoice given) {
+  const char* env = std::getenv("SLUICE_LAYOUT");
+  if (env == nullptr || *env == '\0') return given;
+  const std::string value = env;
+  if (value == "auto") return sched::LayoutChoice::kAuto;
+  if (value == "packed") return sched::LayoutChoice::kPacked;
+  if (value == "spread") return sched::LayoutChoice::kSpread;
+  throw Error("SLUICE_LAYOUT '" + value +
+              "' is not auto, packed or spread; unset it (auto: the scheduler tries both and keeps the faster)");
 }
 
 void Engine::State::run_copy(CopyRunner& copy) {
@@ -306,17 +328,25 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       }
     }
     so.tasks_hint = tasks;
+    so.layout = layout_choice(s.options.layout);
+    // The work done: buffers written by this process's copies (each port's own counter,
+    // one writer, read here about once a millisecond).
+    so.progress = [&s] {
+      std::uint64_t written = 0;
+      for (const auto& [stream, port] : s.producer_ports) written += port->counters().buffers.get();
+      return written;
+    };
     s.scheduler = std::make_unique<sched::Scheduler>(so);
   }
-  const std::vector<int> where = tasks > 0 ? initial_workers(topology, s.copies, s.scheduler->workers())
-                                           : std::vector<int>(s.copies.size(), 0);
+  const std::vector<sched::TaskHome> homes = tasks > 0 ? task_homes(topology, s.copies, s.scheduler->workers())
+                                                       : std::vector<sched::TaskHome>(s.copies.size());
   std::lock_guard<std::mutex> lock(s.mu);
   s.pending = static_cast<int>(s.copies.size());
   for (std::size_t i = 0; i < s.copies.size(); ++i) {
     CopyRunner* raw = s.copies[i].get();
     raw->busy = true;
     if (raw->as_task) {
-      s.scheduler->spawn([&s, raw] { s.run_copy(*raw); }, where[i], &raw->record);
+      s.scheduler->spawn([&s, raw] { s.run_copy(*raw); }, homes[i], &raw->record);
     } else {
       raw->thread = std::thread([&s, raw] {
         name_this_thread(raw->spec->name, "#" + std::to_string(raw->index));

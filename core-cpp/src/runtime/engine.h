@@ -24,6 +24,7 @@
 #include "runtime/failure.h"
 #include "runtime/placement.h"
 #include "runtime/stream_wiring.h"
+#include "sched/layout_trial.h"
 #include "topology/topology.h"
 
 namespace sluice {
@@ -47,6 +48,12 @@ struct EngineOptions {
   // Worker threads for the tasks. Default (0): one per CPU this process may use, at most one
   // per C++ copy. Nothing is pinned, so several processes share the machine's CPUs fairly.
   int workers = 0;
+  // Packed (every task on the first worker, for graphs of up to 64 C++ copies a worker) or
+  // spread (the copies in stream order cut into one contiguous run per worker). Default
+  // (kAuto): packed, trying spread now and then and keeping it while it moves more buffers
+  // a second (sched/layout_trial.h). The SLUICE_LAYOUT environment variable (auto, packed,
+  // spread) overrides the default.
+  sched::LayoutChoice layout = sched::LayoutChoice::kAuto;
 };
 
 struct StreamStats {

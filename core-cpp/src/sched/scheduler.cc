@@ -22,6 +22,7 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+#include "sched/layout_trial.h"
 #include "sync/asymmetric_barrier.h"
 #include "sync/cpu_relax.h"
 #include "sync/thread_name.h"
@@ -95,6 +96,8 @@ class Task {
   const crash::CopyRecord* record = nullptr;
   Scheduler* scheduler = nullptr;
   Worker* worker = nullptr;  // where it runs or waits to run
+  TaskHome home;
+  std::uint32_t epoch = 0;  // the layout it was placed for (Scheduler::layout_epoch_)
   Next next = Next::kBlock;
   Wait* wait = nullptr;  // while blocked: what it waits to do
   std::uint64_t ready_since_ns = 0;
@@ -234,6 +237,8 @@ std::vector<Task*> take_blocked(Worker& w) {
 
 Task* current_task() noexcept { return tl_task; }
 
+int current_worker() noexcept { return tl_worker != nullptr ? tl_worker->index : -1; }
+
 std::uint64_t block(Wait& wait) {
   Task* t = tl_task;
   t->next = Task::Next::kBlock;
@@ -256,6 +261,7 @@ Scheduler::Scheduler(SchedulerOptions options) : options_(options) {
   if (n < 1) n = 1;
   if (n > kMaxWorkers) n = kMaxWorkers;
   base_workers_ = n;
+  spread_.store(options_.layout == LayoutChoice::kSpread, std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) add_worker();
   monitor_ = std::thread([this] {
     name_this_thread("sluice-monitor");
@@ -307,7 +313,7 @@ Worker& Scheduler::add_worker() {
   return w;
 }
 
-void Scheduler::spawn(std::function<void()> body, int worker, const crash::CopyRecord* record) {
+void Scheduler::spawn(std::function<void()> body, TaskHome home, const crash::CopyRecord* record) {
   auto* t = new Task;
   t->body = std::move(body);
   t->record = record;
@@ -330,9 +336,19 @@ void Scheduler::spawn(std::function<void()> body, int worker, const crash::CopyR
     monitor_cv_.notify_all();
   }
   const int n = base_workers_;
-  Worker& home = *workers_[static_cast<std::size_t>(((worker % n) + n) % n)];
-  home.tasks_n.fetch_add(1, std::memory_order_relaxed);
-  home.push(t);
+  auto wrap = [n](int i) { return ((i % n) + n) % n; };
+  t->home = {wrap(home.packed), wrap(home.spread)};
+  if (t->home.packed != t->home.spread) homes_differ_.store(true, std::memory_order_relaxed);
+  // Acquire: the epoch is bumped after spread_ is set (set_spread).
+  t->epoch = layout_epoch_.load(std::memory_order_acquire);
+  Worker& w = *workers_[static_cast<std::size_t>(spread() ? t->home.spread : t->home.packed)];
+  w.tasks_n.fetch_add(1, std::memory_order_relaxed);
+  w.push(t);
+}
+
+void Scheduler::set_spread(bool spread) {
+  if (spread_.exchange(spread, std::memory_order_relaxed) == spread) return;
+  layout_epoch_.fetch_add(1, std::memory_order_release);
 }
 
 void Scheduler::run_worker(Worker& w) {
@@ -512,7 +528,8 @@ Task* Scheduler::next_task(Worker& w) {
     }
     if (has_blocked) w.spin_budget_ns = std::max(kBlockedSpinMinNs, w.spin_budget_ns / 2);
     spun_blocked = false;
-    if (has_blocked && hand_over_blocked(w)) {
+    // Spread on purpose: the halves stay where the layout put them.
+    if (has_blocked && !spread() && hand_over_blocked(w)) {
       idle_since = 0;
       continue;
     }
@@ -639,14 +656,43 @@ void Scheduler::resume(Worker& w, Task* t) {
   t->blocked_at.store(0, std::memory_order_relaxed);
   w.unstamped = t;
   w.pending = t;
+  // The layout changed since it was placed: to its home in the new one. Spread, a task
+  // that an idle worker took (it waited 200 us for its own) also goes home once settled
+  // there: nothing else merges or restores the halves in that layout.
+  const std::uint32_t epoch = layout_epoch_.load(std::memory_order_acquire);
+  if (t->epoch != epoch ||
+      (spread() && t->home.spread != w.index && now - t->moved_ns >= kSettleNs)) {
+    t->epoch = epoch;
+    relocate(w, t);
+    return;
+  }
   // A task left alone here (the others were taken while this worker was busy with it)
   // joins the worker that has the rest, where its peers usually are: alone, every
   // hand-off with them crosses cores, and stalls whenever the kernel deschedules either.
-  if (w.tasks_n.load(std::memory_order_relaxed) == 1) {
+  // Not when spread on purpose.
+  if (w.tasks_n.load(std::memory_order_relaxed) == 1 && !spread()) {
     const std::uint64_t then = Waiter::now_ns();
     stamp(w, then);
     if (then - t->moved_ns >= kSettleNs) hand_over_blocked(w);  // takes it from `pending`
   }
+}
+
+void Scheduler::relocate(Worker& w, Task* t) {
+  Worker& target = *workers_[static_cast<std::size_t>(spread() ? t->home.spread : t->home.packed)];
+  if (&target == &w) return;
+  const std::uint64_t now = Waiter::now_ns();
+  stamp(w, now);  // t's blocked_at, before another worker can resume it
+  w.pending = nullptr;  // t, which resume() just left there
+  w.tasks_n.fetch_sub(1, std::memory_order_relaxed);
+  target.tasks_n.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(target.mu);
+    t->worker = &target;
+    t->moved_ns = now;
+    target.blocked.push_back(t);
+    target.blocked_n.store(static_cast<std::uint32_t>(target.blocked.size()), std::memory_order_relaxed);
+  }
+  target.nudge();
 }
 
 void Scheduler::finished(Task* t) {
@@ -677,6 +723,10 @@ bool Scheduler::stuck_for_long(Worker& w, std::uint64_t now) {
 }
 
 void Scheduler::monitor() {
+  // Tries both layouts now and then, when there is a choice to make: tasks whose homes
+  // differ, more than one worker, and a measure of the work done.
+  LayoutTrial trial;
+  const bool trying = options_.layout == LayoutChoice::kAuto && options_.progress && base_workers_ > 1;
   std::unique_lock<std::mutex> lock(monitor_mu_);
   for (;;) {
     // Nothing to watch while no task lives (between units of work, a deployed application
@@ -686,6 +736,9 @@ void Scheduler::monitor() {
     if (monitor_cv_.wait_for(lock, kMonitorPeriod, [&] { return monitor_stop_; })) return;
     const int n = worker_count_.load(std::memory_order_acquire);
     const std::uint64_t now = Waiter::now_ns();
+    if (trying && homes_differ_.load(std::memory_order_relaxed)) {
+      set_spread(trial.step(now, options_.progress()) == Layout::kSpread);
+    }
     bool waiting = false;  // a task has waited long for its worker
     for (int i = 0; i < n; ++i) {
       Worker& w = *workers_[static_cast<std::size_t>(i)];

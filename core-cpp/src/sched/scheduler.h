@@ -13,6 +13,11 @@
 // its frames).
 //
 // Placement: spawn() puts a task on a worker, where it stays: its peers' data is warm there.
+// Each task has two homes: packed (the caller's choice for hand-off pipelines: usually
+// everything on the first worker) and spread (the graph cut over every worker). Which one
+// applies is the layout: with SchedulerOptions::progress set, the monitor tries both now and
+// then and keeps the faster (layout_trial.h); a task moves to its home in the new layout the
+// next time it blocks.
 // A task that has waited for a CPU for a while (its worker is busy with another task's own
 // code) is taken by an idle worker; a monitor wakes an idle worker for that, and when every
 // worker has been stuck in one task's code for 10 ms (a filter computing, or blocked in a
@@ -47,11 +52,19 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "runtime/crash_report.h"
+#include "sched/layout_trial.h"
 #include "sched/task.h"
 
 namespace sluice::sched {
+
+// Where a task lives in each layout (worker indices, modulo the starting workers).
+struct TaskHome {
+  int packed = 0;
+  int spread = 0;
+};
 
 struct SchedulerOptions {
   // Worker threads to start with. Default (0): one per CPU this process may run on (its
@@ -60,6 +73,12 @@ struct SchedulerOptions {
   int tasks_hint = 0;
   // Each task's stack. Default: 1 MiB.
   std::size_t stack_size = std::size_t{1} << 20;
+  // kAuto: start packed and let the monitor try both layouts, when `progress` is set (a
+  // count that grows with the work done, read from the monitor thread about once a
+  // millisecond; it must stay callable until the Scheduler is destroyed or abandoned).
+  // kPacked / kSpread: that layout, always.
+  LayoutChoice layout = LayoutChoice::kAuto;
+  std::function<std::uint64_t()> progress;
 };
 
 class Worker;
@@ -74,7 +93,15 @@ class Scheduler {
 
   // Starts `body` as a task on worker `worker` (modulo the number of workers). While it
   // runs, `record` (may be null; must outlive the task) is the thread's crash record.
-  void spawn(std::function<void()> body, int worker, const crash::CopyRecord* record);
+  void spawn(std::function<void()> body, TaskHome home, const crash::CopyRecord* record);
+  void spawn(std::function<void()> body, int worker, const crash::CopyRecord* record) {
+    spawn(std::move(body), TaskHome{worker, worker}, record);
+  }
+
+  // The layout now, and a switch to the other (the monitor's trial does this under kAuto;
+  // tests call it directly). Tasks move to their new homes as they next block.
+  bool spread() const { return spread_.load(std::memory_order_relaxed); }
+  void set_spread(bool spread);
 
   int workers() const { return worker_count_.load(std::memory_order_acquire); }
   // Leaves every worker running, detached: tasks are stuck in user code and the process is
@@ -91,6 +118,7 @@ class Scheduler {
   Task* next_task(Worker& worker);
   Task* steal(Worker& thief, std::uint64_t min_wait_ns);
   bool hand_over_blocked(Worker& w);
+  void relocate(Worker& w, Task* t);
   bool stuck_for_long(Worker& w, std::uint64_t now);
   bool working(Worker& thief, const Worker& victim, std::uint64_t since, std::uint64_t now);
   void resume(Worker& worker, Task* task);
@@ -103,6 +131,12 @@ class Scheduler {
   std::atomic<int> worker_count_{0};
   int base_workers_ = 0;
   std::mutex add_mu_;  // serializes add_worker
+
+  // The layout: spread_ says which home applies; layout_epoch_ is bumped on every change, and
+  // a task whose epoch differs goes to its home when it next blocks.
+  std::atomic<bool> spread_{false};
+  std::atomic<std::uint32_t> layout_epoch_{0};
+  std::atomic<bool> homes_differ_{false};  // some task's two homes are different workers
 
   std::atomic<bool> stopping_{false};
   std::atomic<bool> abandoned_{false};

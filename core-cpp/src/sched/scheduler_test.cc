@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,10 +25,16 @@ using namespace std::chrono_literals;
 
 using sluice::testing::eventually;
 
+SchedulerOptions with_workers(int workers) {
+  SchedulerOptions options;
+  options.workers = workers;
+  return options;
+}
+
 TEST(SchedulerTest, TasksRunAndTheDestructorWaitsForThem) {
   std::atomic<int> ran{0};
   {
-    Scheduler s(SchedulerOptions{2, 0});
+    Scheduler s(with_workers(2));
     for (int i = 0; i < 100; ++i) s.spawn([&] { ran.fetch_add(1); }, i, nullptr);
   }
   EXPECT_EQ(ran.load(), 100);
@@ -80,7 +88,7 @@ void expect_second_task_runs_beside(Scheduler& s, Hold hold) {
 
 template <typename Hold>
 void expect_second_task_runs_beside(Hold hold) {
-  Scheduler s(SchedulerOptions{1, 0});
+  Scheduler s(with_workers(1));
   expect_second_task_runs_beside(s, hold);
 }
 
@@ -89,7 +97,7 @@ void expect_second_task_runs_beside(Hold hold) {
 // waking every millisecond (300 wake-ups in 300 ms before). And it still watches the next
 // unit's tasks: a second task behind one that never waits runs (the monitor adds a worker).
 TEST(SchedulerTest, AnIdleSchedulerDoesNotWakeUp) {
-  Scheduler s(SchedulerOptions{1, 0});
+  Scheduler s(with_workers(1));
   std::atomic<int> ran{0};
   s.spawn([&] { ran.fetch_add(1); }, 0, nullptr);
   ASSERT_TRUE(eventually([&] { return ran.load() == 1; }));
@@ -121,7 +129,7 @@ TEST(SchedulerTest, TasksWaitingOnEachOtherPassATokenAroundARing) {
   std::atomic<int> token{0};
   std::atomic<int> finished{0};
   {
-    Scheduler s(SchedulerOptions{2, 0});
+    Scheduler s(with_workers(2));
     for (int i = 0; i < kTasks; ++i) {
       s.spawn(
           [&, i] {
@@ -145,7 +153,7 @@ TEST(SchedulerTest, AParkedTaskWakesOnANotifyFromAnOrdinaryThread) {
   Waiter changed(signal);
   std::atomic<bool> go{false};
   std::atomic<bool> woke{false};
-  Scheduler s(SchedulerOptions{2, 0});
+  Scheduler s(with_workers(2));
   s.spawn(
       [&] {
         changed.wait([&] { return go.load(); });
@@ -200,7 +208,7 @@ void release(HeldWait& state) {
 }
 
 TEST(SchedulerTest, AParkedTaskReportsTheTimeItWaited) {
-  Scheduler s(SchedulerOptions{2, 0});
+  Scheduler s(with_workers(2));
   expect_wait_measured(s, [](std::shared_ptr<HeldWait> state) {
     ASSERT_TRUE(eventually([&] { return state->waiting.load(); }));
     std::this_thread::sleep_for(60ms);  // the worker parks the task and sleeps meanwhile
@@ -211,7 +219,7 @@ TEST(SchedulerTest, AParkedTaskReportsTheTimeItWaited) {
 TEST(SchedulerTest, ATaskBlockedBehindAnotherOnItsWorkerReportsTheTimeItWaited) {
   // The waiter's worker runs another task that computes for 60 ms before it releases the
   // wait: the time is measured from the switch away to the resume, on whichever worker.
-  Scheduler s(SchedulerOptions{1, 0});
+  Scheduler s(with_workers(1));
   expect_wait_measured(s, [&s](std::shared_ptr<HeldWait> state) {
     s.spawn(
         [state] {
@@ -230,7 +238,7 @@ TEST(SchedulerTest, AbortWakesParkedTasksWhichThrow) {
   Waiter never(signal);
   std::atomic<int> aborted{0};
   {
-    Scheduler s(SchedulerOptions{2, 0});
+    Scheduler s(with_workers(2));
     for (int i = 0; i < 10; ++i) {
       s.spawn(
           [&] {
@@ -246,6 +254,139 @@ TEST(SchedulerTest, AbortWakesParkedTasksWhichThrow) {
     signal.abort();
   }
   EXPECT_EQ(aborted.load(), 10);
+}
+
+// A one-way link between two tasks, room for kRoom values in flight.
+struct Link {
+  static constexpr std::uint64_t kRoom = 4;
+  RunSignal signal;
+  Waiter changed{signal};
+  std::atomic<std::uint64_t> sent{0};
+  std::atomic<std::uint64_t> taken{0};
+  std::array<std::atomic<std::uint64_t>, kRoom> values{};
+
+  void put(std::uint64_t value) {
+    const std::uint64_t at = sent.load(std::memory_order_relaxed);
+    changed.wait([&] { return at - taken.load(std::memory_order_acquire) < kRoom; });
+    values[at % kRoom].store(value, std::memory_order_relaxed);
+    sent.store(at + 1, std::memory_order_release);
+    changed.notify();
+  }
+  std::uint64_t take() {
+    const std::uint64_t at = taken.load(std::memory_order_relaxed);
+    changed.wait([&] { return sent.load(std::memory_order_acquire) > at; });
+    const std::uint64_t value = values[at % kRoom].load(std::memory_order_relaxed);
+    taken.store(at + 1, std::memory_order_release);
+    changed.notify();
+    return value;
+  }
+};
+
+// Chains of tasks (source, relays, sink) hand numbered values down while the layout flips
+// between packed (every task on worker 0) and spread (each chain's second half on worker 1)
+// every few hundred microseconds: every value arrives once and in order.
+TEST(SchedulerTest, TasksFollowTheLayoutBackAndForthAndEveryValueArrivesInOrder) {
+  constexpr int kChains = 4;
+  constexpr int kStages = 4;
+  constexpr std::uint64_t kValues = 200'000;
+  std::vector<std::unique_ptr<Link>> links;
+  for (int i = 0; i < kChains * (kStages - 1); ++i) links.push_back(std::make_unique<Link>());
+  std::atomic<std::uint64_t> out_of_order{0};
+  std::atomic<int> sinks_done{0};
+  int flips = 0;
+  SchedulerOptions options = with_workers(2);
+  options.layout = LayoutChoice::kPacked;  // the test flips it, not the monitor's trial
+  {
+    Scheduler s(options);
+    for (int c = 0; c < kChains; ++c) {
+      for (int k = 0; k < kStages; ++k) {
+        Link* in = k > 0 ? links[static_cast<std::size_t>(c * (kStages - 1) + k - 1)].get() : nullptr;
+        Link* out = k + 1 < kStages ? links[static_cast<std::size_t>(c * (kStages - 1) + k)].get() : nullptr;
+        s.spawn(
+            [&, in, out] {
+              for (std::uint64_t i = 0; i < kValues; ++i) {
+                const std::uint64_t value = in != nullptr ? in->take() : i;
+                if (value != i) out_of_order.fetch_add(1);
+                if (out != nullptr) out->put(value);
+              }
+              if (out == nullptr) sinks_done.fetch_add(1);
+            },
+            TaskHome{0, k < kStages / 2 ? 0 : 1}, nullptr);
+      }
+    }
+    while (sinks_done.load() < kChains) {
+      std::this_thread::sleep_for(300us);
+      s.set_spread(!s.spread());
+      ++flips;
+    }
+  }
+  EXPECT_EQ(sinks_done.load(), kChains);
+  EXPECT_EQ(out_of_order.load(), 0u);
+  EXPECT_GE(flips, 4) << "the run ended before the layout changed a few times";
+}
+
+// Tasks that wait on the test's ticks (so that no worker is ever busy long enough for
+// another to take its tasks) report which worker runs them: each runs on its home in the
+// layout of the moment, from its second wake-up after a change on (it moves when it blocks).
+TEST(SchedulerTest, ATaskMovesToItsHomeInTheNewLayoutWhenItNextBlocks) {
+  constexpr int kTasks = 4;
+  RunSignal signal;
+  Waiter ticked(signal);
+  std::atomic<int> tick{0};
+  std::atomic<bool> stop{false};
+  std::array<std::atomic<int>, kTasks> seen_tick{};
+  std::array<std::atomic<int>, kTasks> worker{};
+  SchedulerOptions options = with_workers(2);
+  options.layout = LayoutChoice::kPacked;
+  Scheduler s(options);
+  for (int i = 0; i < kTasks; ++i) {
+    s.spawn(
+        [&, i] {
+          for (int last = 0; !stop.load();) {
+            ticked.wait([&] { return stop.load() || tick.load() != last; });
+            last = tick.load();
+            worker[static_cast<std::size_t>(i)].store(current_worker());
+            seen_tick[static_cast<std::size_t>(i)].store(last);
+          }
+        },
+        TaskHome{0, i % 2}, nullptr);
+  }
+  // Advances the tick and waits until every task has run for it; returns the workers seen.
+  auto advance = [&] {
+    const int now = tick.fetch_add(1) + 1;
+    ticked.notify();
+    for (auto& t : seen_tick) EXPECT_TRUE(eventually([&] { return t.load() == now; }));
+    std::array<int, kTasks> workers{};
+    for (int i = 0; i < kTasks; ++i) workers[static_cast<std::size_t>(i)] = worker[static_cast<std::size_t>(i)];
+    return workers;
+  };
+  const std::array<int, kTasks> packed{0, 0, 0, 0};
+  const std::array<int, kTasks> spread{0, 1, 0, 1};
+  EXPECT_EQ(advance(), packed);
+  s.set_spread(true);
+  advance();  // each wakes where it waited, then moves as it blocks
+  EXPECT_EQ(advance(), spread);
+  EXPECT_EQ(advance(), spread);
+  s.set_spread(false);
+  advance();
+  EXPECT_EQ(advance(), packed);
+  stop = true;
+  ticked.notify();
+}
+
+// Spread from the start: tasks begin on their spread homes.
+TEST(SchedulerTest, ASpreadSchedulerStartsEachTaskOnItsSpreadHome) {
+  SchedulerOptions options = with_workers(2);
+  options.layout = LayoutChoice::kSpread;
+  std::thread::id first;
+  std::thread::id second;
+  {
+    Scheduler s(options);
+    EXPECT_TRUE(s.spread());
+    s.spawn([&] { first = std::this_thread::get_id(); }, TaskHome{0, 0}, nullptr);
+    s.spawn([&] { second = std::this_thread::get_id(); }, TaskHome{0, 1}, nullptr);
+  }
+  EXPECT_NE(first, second);
 }
 
 }  // namespace

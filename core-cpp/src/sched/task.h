@@ -37,6 +37,10 @@ class Wait {
 // data plane's I/O thread, the console's main thread).
 Task* current_task() noexcept;
 
+// The index of the worker running the calling task (0 .. workers-1), or -1 on an ordinary
+// thread.
+int current_worker() noexcept;
+
 // Suspends the calling task until wait.attempt() returns true, which its worker tries
 // between other tasks (no switch into the task until then), parking it through
 // wait.arm()/park() when the worker has nothing else to do. Returns the nanoseconds the task
