@@ -181,12 +181,15 @@ std::vector<int> cut_in_stream_order(const topo::Topology& topology,
 // task starts on the first worker (up to 64 a worker), and the others take tasks that wait
 // there for a CPU (a copy doing real work per buffer keeps the first worker busy, and its
 // neighbours' ready work is taken within a fraction of a millisecond). Spread: one run per
-// worker, which beats packed while a cache line crosses between the cores cheaply (the
-// scheduler's trial finds out which holds, docs/runtime.md "Placement").
+// worker on the CPUs that this process's own threads leave free (`spread_workers`), which
+// beats packed while a cache line crosses between the cores cheaply (the scheduler's trial
+// finds out which holds, docs/runtime.md "Placement").
 std::vector<sched::TaskHome> task_homes(const topo::Topology& topology,
-                                        const std::vector<std::unique_ptr<CopyRunner>>& copies, int workers) {
+                                        const std::vector<std::unique_ptr<CopyRunner>>& copies, int workers,
+                                        int spread_workers) {
   const std::vector<int> packed = cut_in_stream_order(topology, copies, workers, 64);
-  const std::vector<int> spread = cut_in_stream_order(topology, copies, workers, 1);
+  const std::vector<int> spread =
+      cut_in_stream_order(topology, copies, std::max(1, std::min(workers, spread_workers)), 1);
   std::vector<sched::TaskHome> homes(copies.size());
   for (std::size_t i = 0; i < copies.size(); ++i) homes[i] = {packed[i], spread[i]};
   return homes;
@@ -338,8 +341,15 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     };
     s.scheduler = std::make_unique<sched::Scheduler>(so);
   }
-  const std::vector<sched::TaskHome> homes = tasks > 0 ? task_homes(topology, s.copies, s.scheduler->workers())
-                                                       : std::vector<sched::TaskHome>(s.copies.size());
+  // Spread only over the CPUs that this process's other busy threads leave: a Java copy's
+  // thread and the data plane's I/O thread each want one. Two app daemons on a 2-core
+  // machine, each with a Java copy and an I/O thread, ran the whole graph across at 0.6-0.9x
+  // when their tasks spread as well (bench/RESULTS.md, "2026-12-07").
+  const int threads_of_their_own =
+      static_cast<int>(s.copies.size()) - tasks + (s.options.wiring != nullptr ? 1 : 0);
+  const std::vector<sched::TaskHome> homes =
+      tasks > 0 ? task_homes(topology, s.copies, s.scheduler->workers(), sched::cpus_allowed() - threads_of_their_own)
+                : std::vector<sched::TaskHome>(s.copies.size());
   std::lock_guard<std::mutex> lock(s.mu);
   s.pending = static_cast<int>(s.copies.size());
   for (std::size_t i = 0; i < s.copies.size(); ++i) {

@@ -76,6 +76,8 @@ void futex_wake(std::atomic<std::uint32_t>& word) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
+}  // namespace
+
 int cpus_allowed() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -83,8 +85,6 @@ int cpus_allowed() {
   const unsigned n = std::thread::hardware_concurrency();
   return n > 0 ? static_cast<int>(n) : 1;
 }
-
-}  // namespace
 
 class Task {
  public:

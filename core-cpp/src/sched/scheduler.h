@@ -81,6 +81,9 @@ struct SchedulerOptions {
   std::function<std::uint64_t()> progress;
 };
 
+// The CPUs this process may run on (its affinity mask).
+int cpus_allowed();
+
 class Worker;
 
 class Scheduler {
