@@ -19,6 +19,10 @@ echo "Cache line between two CPUs, before the shapes: $("$BUILD/bench/cross_core
 echo
 "$BUILD/bench/graph_bench" --reps "$REPS"
 "$BUILD/bench/graph_bench" --reps "$REPS" --hogs 2
+# The same quiet shapes with every copy packed on one worker (the scheduler's trial off):
+# what trying spread gained or cost in this run (docs/runtime.md, "Placement").
+echo "With SLUICE_LAYOUT=packed:"
+SLUICE_LAYOUT=packed "$BUILD/bench/graph_bench" --reps "$REPS"
 echo "Cache line between two CPUs, after the shapes: $("$BUILD/bench/cross_core")"
 echo
 # The same shapes in Apache Flink 1.20 (a warm local MiniCluster, operator chaining, object
