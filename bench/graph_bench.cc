@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -183,9 +184,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   hog_process.reset();
-  std::printf("## More copies than cores: pipeline shapes at 100 B, one process (%u cores%s)\n\n",
+  // A fixed layout (the scheduler's trial off) shows in the heading, so that its table is
+  // told apart from the default's (bench/plots.py).
+  const char* layout = std::getenv("SLUICE_LAYOUT");
+  const std::string layout_note = layout != nullptr && *layout != '\0' ? std::string(", SLUICE_LAYOUT=") + layout : "";
+  std::printf("## More copies than cores: pipeline shapes at 100 B, one process (%u cores%s%s)\n\n",
               std::thread::hardware_concurrency(),
-              hogs > 0 ? (", " + std::to_string(hogs) + " CPU hogs running").c_str() : "");
+              hogs > 0 ? (", " + std::to_string(hogs) + " CPU hogs running").c_str() : "", layout_note.c_str());
   std::printf("Medians of %d interleaved repetitions, %s buffers each through the last stream; hand-off only\n"
               "(sources write 8 bytes, forwards pass buffers on, sinks touch one byte).\n\n",
               options.reps, bench::si(static_cast<double>(count)).c_str());

@@ -182,6 +182,9 @@ def shapes_plot(tables, out_dir):
         ratio = {r[0]: number(r[2]) for r in rows[1:] if len(r) > 2}
         hogs = re.search(r"(\d+) CPU hogs", heading)
         name = "under %s CPU hogs" % hogs.group(1) if hogs else "quiet"
+        layout = re.search(r"SLUICE_LAYOUT=(\w+)", heading)
+        if layout:
+            name += ", " + layout.group(1)
         xs = [k + (i - (len(runs) - 1) / 2) * width for k in range(len(labels))]
         ax.bar(xs, [ratio.get(label) or 0 for label in labels], width, label="graph_bench, " + name)
     names, bars = labels[:], list(SHAPE_BARS.values())
