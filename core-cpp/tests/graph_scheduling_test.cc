@@ -220,7 +220,8 @@ streams:
 }
 
 // Packed on one worker, spread over both, or the scheduler's trial between the two (which
-// moves the copies while they run): the same buffers arrive, each once, in order per source.
+// may move the copies while they run): the same buffers arrive, each once, in order per
+// source. (Where the copies go is sched/scheduler_test.cc's.)
 TEST_F(GraphSchedulingTest, EveryLayoutDeliversEveryBufferOnceInOrder) {
   for (const auto layout : {sluice::sched::LayoutChoice::kPacked, sluice::sched::LayoutChoice::kSpread,
                             sluice::sched::LayoutChoice::kAuto}) {
@@ -248,6 +249,18 @@ streams:
   }
 }
 
+// Sets an environment variable for its scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 TEST_F(GraphSchedulingTest, AnUnknownLayoutStopsTheRunSayingWhatToSet) {
   const sluice::topo::Topology topology = sluice::topo::parse_topology_text(R"(
 filters:
@@ -257,15 +270,18 @@ streams:
   - {from: src.out, to: sink.in}
 )",
                                                                            "test.yaml", SLUICE_TEST_DATA_DIR);
-  ::setenv("SLUICE_LAYOUT", "sideways", 1);
+  ScopedEnv layout("SLUICE_LAYOUT", "sideways");
   std::string message;
   try {
     sluice::Engine engine(topology, {});
   } catch (const sluice::Error& e) {
     message = e.what();
   }
-  ::unsetenv("SLUICE_LAYOUT");
   EXPECT_NE(message.find("SLUICE_LAYOUT 'sideways' is not auto, packed or spread"), std::string::npos) << message;
+  // A layout the program chose is not the environment's to change.
+  sluice::EngineOptions options;
+  options.layout = sluice::sched::LayoutChoice::kPacked;
+  EXPECT_NO_THROW(sluice::Engine(topology, options));
 }
 
 }  // namespace

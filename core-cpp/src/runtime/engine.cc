@@ -195,15 +195,28 @@ std::vector<sched::TaskHome> task_homes(const topo::Topology& topology,
   return homes;
 }
 
+// EngineOptions::layout, or SLUICE_LAYOUT when that is kAuto (unset or empty: auto).
 sched::LayoutChoice layout_choice(sched::LayoutChoice given) {
   const char* env = std::getenv("SLUICE_LAYOUT");
-  if (env == nullptr || *env == '\0') return given;
+  if (given != sched::LayoutChoice::kAuto || env == nullptr || *env == '\0') return given;
   const std::string value = env;
   if (value == "auto") return sched::LayoutChoice::kAuto;
   if (value == "packed") return sched::LayoutChoice::kPacked;
   if (value == "spread") return sched::LayoutChoice::kSpread;
   throw Error("SLUICE_LAYOUT '" + value +
               "' is not auto, packed or spread; unset it (auto: the scheduler tries both and keeps the faster)");
+}
+
+// EngineOptions::workers, or SLUICE_WORKERS when that is 0 (0 or unset: one per CPU).
+int worker_count(int given) {
+  const char* env = std::getenv("SLUICE_WORKERS");
+  if (given != 0 || env == nullptr) return given;
+  const std::optional<int> n = text::parse_integer<int>(env, 0, 4096);
+  if (!n) {
+    throw Error(std::string("SLUICE_WORKERS '") + env + "' is not " + text::integer_range_text(0, 4096) +
+                "; set it to the number of worker threads, or unset it (or 0) for one per CPU");
+  }
+  return *n;
 }
 
 void Engine::State::run_copy(CopyRunner& copy) {
@@ -267,6 +280,9 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
   // Before any copy runs (and before a JVM, if none runs yet: see crash_report.h).
   crash::install_handlers();
   State& s = *state_;
+  // The environment's settings first: a bad one stops the run before anything is wired.
+  const int workers = worker_count(s.options.workers);
+  const sched::LayoutChoice layout = layout_choice(s.options.layout);
   // Contexts and ports first, so every stream has its writers and readers before any
   // thread runs.
   for (const topo::FilterSpec& spec : topology.filters) {
@@ -319,19 +335,9 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
   }
   if (tasks > 0) {
     sched::SchedulerOptions so;
-    so.workers = s.options.workers;
-    if (so.workers == 0) {
-      if (const char* env = std::getenv("SLUICE_WORKERS")) {
-        const std::optional<int> n = text::parse_integer<int>(env, 0, 4096);
-        if (!n) {
-          throw Error(std::string("SLUICE_WORKERS '") + env + "' is not " + text::integer_range_text(0, 4096) +
-                      "; set it to the number of worker threads, or unset it (or 0) for one per CPU");
-        }
-        so.workers = *n;
-      }
-    }
+    so.workers = workers;
     so.tasks_hint = tasks;
-    so.layout = layout_choice(s.options.layout);
+    so.layout = layout;
     // The work done: buffers written by this process's copies (each port's own counter,
     // one writer, read here about once a millisecond).
     so.progress = [&s] {

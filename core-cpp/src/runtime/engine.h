@@ -51,8 +51,8 @@ struct EngineOptions {
   // Packed (every task on the first worker, for graphs of up to 64 C++ copies a worker) or
   // spread (the copies in stream order cut into one contiguous run per worker). Default
   // (kAuto): packed, trying spread now and then and keeping it while it moves more buffers
-  // a second (sched/layout_trial.h). The SLUICE_LAYOUT environment variable (auto, packed,
-  // spread) overrides the default.
+  // a second (sched/layout_trial.h). Under kAuto, the SLUICE_LAYOUT environment variable
+  // (auto, packed, spread; unset or empty: auto) decides; anything else throws.
   sched::LayoutChoice layout = sched::LayoutChoice::kAuto;
 };
 

@@ -55,12 +55,15 @@ void LayoutTrial::decide(std::uint64_t now_ns, double current_rate, double other
   packed_rate_ = layout_ == Layout::kPacked ? other_rate : current_rate;
   spread_rate_ = layout_ == Layout::kSpread ? other_rate : current_rate;
   ++trials_;
-  // No work in either window (a graph waiting for input, between units): nothing learnt,
-  // so packed, and a look again soon.
-  const bool informed = packed_rate_ > 0 || spread_rate_ > 0;
+  // No work in one of the windows (a graph waiting for input, between units, or work that
+  // started or stopped during the trial): nothing learnt, so packed, and another trial
+  // soon, so that a run whose work starts late is not left packed for a whole hold.
+  const bool informed = packed_rate_ > 0 && spread_rate_ > 0;
   const Layout best = informed && spread_rate_ > packed_rate_ * (1 + timing_.spread_margin) ? Layout::kSpread
                                                                                               : Layout::kPacked;
-  if (!informed || best != before) {
+  if (!informed) {
+    hold_ns_ = timing_.uninformed_hold_ns;
+  } else if (best != before || hold_ns_ < timing_.hold_min_ns) {
     hold_ns_ = timing_.hold_min_ns;
   } else {
     hold_ns_ = std::min(timing_.hold_max_ns, hold_ns_ * 2);

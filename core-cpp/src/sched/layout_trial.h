@@ -33,6 +33,7 @@ class LayoutTrial {
     std::uint64_t settle_ns = 1'000'000;  // after a switch, before its window opens
     std::uint64_t hold_min_ns = 250'000'000;   // between trials, right after a change...
     std::uint64_t hold_max_ns = 4'000'000'000;  // ...doubling up to this while it holds
+    std::uint64_t uninformed_hold_ns = 20'000'000;  // after a trial with no work in a window
     // Spread is kept only when its rate is at least this much higher than packed's.
     double spread_margin = 0.10;
   };

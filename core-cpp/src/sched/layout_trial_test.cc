@@ -90,5 +90,17 @@ TEST(LayoutTrial, LearnsNothingFromAGraphThatDoesNoWork) {
   EXPECT_GT(run.trial.spread_rate(), run.trial.packed_rate());
 }
 
+TEST(LayoutTrial, AWindowWithoutWorkDecidesNothing) {
+  // Work comes only while spread (as when a unit starts just as the trial switches): the
+  // packed window saw none, so no comparison, packed, and trials every 20 ms or so.
+  Driver run;
+  const int spread_ms = run.advance(1'000, [](Layout l, int) -> std::uint64_t { return l == Layout::kSpread ? 100'000 : 0; });
+  EXPECT_EQ(run.layout, Layout::kPacked);
+  EXPECT_GT(run.trial.trials(), 20);
+  EXPECT_EQ(run.trial.packed_rate(), 0);
+  EXPECT_GT(run.trial.spread_rate(), 0);
+  EXPECT_LT(spread_ms, 1'000 / 3);
+}
+
 }  // namespace
 }  // namespace sluice::sched

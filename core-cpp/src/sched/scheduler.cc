@@ -347,7 +347,9 @@ void Scheduler::spawn(std::function<void()> body, TaskHome home, const crash::Co
 }
 
 void Scheduler::set_spread(bool spread) {
-  if (spread_.exchange(spread, std::memory_order_relaxed) == spread) return;
+  // Read first: every resume() reads this line, and the monitor calls this every millisecond.
+  if (spread_.load(std::memory_order_relaxed) == spread) return;
+  spread_.store(spread, std::memory_order_relaxed);
   layout_epoch_.fetch_add(1, std::memory_order_release);
 }
 
@@ -540,7 +542,8 @@ Task* Scheduler::next_task(Worker& w) {
     std::uint32_t seen;
     {
       std::lock_guard<std::mutex> lock(w.mu);
-      if (!w.ready.empty() || stopping_.load()) continue;
+      // A task may have been moved here (relocate, hand_over_blocked) since the park.
+      if (!w.ready.empty() || !w.blocked.empty() || stopping_.load()) continue;
       w.sleeping = true;
       seen = w.wake.load(std::memory_order_acquire);
     }
@@ -662,8 +665,9 @@ void Scheduler::resume(Worker& w, Task* t) {
   const std::uint32_t epoch = layout_epoch_.load(std::memory_order_acquire);
   if (t->epoch != epoch ||
       (spread() && t->home.spread != w.index && now - t->moved_ns >= kSettleNs)) {
-    t->epoch = epoch;
-    relocate(w, t);
+    // Placed for this epoch once it is home (or on its way); it tries again at its next
+    // block while its home is stuck in one task's code.
+    if (relocate(w, t)) t->epoch = epoch;
     return;
   }
   // A task left alone here (the others were taken while this worker was busy with it)
@@ -677,10 +681,14 @@ void Scheduler::resume(Worker& w, Task* t) {
   }
 }
 
-void Scheduler::relocate(Worker& w, Task* t) {
+bool Scheduler::relocate(Worker& w, Task* t) {
   Worker& target = *workers_[static_cast<std::size_t>(spread() ? t->home.spread : t->home.packed)];
-  if (&target == &w) return;
+  if (&target == &w) return true;
   const std::uint64_t now = Waiter::now_ns();
+  // Not to a worker stuck in one task's code (it would not try the task before that task
+  // waits, and an idle worker would take it back 2 ms later, and so on).
+  const std::uint64_t since = target.running_since_ns.load(std::memory_order_relaxed);
+  if (since != 0 && now - since >= kStealAfterNs) return false;
   stamp(w, now);  // t's blocked_at, before another worker can resume it
   w.pending = nullptr;  // t, which resume() just left there
   w.tasks_n.fetch_sub(1, std::memory_order_relaxed);
@@ -693,6 +701,7 @@ void Scheduler::relocate(Worker& w, Task* t) {
     target.blocked_n.store(static_cast<std::uint32_t>(target.blocked.size()), std::memory_order_relaxed);
   }
   target.nudge();
+  return true;
 }
 
 void Scheduler::finished(Task* t) {

@@ -121,7 +121,9 @@ class Scheduler {
   Task* next_task(Worker& worker);
   Task* steal(Worker& thief, std::uint64_t min_wait_ns);
   bool hand_over_blocked(Worker& w);
-  void relocate(Worker& w, Task* t);
+  // Moves `t`, which just blocked on `w`, to its home in the current layout. False when
+  // that worker is stuck in one task's code (t stays).
+  bool relocate(Worker& w, Task* t);
   bool stuck_for_long(Worker& w, std::uint64_t now);
   bool working(Worker& thief, const Worker& victim, std::uint64_t since, std::uint64_t now);
   void resume(Worker& worker, Task* task);
