@@ -233,6 +233,20 @@ std::vector<Task*> take_blocked(Worker& w) {
   w.blocked_n.store(0, std::memory_order_relaxed);
   return blocked;
 }
+// Puts `moved`, blocked tasks taken off `from`, on `to`'s blocked list, where `to` tries them
+// between its own tasks. Neither worker's lock held; the caller wakes `to` if it must.
+void move_blocked(Worker& from, Worker& to, const std::vector<Task*>& moved, std::uint64_t now) {
+  const int count = static_cast<int>(moved.size());
+  from.tasks_n.fetch_sub(count, std::memory_order_relaxed);
+  to.tasks_n.fetch_add(count, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(to.mu);
+  for (Task* t : moved) {
+    t->worker = &to;
+    t->moved_ns = now;
+  }
+  to.blocked.insert(to.blocked.end(), moved.begin(), moved.end());
+  to.blocked_n.store(static_cast<std::uint32_t>(to.blocked.size()), std::memory_order_relaxed);
+}
 }  // namespace
 
 Task* current_task() noexcept { return tl_task; }
@@ -403,21 +417,10 @@ Task* Scheduler::steal(Worker& thief, std::uint64_t min_wait_ns) {
         victim.blocked_n.store(static_cast<std::uint32_t>(victim.blocked.size()), std::memory_order_relaxed);
       }
     }
-    const int count = static_cast<int>(moved.size()) + (run != nullptr ? 1 : 0);
-    if (count > 0) {
-      victim.tasks_n.fetch_sub(count, std::memory_order_relaxed);
-      thief.tasks_n.fetch_add(count, std::memory_order_relaxed);
-    }
-    if (!moved.empty()) {
-      std::lock_guard<std::mutex> lock(thief.mu);
-      for (Task* t : moved) {
-        t->worker = &thief;
-        t->moved_ns = now;
-      }
-      thief.blocked.insert(thief.blocked.end(), moved.begin(), moved.end());
-      thief.blocked_n.store(static_cast<std::uint32_t>(thief.blocked.size()), std::memory_order_relaxed);
-    }
+    if (!moved.empty()) move_blocked(victim, thief, moved, now);
     if (run != nullptr) {
+      victim.tasks_n.fetch_sub(1, std::memory_order_relaxed);
+      thief.tasks_n.fetch_add(1, std::memory_order_relaxed);
       run->worker = &thief;
       run->moved_ns = now;
       return run;
@@ -622,18 +625,7 @@ bool Scheduler::hand_over_blocked(Worker& w) {
   if (target == nullptr) return false;
   std::vector<Task*> moved = take_blocked(w);
   if (moved.empty()) return false;
-  const int count = static_cast<int>(moved.size());
-  w.tasks_n.fetch_sub(count, std::memory_order_relaxed);
-  target->tasks_n.fetch_add(count, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(target->mu);
-    for (Task* t : moved) {
-      t->worker = target;
-      t->moved_ns = now;
-    }
-    target->blocked.insert(target->blocked.end(), moved.begin(), moved.end());
-    target->blocked_n.store(static_cast<std::uint32_t>(target->blocked.size()), std::memory_order_relaxed);
-  }
+  move_blocked(w, *target, moved, now);
   target->nudge();
   return true;
 }
@@ -691,15 +683,7 @@ bool Scheduler::relocate(Worker& w, Task* t) {
   if (since != 0 && now - since >= kStealAfterNs) return false;
   stamp(w, now);  // t's blocked_at, before another worker can resume it
   w.pending = nullptr;  // t, which resume() just left there
-  w.tasks_n.fetch_sub(1, std::memory_order_relaxed);
-  target.tasks_n.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(target.mu);
-    t->worker = &target;
-    t->moved_ns = now;
-    target.blocked.push_back(t);
-    target.blocked_n.store(static_cast<std::uint32_t>(target.blocked.size()), std::memory_order_relaxed);
-  }
+  move_blocked(w, target, {t}, now);  // rare: once a task per change of layout
   target.nudge();
   return true;
 }
