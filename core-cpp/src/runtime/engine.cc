@@ -137,12 +137,10 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
   stage = "idle";
 }
 
-// Where each task lives, for `tasks_per_worker` tasks a worker before a second one gets a
-// run of its own: the copies in stream order are cut into contiguous runs, one per worker,
-// so that pipeline neighbours share one.
-std::vector<int> cut_in_stream_order(const topo::Topology& topology,
-                                     const std::vector<std::unique_ptr<CopyRunner>>& copies, int workers,
-                                     std::size_t tasks_per_worker) {
+// The copies that run as tasks (indices into `copies`), in stream order: filters
+// topologically sorted, each filter's copies together.
+std::vector<std::size_t> tasks_in_stream_order(const topo::Topology& topology,
+                                               const std::vector<std::unique_ptr<CopyRunner>>& copies) {
   // Filters in topological order (streams point downstream; the graph is acyclic).
   std::map<std::string, int> indegree;
   for (const auto& f : topology.filters) indegree[f.name] = 0;
@@ -169,7 +167,15 @@ std::vector<int> cut_in_stream_order(const topo::Topology& topology,
   std::stable_sort(tasks.begin(), tasks.end(), [&](std::size_t a, std::size_t b) {
     return rank[copies[a]->spec->name] < rank[copies[b]->spec->name];
   });
-  std::vector<int> where(copies.size(), 0);
+  return tasks;
+}
+
+// Each of `copies` copies' worker when `tasks` (in stream order) are cut into contiguous
+// runs, one per worker, `tasks_per_worker` before a second worker gets a run of its own: so
+// that pipeline neighbours share one.
+std::vector<int> cut_in_runs(const std::vector<std::size_t>& tasks, std::size_t copies, int workers,
+                             std::size_t tasks_per_worker) {
+  std::vector<int> where(copies, 0);
   const std::size_t used = std::max<std::size_t>(
       1, std::min<std::size_t>(static_cast<std::size_t>(workers), tasks.size() / tasks_per_worker));
   for (std::size_t k = 0; k < tasks.size(); ++k) where[tasks[k]] = static_cast<int>(k * used / tasks.size());
@@ -187,9 +193,9 @@ std::vector<int> cut_in_stream_order(const topo::Topology& topology,
 std::vector<sched::TaskHome> task_homes(const topo::Topology& topology,
                                         const std::vector<std::unique_ptr<CopyRunner>>& copies, int workers,
                                         int spread_workers) {
-  const std::vector<int> packed = cut_in_stream_order(topology, copies, workers, 64);
-  const std::vector<int> spread =
-      cut_in_stream_order(topology, copies, std::max(1, std::min(workers, spread_workers)), 1);
+  const std::vector<std::size_t> tasks = tasks_in_stream_order(topology, copies);
+  const std::vector<int> packed = cut_in_runs(tasks, copies.size(), workers, 64);
+  const std::vector<int> spread = cut_in_runs(tasks, copies.size(), std::max(1, std::min(workers, spread_workers)), 1);
   std::vector<sched::TaskHome> homes(copies.size());
   for (std::size_t i = 0; i < copies.size(); ++i) homes[i] = {packed[i], spread[i]};
   return homes;

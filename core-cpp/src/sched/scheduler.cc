@@ -233,6 +233,12 @@ std::vector<Task*> take_blocked(Worker& w) {
   w.blocked_n.store(0, std::memory_order_relaxed);
   return blocked;
 }
+// `w` has been in one task's code (or descheduled in it) for `ns` or more.
+bool in_one_task_for(const Worker& w, std::uint64_t now, std::uint64_t ns) {
+  const std::uint64_t since = w.running_since_ns.load(std::memory_order_relaxed);
+  return since != 0 && now - since >= ns;
+}
+
 // Puts `moved`, blocked tasks taken off `from`, on `to`'s blocked list, where `to` tries them
 // between its own tasks. Neither worker's lock held; the caller wakes `to` if it must.
 void move_blocked(Worker& from, Worker& to, const std::vector<Task*>& moved, std::uint64_t now) {
@@ -614,10 +620,9 @@ bool Scheduler::hand_over_blocked(Worker& w) {
   for (int k = 1; k < n; ++k) {
     Worker& other = *workers_[static_cast<std::size_t>((w.index + k) % n)];
     const int tasks = other.tasks_n.load(std::memory_order_relaxed);
-    const std::uint64_t since = other.running_since_ns.load(std::memory_order_relaxed);
     // Ties go to the lower index, so that two workers with as many tasks do not swap them.
     const bool more = tasks > most || (tasks == most && tasks > 0 && other.index < w.index && target == nullptr);
-    if (more && (since == 0 || now - since < kStealAfterNs)) {
+    if (more && !in_one_task_for(other, now, kStealAfterNs)) {
       target = &other;
       most = tasks;
     }
@@ -679,8 +684,7 @@ bool Scheduler::relocate(Worker& w, Task* t) {
   const std::uint64_t now = Waiter::now_ns();
   // Not to a worker stuck in one task's code (it would not try the task before that task
   // waits, and an idle worker would take it back 2 ms later, and so on).
-  const std::uint64_t since = target.running_since_ns.load(std::memory_order_relaxed);
-  if (since != 0 && now - since >= kStealAfterNs) return false;
+  if (in_one_task_for(target, now, kStealAfterNs)) return false;
   stamp(w, now);  // t's blocked_at, before another worker can resume it
   w.pending = nullptr;  // t, which resume() just left there
   move_blocked(w, target, {t}, now);  // rare: once a task per change of layout
@@ -735,8 +739,7 @@ void Scheduler::monitor() {
     bool waiting = false;  // a task has waited long for its worker
     for (int i = 0; i < n; ++i) {
       Worker& w = *workers_[static_cast<std::size_t>(i)];
-      const std::uint64_t since = w.running_since_ns.load(std::memory_order_relaxed);
-      const bool stuck = since != 0 && now - since >= kStealAfterNs;
+      const bool stuck = in_one_task_for(w, now, kStealAfterNs);
       std::lock_guard<std::mutex> wl(w.mu);
       if (!w.ready.empty() && now - w.ready.front()->ready_since_ns >= kStealAfterNs) waiting = true;
       if (stuck && !w.blocked.empty()) waiting = true;
