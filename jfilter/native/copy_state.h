@@ -8,6 +8,7 @@
 #ifndef SLUICE_JNI_COPY_STATE_H_
 #define SLUICE_JNI_COPY_STATE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -18,13 +19,16 @@ namespace sluice::jni {
 struct CopyState {
   HandleRegistry registry;
   // Shared with the copy's Java Peer (a direct ByteBuffer over it; see org.sluice.Peer).
-  // Written here before a native read/allocate returns, to describe the buffer it lends:
+  // Written here before a native allocate returns, to describe the buffer it lends:
   // [0] int32 binding id (-1: shared block), [4] int32 size, [8] int64 key. Written by Java:
-  // [16] int64 the handle of a buffer the filter closed but that is still registered here
-  // (0: none), which the next native call on a stream takes back (drain_closed), so that the
-  // usual read-close loop crosses into native code once a buffer, not twice.
-  alignas(16) std::byte mailbox[24] = {};
-  static constexpr std::size_t kClosedAt = 16;
+  // [16] int32 a count n, then from [24] n int64 handles of buffers the filter closed but that
+  // are still registered here, which the next native call on a stream takes back
+  // (drain_closed). So a loop that reads and closes crosses into native code once per batch
+  // of reads (InputStream.nRead), not twice a buffer.
+  static constexpr std::size_t kClosedCountAt = 16;
+  static constexpr std::size_t kClosedAt = 24;
+  static constexpr std::size_t kMaxClosed = 8;  // org.sluice.Peer.MAX_CLOSED: one read batch
+  alignas(16) std::byte mailbox[kClosedAt + 8 * kMaxClosed] = {};
 
   void post(std::int32_t binding, std::uint32_t size, std::uint64_t key) noexcept {
     std::memcpy(mailbox, &binding, 4);
@@ -32,15 +36,21 @@ struct CopyState {
     std::memcpy(mailbox + 8, &key, 8);
   }
 
-  // Returns the buffer the filter closed last, if Java left one in the mailbox, to its pool.
-  // Called first by every native call that may wait (so that no closed block is kept from
-  // its pool while the copy waits), and before the copy's held buffers are counted.
+  // Returns the buffers the filter closed since the last native call, which Java left in the
+  // mailbox, to their pools. Called first by every native call that may wait (so that no
+  // closed block is kept from its pool while the copy waits), and before the copy's held
+  // buffers are counted.
   void drain_closed(JNIEnv* env) {
-    jlong closed;
-    std::memcpy(&closed, mailbox + kClosedAt, 8);
-    if (closed == 0) return;
-    std::memset(mailbox + kClosedAt, 0, 8);
-    registry.take_buffer(env, closed);  // the returned Buffer goes back to its pool here
+    std::int32_t count;
+    std::memcpy(&count, mailbox + kClosedCountAt, 4);
+    if (count == 0) return;
+    std::memset(mailbox + kClosedCountAt, 0, 4);
+    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(count), kMaxClosed);
+    for (std::size_t i = 0; i < n; ++i) {
+      jlong closed;
+      std::memcpy(&closed, mailbox + kClosedAt + 8 * i, 8);
+      registry.take_buffer(env, closed);  // the returned Buffer goes back to its pool here
+    }
   }
 };
 

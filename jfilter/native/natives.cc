@@ -5,12 +5,13 @@
 // after checking its descriptors against the classes (register_natives.h).
 //
 // Hot path: InputStream.nRead, OutputStream.nAllocate / nWrite. Each is one down-call that
-// makes no Java object and calls no JNI function once a pool block has its binding: the
-// buffer's binding id, size and key go to the copy's mailbox, the handle is the return value
-// (Java then lends the copy's own Buffer object for that block: org.sluice.Peer). A loop
-// that reads and closes, or allocates and writes, crosses once a buffer: close() leaves the
-// handle in the mailbox for the next call to take back (CopyState::drain_closed), and
-// nWrite lends the next block with the write (a spare, for the next allocate()).
+// makes no Java object once a pool block has its binding: an allocated buffer's binding id,
+// size and key go to the copy's mailbox and its handle is the return value; a read returns
+// a batch, described in a long[] the InputStream keeps (Java then lends the copy's own
+// Buffer object for each block: org.sluice.Peer). A loop that reads and closes crosses once
+// per batch of up to 8 buffers: close() leaves the handle in the mailbox for the next call
+// to take back (CopyState::drain_closed). A loop that allocates and writes crosses once a
+// buffer: nWrite lends the next block with the write (a spare, for the next allocate()).
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -72,11 +73,39 @@ JNIEXPORT jobject JNICALL Java_org_sluice_Buffer_nShared(JNIEnv* env, jclass, jo
 
 // ---- InputStream
 
-JNIEXPORT jlong JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jlong handle) {
-  return sluice::jni::guarded(env, [&] {
+// Reads a buffer, waiting for it, and with it up to kReadAhead - 1 more that the stream
+// already took off the queue (InputStream::available: no wait). Each is registered, and
+// described in `batch` as [handle, binding id << 32 | size, key]; Java hands them to the
+// filter one read() at a time (org.sluice.InputStream). Returns how many; 0 at end of work.
+// A shared block ends the batch (Java makes its Buffer object when it hands it out).
+//
+// Why 8: the blocks of a batch the filter closes go back to their pool only at the copy's
+// next native call, so a batch keeps up to its size from the producer. With 64 KiB buffers a
+// queue holds 16; batches of 32 (or 16) made a C++ source -> Java sink pair slower than one
+// read per call, batches of 4-8 faster (bench/RESULTS.md, "2026-12-08").
+JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jlong handle, jlongArray batch) {
+  return sluice::jni::guarded(env, [&]() -> jint {
+    constexpr jint kReadAhead = 8;  // org.sluice.InputStream.READ_AHEAD
     CopyState& copy = sluice::jni::current_copy();
     copy.drain_closed(env);
-    return lend_if_any(env, copy, copy.registry.get<sluice::InputStream>(handle, Kind::kInput).read());
+    sluice::InputStream& in = copy.registry.get<sluice::InputStream>(handle, Kind::kInput);
+    std::optional<sluice::Buffer> b = in.read();
+    if (!b) return 0;
+    jlong described[3 * kReadAhead];
+    jint n = 0;
+    for (;;) {
+      const std::int32_t binding = sluice::jni::binding_id(env, *b);
+      const std::uint32_t size = static_cast<std::uint32_t>(b->size());
+      const jlong key = static_cast<jlong>(b->key());
+      described[3 * n] = copy.registry.add_buffer(std::move(*b), binding);
+      described[3 * n + 1] = static_cast<jlong>((std::uint64_t{static_cast<std::uint32_t>(binding)} << 32) | size);
+      described[3 * n + 2] = key;
+      ++n;
+      if (binding < 0 || n == kReadAhead || in.available() == 0) break;
+      b = in.read();  // inline: taken already
+    }
+    env->SetLongArrayRegion(batch, 0, 3 * n, described);
+    return n;
   });
 }
 

@@ -116,7 +116,9 @@ void JavaFilter::release_buffers(Context* ctx, const char* stage) {
   state_.drain_closed(env_);  // closed by the filter: not held
   if (state_.registry.live_buffers() == 0) return;
   const JavaTypes& t = types();
-  std::size_t held = 0;  // by the filter; the others were spares its output streams kept
+  // Held by the filter; the others were spares its output streams kept, or buffers an input
+  // stream read ahead (InputStream.nRead) and had not handed out yet.
+  std::size_t held = 0;
   state_.registry.release_buffers(env_, [&](std::int32_t binding, jlong handle, jobject shared) {
     // Mark the Java object released, so data()/size() throw IllegalStateException too.
     if (shared != nullptr) {
@@ -126,9 +128,8 @@ void JavaFilter::release_buffers(Context* ctx, const char* stage) {
       const jboolean filters = env_->CallBooleanMethod(peer_, t.peer_expire, binding, handle);
       env_->ExceptionClear();  // expire() cannot fail short of a VM error; the release goes on
       if (filters) ++held;
-    } else {
-      ++held;
     }
+    // A shared block without its Java object was read ahead, never handed out: not held.
   });
   if (held == 0) return;
   if (ctx != nullptr) {

@@ -41,6 +41,11 @@ class InputStream {
     return read_more();
   }
 
+  // How many buffers read() will hand out next without waiting or calling into the runtime:
+  // ones already taken off the queue for this copy. A lower bound: 0 does not mean that the
+  // queue is empty. (The Java bridge uses it to return a batch of buffers in one call.)
+  std::size_t available() const noexcept { return static_cast<std::size_t>(taken_end_ - taken_); }
+
   // The port name in the topology ("in", "left", ...).
   virtual const std::string& name() const = 0;
 

@@ -194,6 +194,61 @@ work: [zero, one]
   EXPECT_EQ(out.streams[1].buffers, 2u) << out.streams[1].label;      // the last write of each unit
 }
 
+// A Java read takes a batch of buffers in one native call (those already off the queue) and
+// hands them out one by one. Two inputs read in turns, each with a batch pending while the
+// other is read, and 40 buffers held then closed at once (more than the 8 closes the mailbox
+// keeps between native calls): every record arrives once, in order and intact, both units of
+// work, and the probe holds nothing at the end, so no warning may follow.
+TEST_F(JavaGraphTest, ReadAheadKeepsEveryStreamWholeAndInOrder) {
+  ::testing::internal::CaptureStderr();
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:   {class: "testing_filters::TestSource", copies: 2, args: {count: 20000, size: 64}}
+  side:  {class: "testing_filters::TestSource", args: {count: 30000, size: 64}}
+  probe: {lang: java, class: org.sluice.nativetest.ReadAheadProbe, classpath: [@JAR@],
+          args: {hold: 40, side_count: 30000}}
+  sink:  {class: "testing_filters::TestSink"}
+  text:  {class: "testing_filters::TestTextSink"}
+streams:
+  - {from: src.out, to: probe.in, buffer_size: 64B, depth: 64}
+  - {from: side.out, to: probe.side, buffer_size: 64B, depth: 64}
+  - {from: probe.out, to: sink.in}
+  - {from: probe.report, to: text.in}
+work: [zero, one]
+)");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  EXPECT_EQ(violations(), std::vector<std::string>{});
+  expect_each(2, 20000, 2);  // both units
+  EXPECT_EQ(reported(), (std::multiset<std::string>{"ok side-whole-and-in-order", "ok side-whole-and-in-order",
+                                                    "ok stays-ended", "ok stays-ended"}));
+  EXPECT_EQ(err.find("holding"), std::string::npos) << err;
+}
+
+// A Java filter returns after one read while the rest of that read's batch is still pending
+// in its InputStream: those buffers were never the filter's, so the runtime takes them back
+// without the "returned holding" warning, and the next unit of work reads afresh.
+TEST_F(JavaGraphTest, BuffersReadAheadButNotHandedOutAreNotTheFiltersOwn) {
+  ::testing::internal::CaptureStderr();
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:   {class: "testing_filters::TestSource", args: {count: 64, size: 64}}
+  probe: {lang: java, class: org.sluice.nativetest.ReadAheadProbe, classpath: [@JAR@],
+          args: {stop_after: 1, wait_ms: 300}}
+  sink:  {class: "testing_filters::TestSink"}
+streams:
+  - {from: src.out, to: probe.in, buffer_size: 64B, depth: 64}
+  - {from: probe.out, to: sink.in}
+work: [zero, one]
+)");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  EXPECT_EQ(violations(), std::vector<std::string>{});
+  ASSERT_EQ(out.streams.size(), 2u);
+  EXPECT_EQ(out.streams[1].buffers, 2u) << out.streams[1].label;  // one a unit
+  EXPECT_EQ(err.find("holding"), std::string::npos) << err;
+}
+
 // A Java copy keeps a buffer it wrote and misuses it while another Java copy holds that very
 // pool block: the misuse is an IllegalStateException in the copy that kept it, and the holder's
 // buffer (size, key, bytes, data() view, handle) stays intact and writes on.

@@ -35,7 +35,7 @@ public final class Context {
   // Called by the native side when the unit of work ends.
   void expire() {
     handle = 0;
-    for (InputStream in : inputs.values()) in.handle = 0;
+    for (InputStream in : inputs.values()) in.expire();
     for (OutputStream out : outputs.values()) out.handle = 0;
   }
 

@@ -10,12 +10,26 @@ package org.sluice;
 public final class InputStream {
   private final Peer peer;
   private final String name;
-  long handle; // 0 once its unit of work ended
+  private long handle; // 0 once its unit of work ended
+  // Buffers the last native read took with the one it returned (they were already off the
+  // queue), which read() hands out without crossing into native code: entries [next, count)
+  // of `batch`, each [handle, id << 32 | size, key] (jfilter/native/natives.cc). Lent to
+  // this copy but not yet to the filter: the runtime takes them back silently at the end.
+  static final int READ_AHEAD = 8; // kReadAhead in natives.cc, which says why 8
+  private final long[] batch = new long[3 * READ_AHEAD];
+  private int next;
+  private int count;
 
   InputStream(Peer peer, long handle, String name) {
     this.peer = peer;
     this.handle = handle;
     this.name = name;
+  }
+
+  // The unit of work ended (Context.expire): the runtime has taken back what was read ahead.
+  void expire() {
+    handle = 0;
+    next = count = 0;
   }
 
   /**
@@ -30,8 +44,22 @@ public final class InputStream {
    *     another thread than the filter's
    */
   public Buffer read() {
-    long h = nRead(live());
-    return h == 0 ? null : peer.lent(h);
+    long stream = live();
+    int i = next;
+    if (i == count) {
+      count = nRead(stream, batch);
+      if (count == 0) {
+        next = 0;
+        return null;
+      }
+      i = 0;
+    } else if (Thread.currentThread() != peer.thread) {
+      throw Buffer.otherThread(); // as the native read does
+    }
+    next = i + 1;
+    long[] d = batch;
+    long described = d[3 * i + 1];
+    return peer.lent(d[3 * i], (int) (described >> 32), (int) described, d[3 * i + 2]);
   }
 
   /** @return the port name in the topology ({@code in}, {@code left}, ...) */
@@ -50,5 +78,7 @@ public final class InputStream {
     return h;
   }
 
-  private static native long nRead(long handle);
+  // Reads at least one buffer (waiting for it) and describes up to READ_AHEAD in `batch`;
+  // returns how many, 0 at end of work.
+  private static native int nRead(long handle, long[] batch);
 }

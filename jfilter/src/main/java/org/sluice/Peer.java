@@ -21,11 +21,15 @@ final class Peer {
   static final int BINDING = 0; // int: the block's Bindings id, or -1 for a shared block
   static final int SIZE = 4;    // int: used bytes
   static final int KEY = 8;     // long: key
-  // Written by Java: the handle of a buffer the filter closed, still registered on the native
-  // side, which the next native call on a stream returns to its pool (0: none). So a loop that
-  // reads and closes crosses into native code once a buffer, not twice. (Only a filter copy's
-  // mailbox has this field; a Unit's results are released through the Unit.)
-  static final int CLOSED = 16;
+  // Written by Java: a count n (int) at CLOSED_COUNT and n handles (longs) from CLOSED of
+  // buffers the filter closed, still registered on the native side, which the next native
+  // call on a stream returns to their pools. So a loop that reads and closes crosses into
+  // native code once per batch of reads (InputStream), not twice a buffer. (Only a filter
+  // copy's mailbox has these fields; a Unit's results are released through the Unit.)
+  static final int CLOSED_COUNT = 16;
+  static final int CLOSED = 24;
+  static final int MAX_CLOSED = 8; // CopyState::kMaxClosed (jfilter/native/copy_state.h)
+  static final int MAILBOX_BYTES = CLOSED + 8 * MAX_CLOSED;
 
   private final ByteBuffer mailbox;
   // This copy's Buffer for each block, by Bindings id; grown on demand.
@@ -44,8 +48,8 @@ final class Peer {
   Peer(ByteBuffer mailbox, String filterName, int copyIndex, int copyCount, String host,
        String topologyDir) {
     this(mailbox, filterName, copyIndex, copyCount, host, topologyDir, null);
-    if (mailbox.capacity() < CLOSED + 8) {
-      throw new IllegalArgumentException("a filter copy's mailbox needs " + (CLOSED + 8) + " bytes");
+    if (mailbox.capacity() < MAILBOX_BYTES) {
+      throw new IllegalArgumentException("a filter copy's mailbox needs " + MAILBOX_BYTES + " bytes");
     }
   }
 
@@ -70,7 +74,12 @@ final class Peer {
   // The Buffer for a handle the native side just lent, described in the mailbox.
   Buffer lent(long handle) {
     ByteBuffer m = mailbox;
-    int id = m.getInt(BINDING);
+    return lent(handle, m.getInt(BINDING), m.getInt(SIZE), m.getLong(KEY));
+  }
+
+  // The Buffer for a handle the native side lent: block `id` (-1: a shared block), `size`
+  // bytes used, `key`.
+  Buffer lent(long handle, int id, int size, long key) {
     Buffer b;
     if (id >= 0) {
       Buffer[] t = buffers;
@@ -80,7 +89,7 @@ final class Peer {
     } else {
       b = client == null ? Buffer.shared(this, handle) : client.sharedResult(handle);
     }
-    return b.lend(handle, m.getInt(SIZE), m.getLong(KEY));
+    return b.lend(handle, size, key);
   }
 
   // Makes this copy's Buffer for block `id`: once per block and copy, off the hot path.
@@ -93,23 +102,25 @@ final class Peer {
   }
 
   // Leaves the handle of a buffer the filter just closed for the next native call to release;
-  // false when one is already waiting (then the caller releases it now, and the native side
-  // takes both).
+  // false when MAX_CLOSED already wait (then the caller releases it now, and the native side
+  // takes them all).
   boolean closeLater(long handle) {
     ByteBuffer m = mailbox;
-    if (m.getLong(CLOSED) != 0) return false;
-    m.putLong(CLOSED, handle);
+    int n = m.getInt(CLOSED_COUNT);
+    if (n == MAX_CLOSED) return false;
+    m.putLong(CLOSED + 8 * n, handle);
+    m.putInt(CLOSED_COUNT, n + 1);
     return true;
   }
 
   // Marks this copy's Buffer of block `id` released if it still carries `handle` (the runtime
   // took back a buffer the filter did not write or close). Called by the native side; false
-  // when that buffer was a spare an OutputStream kept for its next allocate(), not the
-  // filter's own.
+  // when the filter did not hold it: a spare an OutputStream kept for its next allocate(), or
+  // a buffer an InputStream read ahead and had not handed out (no Buffer carries its handle).
   boolean expire(int id, long handle) {
     Buffer[] t = buffers;
     Buffer b = id < t.length ? t[id] : null;
-    if (b == null || b.handle != handle) return true;
+    if (b == null || b.handle != handle) return false;
     b.handle = 0;
     boolean filters = !b.spare;
     b.spare = false;

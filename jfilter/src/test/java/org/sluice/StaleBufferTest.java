@@ -123,8 +123,8 @@ class StaleBufferTest {
   @Test
   void aLiveBufferRefusesAnotherCopyAndAnotherThreadWithoutChanging() throws InterruptedException {
     // Java objects only, no native call: each refusal must come before the handle is touched.
-    Peer mine = new Peer(ByteBuffer.allocateDirect(24), "mine", 0, 2, "local", "/");
-    Peer other = new Peer(ByteBuffer.allocateDirect(24), "other", 1, 2, "local", "/");
+    Peer mine = new Peer(ByteBuffer.allocateDirect(Peer.MAILBOX_BYTES), "mine", 0, 2, "local", "/");
+    Peer other = new Peer(ByteBuffer.allocateDirect(Peer.MAILBOX_BYTES), "other", 1, 2, "local", "/");
     Buffer b = new Buffer(mine, ByteBuffer.allocateDirect(64), false).lend(12345, 10, 7);
 
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> b.take(other));
