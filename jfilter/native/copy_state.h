@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <optional>
 
 #include "handle_registry.h"
 
@@ -30,6 +32,12 @@ struct CopyState {
   static constexpr std::size_t kMaxClosed = 8;  // org.sluice.Peer.MAX_CLOSED: one read batch
   alignas(16) std::byte mailbox[kClosedAt + 8 * kMaxClosed] = {};
 
+  // A buffer nRead took from input stream `held_back_stream` but could not describe to Java
+  // (binding its block failed: the JVM is out of memory): the next nRead of that stream
+  // returns it first, so that nothing is lost or reordered (jfilter/native/natives.cc).
+  std::optional<Buffer> held_back;
+  jlong held_back_stream = 0;
+
   void post(std::int32_t binding, std::uint32_t size, std::uint64_t key) noexcept {
     std::memcpy(mailbox, &binding, 4);
     std::memcpy(mailbox + 4, &size, 4);
@@ -40,17 +48,24 @@ struct CopyState {
   // mailbox, to their pools. Called first by every native call that may wait (so that no
   // closed block is kept from its pool while the copy waits), and before the copy's held
   // buffers are counted.
+  // Every handle is tried before the first failure (a stale one: an internal error) is thrown.
   void drain_closed(JNIEnv* env) {
     std::int32_t count;
     std::memcpy(&count, mailbox + kClosedCountAt, 4);
     if (count == 0) return;
     std::memset(mailbox + kClosedCountAt, 0, 4);
-    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(count), kMaxClosed);
+    const std::size_t n = count < 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(count), kMaxClosed);
+    std::exception_ptr first_failure;
     for (std::size_t i = 0; i < n; ++i) {
       jlong closed;
       std::memcpy(&closed, mailbox + kClosedAt + 8 * i, 8);
-      registry.take_buffer(env, closed);  // the returned Buffer goes back to its pool here
+      try {
+        registry.take_buffer(env, closed);  // the returned Buffer goes back to its pool here
+      } catch (...) {
+        if (!first_failure) first_failure = std::current_exception();
+      }
     }
+    if (first_failure) std::rethrow_exception(first_failure);
   }
 };
 

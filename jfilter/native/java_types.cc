@@ -63,6 +63,7 @@ void load(JNIEnv* env) {
   t.filter_finalize = java.method(t.filter, "finalize", "(Lorg/sluice/Context;)V");
   t.context_new = java.method(t.context, "<init>", "(Lorg/sluice/Peer;JLjava/lang/String;J)V");
   t.context_expire = java.method(t.context, "expire", "()V");
+  t.context_drop_read_ahead = java.method(t.context, "dropReadAhead", "(Ljava/lang/String;)V");
   t.peer_new = java.method(t.peer, "<init>",
                       "(Ljava/nio/ByteBuffer;Ljava/lang/String;IILjava/lang/String;Ljava/lang/String;)V");
   t.peer_expire = java.method(t.peer, "expire", "(IJ)Z");

@@ -14,7 +14,7 @@ struct JavaTypes {
   jclass filter, context, peer, buffer, bindings, bridge;
   jclass sluice_exception, aborted_exception, illegal_state, string;
   jmethodID filter_init, filter_process, filter_finalize;
-  jmethodID context_new, context_expire;
+  jmethodID context_new, context_expire, context_drop_read_ahead;
   jmethodID peer_new, peer_expire;
   jmethodID buffer_new;
   jfieldID buffer_handle;

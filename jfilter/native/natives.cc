@@ -12,6 +12,7 @@
 // per batch of up to 8 buffers: close() leaves the handle in the mailbox for the next call
 // to take back (CopyState::drain_closed). A loop that allocates and writes crosses once a
 // buffer: nWrite lends the next block with the write (a spare, for the next allocate()).
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -89,19 +90,41 @@ JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jl
     CopyState& copy = sluice::jni::current_copy();
     copy.drain_closed(env);
     sluice::InputStream& in = copy.registry.get<sluice::InputStream>(handle, Kind::kInput);
-    std::optional<sluice::Buffer> b = in.read();
+    std::optional<sluice::Buffer> b;
+    if (copy.held_back && copy.held_back_stream == handle) {
+      b = std::move(copy.held_back);  // older than anything still queued
+      copy.held_back.reset();
+    } else {
+      b = in.read();
+    }
     if (!b) return 0;
     jlong described[3 * kReadAhead];
+    // While a buffer is held back (below) the batch is this one buffer: the slot is taken.
+    const jint room = copy.held_back ? 1 : std::min(kReadAhead, env->GetArrayLength(batch) / 3);
     jint n = 0;
     for (;;) {
-      const std::int32_t binding = sluice::jni::binding_id(env, *b);
       const std::uint32_t size = static_cast<std::uint32_t>(b->size());
       const jlong key = static_cast<jlong>(b->key());
-      described[3 * n] = copy.registry.add_buffer(std::move(*b), binding);
+      std::int32_t binding;
+      try {
+        binding = sluice::jni::binding_id(env, *b);
+        described[3 * n] = copy.registry.add_buffer(std::move(*b), binding);  // moves only on success
+      } catch (...) {
+        // This buffer waits for the stream's next read (whose bind fails again, to the
+        // filter, unless the JVM found memory meanwhile); the batch so far goes to Java. The
+        // first buffer's failure goes to the filter now.
+        if (!copy.held_back) {
+          copy.held_back = std::move(b);
+          copy.held_back_stream = handle;
+        }
+        if (n == 0) throw;
+        env->ExceptionClear();
+        break;
+      }
       described[3 * n + 1] = static_cast<jlong>((std::uint64_t{static_cast<std::uint32_t>(binding)} << 32) | size);
       described[3 * n + 2] = key;
       ++n;
-      if (binding < 0 || n == kReadAhead || in.available() == 0) break;
+      if (binding < 0 || n >= room || in.available() == 0) break;
       b = in.read();  // inline: taken already
     }
     env->SetLongArrayRegion(batch, 0, 3 * n, described);

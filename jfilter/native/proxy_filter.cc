@@ -105,11 +105,29 @@ void JavaFilter::call(jmethodID method, Context& ctx, const char* stage) {
     thrown = env_->ExceptionOccurred();
     env_->ExceptionClear();
   }
-  if (method != types().filter_init) release_buffers(thrown == nullptr ? &ctx : nullptr, stage);
+  if (method != types().filter_init) {
+    drop_read_ahead(thrown == nullptr ? &ctx : nullptr, stage);
+    release_buffers(thrown == nullptr ? &ctx : nullptr, stage);
+  }
   if (thrown != nullptr) {
     env_->Throw(thrown);
     rethrow_java_exception(env_);
   }
+}
+
+void JavaFilter::drop_read_ahead(Context* ctx, const char* stage) {
+  jstring warn_as = nullptr;  // the stage's name: warn about what was dropped
+  if (ctx != nullptr) {
+    warn_as = env_->NewStringUTF(stage);
+    env_->ExceptionClear();  // null when the JVM is out of memory: no warning then
+  }
+  env_->CallVoidMethod(context_, types().context_drop_read_ahead, warn_as);
+  env_->ExceptionClear();  // cannot fail short of a VM error; the release goes on
+  if (state_.held_back && ctx != nullptr) {
+    ctx->log().warn(std::string(stage) + " returned with 1 unread buffer the runtime had held back from a read " +
+                    "(the JVM was out of memory); it was discarded");
+  }
+  state_.held_back.reset();
 }
 
 void JavaFilter::release_buffers(Context* ctx, const char* stage) {

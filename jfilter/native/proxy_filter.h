@@ -36,6 +36,10 @@ class JavaFilter final : public Filter {
   // Calls `method` on the Java filter; then takes back leftover buffers (warning when the
   // call returned normally), then rethrows the call's exception if any.
   void call(jmethodID method, Context& ctx, const char* stage);
+  // What the copy's input streams read ahead (natives.cc, nRead) goes back to the pools with
+  // the rest of its buffers: Java drops it first, or a read() in finalize would hand out a
+  // released buffer. Warns about it, as unread, when `ctx` is given.
+  void drop_read_ahead(Context* ctx, const char* stage);
   void release_buffers(Context* ctx, const char* stage);
 
   JNIEnv* const env_;

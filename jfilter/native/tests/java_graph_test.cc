@@ -227,7 +227,8 @@ work: [zero, one]
 
 // A Java filter returns after one read while the rest of that read's batch is still pending
 // in its InputStream: those buffers were never the filter's, so the runtime takes them back
-// without the "returned holding" warning, and the next unit of work reads afresh.
+// as unread (not with the "returned holding" warning), a read in finalize gives null (not one
+// of the released buffers), and the next unit of work reads afresh.
 TEST_F(JavaGraphTest, BuffersReadAheadButNotHandedOutAreNotTheFiltersOwn) {
   ::testing::internal::CaptureStderr();
   testing_filters::RunOutcome out = run(R"(
@@ -247,6 +248,12 @@ work: [zero, one]
   ASSERT_EQ(out.streams.size(), 2u);
   EXPECT_EQ(out.streams[1].buffers, 2u) << out.streams[1].label;  // one a unit
   EXPECT_EQ(err.find("holding"), std::string::npos) << err;
+  EXPECT_NE(err.find("[probe#0@local] warn: process returned with 7 unread buffer(s) on input 'in' that the "
+                     "runtime had already taken off the queue for it; they were discarded"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("finalize read: a buffer"), std::string::npos) << err;
+  EXPECT_NE(err.find("finalize read: null"), std::string::npos) << err;
 }
 
 // A Java copy keeps a buffer it wrote and misuses it while another Java copy holds that very

@@ -39,6 +39,19 @@ public final class Context {
     for (OutputStream out : outputs.values()) out.handle = 0;
   }
 
+  // Called by the native side when process or finalize returned or threw, before it takes
+  // back the buffers this copy still has: each input forgets what it read ahead (the runtime
+  // takes it back too). With `stage` (the call returned normally), warns about them as unread.
+  void dropReadAhead(String stage) {
+    for (InputStream in : inputs.values()) {
+      int n = in.dropReadAhead();
+      if (n != 0 && stage != null) {
+        peer.log.warn(stage + " returned with " + n + " unread buffer(s) on input '" + in.name()
+            + "' that the runtime had already taken off the queue for it; they were discarded");
+      }
+    }
+  }
+
   /**
    * The stream connected to an input port. Every call with the same name returns the same
    * object.

@@ -32,6 +32,14 @@ public final class InputStream {
     next = count = 0;
   }
 
+  // Forgets what was read ahead, which the runtime is about to take back (process or
+  // finalize returned): a later read() asks the runtime again. Returns how many.
+  int dropReadAhead() {
+    int n = count - next;
+    next = count = 0;
+    return n;
+  }
+
   /**
    * Blocks until a buffer arrives or the unit of work ends for this copy. Buffers from one
    * upstream copy arrive in the order it wrote them.
@@ -39,7 +47,9 @@ public final class InputStream {
    * @return the next buffer, which you now own (write it on or close it), or {@code null} at
    *     end of work: every upstream copy finished the unit and all its buffers were delivered.
    *     Once {@code null}, it stays {@code null} until the next unit of work.
-   * @throws AbortedException when the run is being stopped; let it propagate
+   * @throws AbortedException when the run is being stopped (noticed when this call needs the
+   *     runtime: read() hands out up to 7 buffers the runtime already took off the queue
+   *     without asking it); let it propagate
    * @throws IllegalStateException when the stream belongs to an earlier unit of work, or on
    *     another thread than the filter's
    */
@@ -56,10 +66,11 @@ public final class InputStream {
     } else if (Thread.currentThread() != peer.thread) {
       throw Buffer.otherThread(); // as the native read does
     }
-    next = i + 1;
     long[] d = batch;
     long described = d[3 * i + 1];
-    return peer.lent(d[3 * i], (int) (described >> 32), (int) described, d[3 * i + 2]);
+    Buffer b = peer.lent(d[3 * i], (int) (described >> 32), (int) described, d[3 * i + 2]);
+    next = i + 1; // only now: an entry lent() could not hand out stays read ahead, not lost
+    return b;
   }
 
   /** @return the port name in the topology ({@code in}, {@code left}, ...) */

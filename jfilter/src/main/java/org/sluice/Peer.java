@@ -6,8 +6,9 @@ import java.util.Arrays;
 
 // The Java half of one filter copy's native peer, made once per copy on the copy's thread: what
 // stays the same across units of work, the mailbox through which the native side describes
-// each buffer it lends (so that a read is one native call returning a long, with no object made
-// and no field set through JNI), and this copy's Buffer object for each pool block.
+// each buffer it allocates (so that an allocate is one native call returning a long, with no
+// object made and no field set through JNI; a read describes a batch in its InputStream's
+// long[] instead) and takes back closed ones, and this copy's Buffer object for each pool block.
 //
 // A submitted Unit has a Peer of its own for its results (client != null): the same mailbox
 // and table of Buffer objects, lent by Unit.read() instead of InputStream.read().

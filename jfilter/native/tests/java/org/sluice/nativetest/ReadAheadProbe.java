@@ -18,7 +18,9 @@ import org.sluice.OutputStream;
  *
  * <p>With `stop_after` N, it waits `wait_ms` first (so that the queues fill and the first read
  * takes a batch), reads N buffers of `in` only, writes them on and returns: the rest of that
- * batch is read ahead but not the filter's, and the runtime must take it back without warning.
+ * batch is read ahead but not the filter's, and the runtime must take it back (as unread, not
+ * as held). Its finalize then reads `in` again, which must give null (never one of those
+ * released buffers), and logs what it got: "finalize read: null" or "finalize read: a buffer".
  */
 public final class ReadAheadProbe implements Filter {
   @Override
@@ -75,5 +77,13 @@ public final class ReadAheadProbe implements Filter {
         sideWrong >= 0 ? "seq " + sideWrong + " was not where expected" : sideSeq + " buffers on side");
     checks.check("stays-ended", in.read() == null && side.read() == null, "a read after the end gave a buffer");
     checks.send(ctx.output("report"));
+  }
+
+  @Override
+  public void finalize(Context ctx) {
+    if (ctx.argLong("stop_after", -1) < 0) return;
+    Buffer b = ctx.input("in").read();
+    ctx.log().info("finalize read: " + (b == null ? "null" : "a buffer"));
+    if (b != null) b.close();
   }
 }
