@@ -45,10 +45,10 @@ struct CopyState {
   }
 
   // Returns the buffers the filter closed since the last native call, which Java left in the
-  // mailbox, to their pools. Called first by every native call that may wait (so that no
+  // mailbox, to their pools; every handle is tried before the first failure (a stale one: an
+  // internal error) is thrown. Called first by every native call that may wait (so that no
   // closed block is kept from its pool while the copy waits), and before the copy's held
   // buffers are counted.
-  // Every handle is tried before the first failure (a stale one: an internal error) is thrown.
   void drain_closed(JNIEnv* env) {
     std::int32_t count;
     std::memcpy(&count, mailbox + kClosedCountAt, 4);

@@ -29,7 +29,7 @@ public final class InputStream {
   // The unit of work ended (Context.expire): the runtime has taken back what was read ahead.
   void expire() {
     handle = 0;
-    next = count = 0;
+    dropReadAhead();
   }
 
   // Forgets what was read ahead, which the runtime is about to take back (process or
