@@ -114,6 +114,7 @@ void Observations::reset() {
   spinners_released.store(false);
   gate_open.store(false);
   spinning.store(0);
+  slow_destroyed.store(0);
   inits.clear();
   source_address.clear();
   sink_address.clear();
@@ -331,6 +332,15 @@ class TestBadConstructor : public sluice::Filter {
   void process(sluice::Context&) override {}
 };
 
+// Takes 300 ms to construct and counts its destructions: for an Engine destroyed while its
+// copies are still creating their filters.
+class TestSlowConstructor : public sluice::Filter {
+ public:
+  TestSlowConstructor() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+  ~TestSlowConstructor() override { ++observed().slow_destroyed; }
+  void process(sluice::Context&) override {}
+};
+
 // Spins in user code without ever blocking on a stream: for `ms` milliseconds, or with
 // until_released: true until a TestSink with release_spinners: true has read everything
 // (at most `ms`, default 1000, then 60000 with until_released).
@@ -361,4 +371,5 @@ SLUICE_FILTER(testing_filters::TestAskPort)
 SLUICE_FILTER(testing_filters::TestWriteInFinalize)
 SLUICE_FILTER(testing_filters::TestOversize)
 SLUICE_FILTER(testing_filters::TestBadConstructor)
+SLUICE_FILTER(testing_filters::TestSlowConstructor)
 SLUICE_FILTER(testing_filters::TestSpinner)

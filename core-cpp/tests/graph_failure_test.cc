@@ -91,6 +91,19 @@ filters:
   EXPECT_EQ(out.failure->message, "cannot construct");
 }
 
+// An Engine destroyed before start(), while its copies are still creating their filters:
+// they are waited for and their filters destroyed, not left behind as stuck (a copy left
+// behind ran on after the test and crashed at exit).
+TEST_F(GraphFailureTest, AnEngineDestroyedBeforeStartWaitsForItsCopiesToBeCreated) {
+  sluice::topo::Topology topology = sluice::topo::parse_topology_text(R"(
+filters:
+  slow: {class: "testing_filters::TestSlowConstructor", copies: 2}
+)", "test.yaml", SLUICE_TEST_DATA_DIR);
+  sluice::check_loadable(topology);
+  { sluice::Engine engine(topology); }
+  EXPECT_EQ(observed().slow_destroyed.load(), 2) << "the copies' filters were not destroyed with the Engine";
+}
+
 TEST_F(GraphFailureTest, UnconnectedPortNamesFilterAndPort) {
   RunOutcome out = run_yaml(R"(
 filters:

@@ -76,6 +76,7 @@ struct Engine::State {
   std::uint64_t unit = 0;
   std::string work;
   int pending = 0;  // copies that have not finished the current command
+  bool started = false;  // start() was called: creation was waited for
   std::optional<Failure> failure;
   bool failed = false;  // a failure happened: no more units
 
@@ -382,7 +383,13 @@ Engine::~Engine() {
   State& s = *state_;
   bool stuck = false;
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    std::unique_lock<std::mutex> lock(s.mu);
+    // Destroyed before start(): copies may still be creating their filters (a constructor at
+    // work, a JVM starting). They are not stuck: wait for them as start() would, up to the
+    // abort grace, so that their filters are destroyed where they live.
+    if (!s.started && s.pending != 0) {
+      s.changed.wait_for(lock, s.options.abort_grace, [&] { return s.pending == 0; });
+    }
     stuck = s.pending != 0;
     s.command = Command::kStop;
     s.generation.fetch_add(1, std::memory_order_release);
@@ -405,7 +412,13 @@ Engine::~Engine() {
   s.scheduler.reset();  // waits for every task to end
 }
 
-std::optional<Failure> Engine::start() { return state_->wait_pending(); }
+std::optional<Failure> Engine::start() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->started = true;
+  }
+  return state_->wait_pending();
+}
 
 std::optional<Failure> Engine::run_unit(std::uint64_t index, const std::string& work) {
   State& s = *state_;
