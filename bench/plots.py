@@ -12,7 +12,9 @@ tables are there:
   OUT_DIR/java.png    ns per buffer of a C++ and a Java forwarding filter, by size;
   OUT_DIR/shapes.png  more copies than cores (graph_bench): each pipeline shape's buffers/s
                       as a ratio to the pair's, quiet and under CPU hogs, and the whole mixed
-                      graph across two daemons as a ratio to embedded, each with its bar.
+                      graph across two daemons as a ratio to embedded, each with its bar;
+                      beside it, when flink_peer.py's tables are there, each shape's
+                      sluice / Flink records/s.
 Also reads bench/RESULTS.md itself (its remote and Java tables keep the headings the
 benchmarks print, with "→" for "->"): that is how bench/plot_remote.png was drawn.
 Prints a Markdown line per plot written (run.sh appends it to the results). Needs
@@ -26,6 +28,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 SI = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 SIZES = {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}
@@ -170,13 +173,44 @@ def java_plot(tables, out_dir):
 SHAPE_BARS = {"3-stage chain": 0.8, "5-stage chain": 0.8, "4+4 copies": 0.5, "keyed shuffle 2 -> 2": 0.8}
 
 
+def flink_panel(ax, flink_runs):
+    """sluice / Flink records/s per shape (bench/flink_peer.py), quiet and under hogs: the aim
+    is above 1 on every shape."""
+    labels = [r[0] for r in flink_runs[0][1][1:] if len(r) > 3]
+    width = 0.8 / len(flink_runs)
+    for i, (heading, rows) in enumerate(flink_runs):
+        ratio = {r[0]: number(r[3]) for r in rows[1:] if len(r) > 3}
+        hogs = re.search(r"(\d+) CPU hogs", heading)
+        name = "under %s CPU hogs" % hogs.group(1) if hogs else "quiet"
+        xs = [k + (i - (len(flink_runs) - 1) / 2) * width for k in range(len(labels))]
+        ax.bar(xs, [ratio.get(label) or 0 for label in labels], width, label=name)
+    ax.axhline(1.0, color="k", linestyle="--", linewidth=1)
+    ax.set_yscale("log")
+    ax.set_yticks([0.25, 0.5, 1, 2, 4, 8])
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels([label.replace(" chain", "\nchain").replace(" shuffle ", "\nshuffle ") for label in labels],
+                       fontsize=8)
+    ax.set_ylabel("sluice / Flink records/s (dashes: level)")
+    ax.set_title("Beside a warm Apache Flink 1.20 (operator chaining)")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def shapes_plot(tables, out_dir):
     runs = [(h, rows) for h, rows in tables if h.startswith("More copies than cores: pipeline shapes")]
     whole = [rows for h, rows in tables if h.startswith("A whole mixed graph at 100 B")]
+    flink = [(h, rows) for h, rows in tables
+             if h.startswith("Beside Apache Flink") and rows and rows[0][:1] == ["shape"]]
     if not runs:
         return None
     labels = list(SHAPE_BARS)
-    fig, ax = plt.subplots(figsize=(8, 4.8))
+    if flink:
+        fig, (ax, flink_ax) = plt.subplots(1, 2, figsize=(14, 5.2), gridspec_kw={"width_ratios": [3, 2]})
+        flink_panel(flink_ax, flink)
+    else:
+        fig, ax = plt.subplots(figsize=(8, 4.8))
     width = 0.8 / (len(runs) + (1 if whole else 0))
     for i, (heading, rows) in enumerate(runs):
         ratio = {r[0]: number(r[2]) for r in rows[1:] if len(r) > 2}
