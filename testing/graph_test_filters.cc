@@ -114,6 +114,7 @@ void Observations::reset() {
   spinners_released.store(false);
   gate_open.store(false);
   spinning.store(0);
+  slow_constructor_ms.store(300);
   slow_destroyed.store(0);
   inits.clear();
   source_address.clear();
@@ -332,11 +333,13 @@ class TestBadConstructor : public sluice::Filter {
   void process(sluice::Context&) override {}
 };
 
-// Takes 300 ms to construct and counts its destructions: for an Engine destroyed while its
-// copies are still creating their filters.
+// Takes observed().slow_constructor_ms to construct and counts its destructions: for an
+// Engine destroyed while its copies are still creating their filters.
 class TestSlowConstructor : public sluice::Filter {
  public:
-  TestSlowConstructor() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+  TestSlowConstructor() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(observed().slow_constructor_ms.load()));
+  }
   ~TestSlowConstructor() override { ++observed().slow_destroyed; }
   void process(sluice::Context&) override {}
 };

@@ -42,7 +42,8 @@ struct Observations {
   std::atomic<int> spinning{0};
   // TestSinks with wait_for_gate: true read nothing until a test opens the gate.
   std::atomic<bool> gate_open{false};
-  // TestSlowConstructor objects destroyed.
+  // How long a TestSlowConstructor takes to construct, and how many were destroyed.
+  std::atomic<int> slow_constructor_ms{300};
   std::atomic<int> slow_destroyed{0};
 
   std::mutex mu;  // guards everything below

@@ -1,6 +1,8 @@
 // Failures stop the whole run promptly and are reported precisely.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "testing/eventually.h"
 #include "testing/graph_harness.h"
 #include "testing/graph_test_filters.h"
@@ -91,8 +93,8 @@ filters:
   EXPECT_EQ(out.failure->message, "cannot construct");
 }
 
-// An Engine destroyed before start(), while its copies are still creating their filters:
-// they are waited for and their filters destroyed, not left behind as stuck (a copy left
+// An Engine destroyed before start(), while its copies are still creating their filters
+// (300 ms each): they are waited for and their filters destroyed, not left behind as stuck (a copy left
 // behind ran on after the test and crashed at exit).
 TEST_F(GraphFailureTest, AnEngineDestroyedBeforeStartWaitsForItsCopiesToBeCreated) {
   sluice::topo::Topology topology = sluice::topo::parse_topology_text(R"(
@@ -100,8 +102,33 @@ filters:
   slow: {class: "testing_filters::TestSlowConstructor", copies: 2}
 )", "test.yaml", SLUICE_TEST_DATA_DIR);
   sluice::check_loadable(topology);
-  { sluice::Engine engine(topology); }
+  sluice::EngineOptions options;
+  options.abort_grace = std::chrono::seconds(20);  // a wait that used it all would show
+  const auto start = std::chrono::steady_clock::now();
+  { sluice::Engine engine(topology, options); }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(observed().slow_destroyed.load(), 2) << "the copies' filters were not destroyed with the Engine";
+  EXPECT_LT(seconds, 10.0) << "the Engine waited for more than the creation";
+}
+
+// ...but only up to the abort grace: a creation that takes longer leaves its copy behind.
+TEST_F(GraphFailureTest, AnEngineDestroyedBeforeStartWaitsNoLongerThanTheGrace) {
+  sluice::topo::Topology topology = sluice::topo::parse_topology_text(R"(
+filters:
+  slow: {class: "testing_filters::TestSlowConstructor"}
+)", "test.yaml", SLUICE_TEST_DATA_DIR);
+  sluice::check_loadable(topology);
+  observed().slow_constructor_ms.store(3000);
+  sluice::EngineOptions options;
+  options.abort_grace = std::chrono::milliseconds(50);
+  const auto start = std::chrono::steady_clock::now();
+  { sluice::Engine engine(topology, options); }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 1.5) << "the Engine waited past its abort grace";
+  // The copy left behind (its Engine's state is kept for it) finishes its creation, finds
+  // the stop command and destroys its filter on its own.
+  EXPECT_TRUE(sluice::testing::eventually([] { return observed().slow_destroyed.load() == 1; }))
+      << "the copy left behind did not destroy its filter once created";
 }
 
 TEST_F(GraphFailureTest, UnconnectedPortNamesFilterAndPort) {

@@ -385,8 +385,8 @@ Engine::~Engine() {
   {
     std::unique_lock<std::mutex> lock(s.mu);
     // Destroyed before start(): copies may still be creating their filters (a constructor at
-    // work, a JVM starting). They are not stuck: wait for them as start() would, up to the
-    // abort grace, so that their filters are destroyed where they live.
+    // work, a JVM starting). They are not stuck: wait up to the abort grace for creation to
+    // finish, so that their filters are destroyed where they live.
     if (!s.started && s.pending != 0) {
       s.changed.wait_for(lock, s.options.abort_grace, [&] { return s.pending == 0; });
     }

@@ -93,7 +93,9 @@ class Engine {
   // must have passed check_loadable(). Throws sluice::Error when the graph cannot be built.
   Engine(const topo::Topology& topology, EngineOptions options = {});
   // Stops and joins the copy threads. If some are stuck in user code after a failure,
-  // leaves them running (detached) with the state they use.
+  // leaves them running (detached) with the state they use. Destroyed before start(), it
+  // first waits up to EngineOptions::abort_grace for the copies to create their filters;
+  // copies still creating after that count as stuck.
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
