@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
 
 #include "testing/eventually.h"
 #include "testing/graph_harness.h"
@@ -93,38 +94,35 @@ filters:
   EXPECT_EQ(out.failure->message, "cannot construct");
 }
 
-// An Engine destroyed before start(), while its copies are still creating their filters
-// (300 ms each): they are waited for and their filters destroyed, not left behind as stuck (a copy left
-// behind ran on after the test and crashed at exit).
-TEST_F(GraphFailureTest, AnEngineDestroyedBeforeStartWaitsForItsCopiesToBeCreated) {
-  sluice::topo::Topology topology = sluice::topo::parse_topology_text(R"(
-filters:
-  slow: {class: "testing_filters::TestSlowConstructor", copies: 2}
-)", "test.yaml", SLUICE_TEST_DATA_DIR);
+// Builds an Engine of `copies` TestSlowConstructor copies and destroys it at once, before
+// start(); returns how long that took, in seconds.
+double seconds_to_destroy_before_start(int copies, std::chrono::milliseconds abort_grace) {
+  sluice::topo::Topology topology = sluice::topo::parse_topology_text(
+      "filters:\n  slow: {class: \"testing_filters::TestSlowConstructor\", copies: " + std::to_string(copies) + "}\n",
+      "test.yaml", SLUICE_TEST_DATA_DIR);
   sluice::check_loadable(topology);
   sluice::EngineOptions options;
-  options.abort_grace = std::chrono::seconds(20);  // a wait that used it all would show
+  options.abort_grace = abort_grace;
   const auto start = std::chrono::steady_clock::now();
   { sluice::Engine engine(topology, options); }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// An Engine destroyed before start(), while its copies are still creating their filters
+// (300 ms each): they are waited for and their filters destroyed, not left behind as stuck
+// (a copy left behind ran on after the test and crashed at exit).
+TEST_F(GraphFailureTest, AnEngineDestroyedBeforeStartWaitsForItsCopiesToBeCreated) {
+  // A grace of 20 s: a wait that used it all would show.
+  const double seconds = seconds_to_destroy_before_start(2, std::chrono::seconds(20));
   EXPECT_EQ(observed().slow_destroyed.load(), 2) << "the copies' filters were not destroyed with the Engine";
   EXPECT_LT(seconds, 10.0) << "the Engine waited for more than the creation";
 }
 
 // ...but only up to the abort grace: a creation that takes longer leaves its copy behind.
 TEST_F(GraphFailureTest, AnEngineDestroyedBeforeStartWaitsNoLongerThanTheGrace) {
-  sluice::topo::Topology topology = sluice::topo::parse_topology_text(R"(
-filters:
-  slow: {class: "testing_filters::TestSlowConstructor"}
-)", "test.yaml", SLUICE_TEST_DATA_DIR);
-  sluice::check_loadable(topology);
   observed().slow_constructor_ms.store(3000);
-  sluice::EngineOptions options;
-  options.abort_grace = std::chrono::milliseconds(50);
-  const auto start = std::chrono::steady_clock::now();
-  { sluice::Engine engine(topology, options); }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 1.5) << "the Engine waited past its abort grace";
+  EXPECT_LT(seconds_to_destroy_before_start(1, std::chrono::milliseconds(50)), 1.5)
+      << "the Engine waited past its abort grace";
   // The copy left behind (its Engine's state is kept for it) finishes its creation, finds
   // the stop command and destroys its filter on its own.
   EXPECT_TRUE(sluice::testing::eventually([] { return observed().slow_destroyed.load() == 1; }))
