@@ -133,8 +133,8 @@ streams:
 // thread: each gives IllegalStateException (never a crash), and a buffer left unwritten is
 // taken back with a warning.
 TEST_F(JavaGraphTest, StaleUseGivesIllegalStateException) {
-  ::testing::internal::CaptureStderr();
-  testing_filters::RunOutcome out = run(R"(
+  std::string err;
+  testing_filters::RunOutcome out = run_capturing_stderr(R"(
 filters:
   src:   {class: "testing_filters::TestSource", args: {count: 50, size: 64}}
   probe: {lang: java, class: org.sluice.nativetest.StaleProbe, classpath: [@JAR@], args: {label: text}}
@@ -145,8 +145,7 @@ streams:
   - {from: probe.out, to: sink.in}
   - {from: probe.report, to: text.in}
 work: [zero, one]
-)");
-  const std::string err = ::testing::internal::GetCapturedStderr();
+)", &err);
   ASSERT_FALSE(out.failure) << out.failure->str();
   const std::multiset<std::string> expected = {
       "ok written-size", "ok written-data", "ok written-key", "ok written-rewrite", "ok written-close-is-harmless",
@@ -166,8 +165,8 @@ work: [zero, one]
 // spare and a close not yet given back, and no warning may follow), tryAllocate() gives null
 // on a drained pool; and every buffer written arrives, once.
 TEST_F(JavaGraphTest, ClosedBlocksComeBackAndSparesAreNotTheFiltersBuffers) {
-  ::testing::internal::CaptureStderr();
-  testing_filters::RunOutcome out = run(R"(
+  std::string err;
+  testing_filters::RunOutcome out = run_capturing_stderr(R"(
 filters:
   probe: {lang: java, class: org.sluice.nativetest.SpareProbe, classpath: [@JAR@], args: {count: 20000}}
   sink:  {class: "testing_filters::TestSink"}
@@ -178,8 +177,7 @@ streams:
   - {from: probe.pool, to: idle.in, buffer_size: 64B, depth: 4}
   - {from: probe.report, to: text.in}
 work: [zero, one]
-)");
-  const std::string err = ::testing::internal::GetCapturedStderr();
+)", &err);
   ASSERT_FALSE(out.failure) << out.failure->str();
   const std::vector<std::string> expected = {
       "ok kept-after-write-is-stale", "ok kept-rewrite-is-stale",   "ok allocate-other-thread",
@@ -200,8 +198,8 @@ work: [zero, one]
 // keeps between native calls): every record arrives once, in order and intact, both units of
 // work, and the probe holds nothing at the end, so no warning may follow.
 TEST_F(JavaGraphTest, ReadAheadKeepsEveryStreamWholeAndInOrder) {
-  ::testing::internal::CaptureStderr();
-  testing_filters::RunOutcome out = run(R"(
+  std::string err;
+  testing_filters::RunOutcome out = run_capturing_stderr(R"(
 filters:
   src:   {class: "testing_filters::TestSource", copies: 2, args: {count: 20000, size: 64}}
   side:  {class: "testing_filters::TestSource", args: {count: 30000, size: 64}}
@@ -215,8 +213,7 @@ streams:
   - {from: probe.out, to: sink.in}
   - {from: probe.report, to: text.in}
 work: [zero, one]
-)");
-  const std::string err = ::testing::internal::GetCapturedStderr();
+)", &err);
   ASSERT_FALSE(out.failure) << out.failure->str();
   EXPECT_EQ(violations(), std::vector<std::string>{});
   expect_each(2, 20000, 2);  // both units
@@ -230,8 +227,8 @@ work: [zero, one]
 // as unread (not with the "returned holding" warning), a read in finalize gives null (not one
 // of the released buffers), and the next unit of work reads afresh.
 TEST_F(JavaGraphTest, BuffersReadAheadButNotHandedOutAreNotTheFiltersOwn) {
-  ::testing::internal::CaptureStderr();
-  testing_filters::RunOutcome out = run(R"(
+  std::string err;
+  testing_filters::RunOutcome out = run_capturing_stderr(R"(
 filters:
   src:   {class: "testing_filters::TestSource", args: {count: 64, size: 64}}
   probe: {lang: java, class: org.sluice.nativetest.ReadAheadProbe, classpath: [@JAR@],
@@ -241,8 +238,7 @@ streams:
   - {from: src.out, to: probe.in, buffer_size: 64B, depth: 64}
   - {from: probe.out, to: sink.in}
 work: [zero, one]
-)");
-  const std::string err = ::testing::internal::GetCapturedStderr();
+)", &err);
   ASSERT_FALSE(out.failure) << out.failure->str();
   EXPECT_EQ(violations(), std::vector<std::string>{});
   ASSERT_EQ(out.streams.size(), 2u);

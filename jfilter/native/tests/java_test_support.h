@@ -27,6 +27,14 @@ inline testing_filters::RunOutcome run(const std::string& yaml, sluice::EngineOp
   return testing_filters::run_yaml(with_java(yaml), options);
 }
 
+// run(), with what the run printed to stderr (the runtime's warnings) in *err.
+inline testing_filters::RunOutcome run_capturing_stderr(const std::string& yaml, std::string* err) {
+  ::testing::internal::CaptureStderr();
+  testing_filters::RunOutcome out = run(yaml);
+  *err = ::testing::internal::GetCapturedStderr();
+  return out;
+}
+
 class JavaGraphTest : public ::testing::Test {
  protected:
   void SetUp() override { observed().reset(); }
