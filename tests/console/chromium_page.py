@@ -14,6 +14,7 @@ Every Chromium runs in a session of its own and, if it outlives its timeout, is 
 its whole process group, so no renderer or zygote is left behind.
 """
 import html.parser
+import itertools
 import os
 import signal
 import subprocess
@@ -40,19 +41,30 @@ class Dom(html.parser.HTMLParser):
             self.status = a["data-status"]
 
 
-def chromium(url, work_dir, *extra, timeout=120):
-    """Runs headless Chromium on url; returns (exit status, stdout, stderr)."""
-    cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-           "--user-data-dir=" + os.path.join(work_dir, "chromium"), "--virtual-time-budget=3000"] + list(extra) + [url]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        # Not reaped yet, so the group id is still ours: kill the whole group.
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        out, err = "", "chromium: no answer in %d s" % timeout
-    return p.returncode, out, err
+_runs = itertools.count()
+
+
+def chromium(url, work_dir, *extra, timeout=90, tries=2):
+    """Runs headless Chromium on url; returns (exit status, stdout, stderr).
+
+    Each run gets a profile directory of its own: a profile an earlier Chromium still holds
+    (its processes exiting) can make the next one wait on it. A Chromium that gives no answer
+    within `timeout` is killed and, once, started again: on a loaded machine a headless
+    Chromium has hung for minutes on a page it draws in seconds otherwise (console.ui in CI,
+    2026-12-09); a page that never loads fails both runs."""
+    for attempt in range(tries):
+        profile = os.path.join(work_dir, "chromium-%d" % next(_runs))
+        cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+               "--user-data-dir=" + profile, "--virtual-time-budget=3000"] + list(extra) + [url]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+            return p.returncode, out, err
+        except subprocess.TimeoutExpired:
+            # Not reaped yet, so the group id is still ours: kill the whole group.
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    return p.returncode, "", "chromium: no answer in %d s, %d times" % (timeout, tries)
 
 
 def load(url, work_dir):
