@@ -27,16 +27,31 @@ struct CopyState {
   // are still registered here, which the next native call on a stream takes back
   // (drain_closed). So a loop that reads and closes crosses into native code once per batch
   // of reads (InputStream.nRead), not twice a buffer.
+  // Written here before InputStream.nRead returns: from [88] the batch it read, n entries of
+  // three int64s [handle, binding id << 32 | size, key], which Java copies out at once (the
+  // mailbox is the copy's, the batch its stream's). Native memory, so that a read needs no
+  // JNI array call: GetArrayLength and SetLongArrayRegion each cross into the VM and were
+  // 11 % of a Java sink's samples (bench/RESULTS.md, "2026-12-10").
   static constexpr std::size_t kClosedCountAt = 16;
   static constexpr std::size_t kClosedAt = 24;
   static constexpr std::size_t kMaxClosed = 8;  // org.sluice.Peer.MAX_CLOSED: one read batch
-  alignas(16) std::byte mailbox[kClosedAt + 8 * kMaxClosed] = {};
+  static constexpr std::size_t kReadBatchAt = kClosedAt + 8 * kMaxClosed;  // org.sluice.Peer.READ_BATCH
+  static constexpr std::size_t kMaxReadBatch = 8;  // org.sluice.InputStream.READ_AHEAD
+  alignas(16) std::byte mailbox[kReadBatchAt + 3 * 8 * kMaxReadBatch] = {};
 
   // A buffer nRead took from input stream `held_back_stream` but could not describe to Java
   // (binding its block failed: the JVM is out of memory): the next nRead of that stream
   // returns it first, so that nothing is lost or reordered (jfilter/native/natives.cc).
   std::optional<Buffer> held_back;
   jlong held_back_stream = 0;
+
+  // Describes entry `i` of a read batch (i < kMaxReadBatch).
+  void post_read(std::size_t i, jlong handle, std::int32_t binding, std::uint32_t size, std::uint64_t key) noexcept {
+    const std::int64_t described[3] = {
+        handle, static_cast<std::int64_t>((std::uint64_t{static_cast<std::uint32_t>(binding)} << 32) | size),
+        static_cast<std::int64_t>(key)};
+    std::memcpy(mailbox + kReadBatchAt + sizeof described * i, described, sizeof described);
+  }
 
   void post(std::int32_t binding, std::uint32_t size, std::uint64_t key) noexcept {
     std::memcpy(mailbox, &binding, 4);

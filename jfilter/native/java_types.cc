@@ -28,7 +28,7 @@ struct NativeClass {
 const NativeClass kNatives[] = {
     {"org/sluice/Buffer",
      {SLUICE_NATIVE(Buffer, nClose, "(J)V"), SLUICE_NATIVE(Buffer, nShared, "(Lorg/sluice/Peer;J)Lorg/sluice/Buffer;")}},
-    {"org/sluice/InputStream", {SLUICE_NATIVE(InputStream, nRead, "(J[J)I")}},
+    {"org/sluice/InputStream", {SLUICE_NATIVE(InputStream, nRead, "(JI)I")}},
     {"org/sluice/OutputStream",
      {SLUICE_NATIVE(OutputStream, nAllocate, "(J)J"), SLUICE_NATIVE(OutputStream, nWrite, "(JJIJZ)J"),
       SLUICE_NATIVE(OutputStream, nTryAllocate, "(J)J"),

@@ -6,9 +6,9 @@
 //
 // Hot path: InputStream.nRead, OutputStream.nAllocate / nWrite. Each is one down-call that
 // makes no Java object once a pool block has its binding: an allocated buffer's binding id,
-// size and key go to the copy's mailbox and its handle is the return value; a read returns
-// a batch, described in a long[] the InputStream keeps (Java then lends the copy's own
-// Buffer object for each block: org.sluice.Peer). A loop that reads and closes crosses once
+// size and key go to the copy's mailbox and its handle is the return value; a read describes
+// a batch there, which the InputStream copies out (Java then lends the copy's own Buffer
+// object for each block: org.sluice.Peer). A loop that reads and closes crosses once
 // per batch of up to 8 buffers: close() leaves the handle in the mailbox for the next call
 // to take back (CopyState::drain_closed). A loop that allocates and writes crosses once a
 // buffer: nWrite lends the next block with the write (a spare, for the next allocate()).
@@ -74,19 +74,20 @@ JNIEXPORT jobject JNICALL Java_org_sluice_Buffer_nShared(JNIEnv* env, jclass, jo
 
 // ---- InputStream
 
-// Reads a buffer, waiting for it, and with it up to kReadAhead - 1 more that the stream
-// already took off the queue (InputStream::available: no wait). Each is registered, and
-// described in `batch` as [handle, binding id << 32 | size, key]; Java hands them to the
-// filter one read() at a time (org.sluice.InputStream). Returns how many; 0 at end of work.
-// A shared block ends the batch (Java makes its Buffer object when it hands it out).
+// Reads a buffer, waiting for it, and with it up to `room` - 1 more (at most kReadAhead)
+// that the stream already took off the queue (InputStream::available: no wait). Each is
+// registered, and described in the copy's mailbox (CopyState::post_read); Java copies the
+// batch out and hands the buffers to the filter one read() at a time (org.sluice.InputStream).
+// Returns how many; 0 at end of work. A shared block ends the batch (Java makes its Buffer
+// object when it hands it out).
 //
 // Why 8: the blocks of a batch the filter closes go back to their pool only at the copy's
 // next native call, so a batch keeps up to its size from the producer. With 64 KiB buffers a
 // queue holds 16; batches of 32 (or 16) made a C++ source -> Java sink pair slower than one
 // read per call, batches of 4-8 faster (bench/RESULTS.md, "2026-12-08").
-JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jlong handle, jlongArray batch) {
+JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jlong handle, jint room) {
   return sluice::jni::guarded(env, [&]() -> jint {
-    constexpr jint kReadAhead = 8;  // org.sluice.InputStream.READ_AHEAD
+    constexpr jint kReadAhead = static_cast<jint>(CopyState::kMaxReadBatch);
     CopyState& copy = sluice::jni::current_copy();
     copy.drain_closed(env);
     sluice::InputStream& in = copy.registry.get<sluice::InputStream>(handle, Kind::kInput);
@@ -98,17 +99,17 @@ JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jl
       b = in.read();
     }
     if (!b) return 0;
-    jlong described[3 * kReadAhead];
     // While a buffer is held back (below) the batch is this one buffer: the slot is taken.
-    const jint room = copy.held_back ? 1 : std::min(kReadAhead, env->GetArrayLength(batch) / 3);
+    const jint limit = copy.held_back ? 1 : std::clamp(room, 1, kReadAhead);
     jint n = 0;
     for (;;) {
       const std::uint32_t size = static_cast<std::uint32_t>(b->size());
-      const jlong key = static_cast<jlong>(b->key());
+      const std::uint64_t key = b->key();
       std::int32_t binding;
+      jlong registered;
       try {
         binding = sluice::jni::binding_id(env, *b);
-        described[3 * n] = copy.registry.add_buffer(std::move(*b), binding);  // moves only on success
+        registered = copy.registry.add_buffer(std::move(*b), binding);  // moves only on success
       } catch (...) {
         // This buffer waits for the stream's next read (whose bind fails again, to the
         // filter, unless the JVM found memory meanwhile); the batch so far goes to Java. The
@@ -121,13 +122,11 @@ JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jl
         env->ExceptionClear();
         break;
       }
-      described[3 * n + 1] = static_cast<jlong>((std::uint64_t{static_cast<std::uint32_t>(binding)} << 32) | size);
-      described[3 * n + 2] = key;
+      copy.post_read(static_cast<std::size_t>(n), registered, binding, size, key);
       ++n;
-      if (binding < 0 || n >= room || in.available() == 0) break;
+      if (binding < 0 || n >= limit || in.available() == 0) break;
       b = in.read();  // inline: taken already
     }
-    env->SetLongArrayRegion(batch, 0, 3 * n, described);
     return n;
   });
 }

@@ -15,7 +15,7 @@ public final class InputStream {
   // queue), which read() hands out without crossing into native code: entries [next, count)
   // of `batch`, each [handle, id << 32 | size, key] (jfilter/native/natives.cc). Lent to
   // this copy but not yet to the filter: the runtime takes them back silently at the end.
-  static final int READ_AHEAD = 8; // kReadAhead in natives.cc, which says why 8
+  static final int READ_AHEAD = 8; // CopyState::kMaxReadBatch; natives.cc (nRead) says why 8
   private final long[] batch = new long[3 * READ_AHEAD];
   private int next;
   private int count;
@@ -57,11 +57,13 @@ public final class InputStream {
     long stream = live();
     int i = next;
     if (i == count) {
-      count = nRead(stream, batch);
-      if (count == 0) {
-        next = 0;
+      int n = nRead(stream, READ_AHEAD);
+      if (n == 0) {
+        next = count = 0;
         return null;
       }
+      peer.takeReadBatch(batch, n);
+      count = n;
       i = 0;
     } else if (Thread.currentThread() != peer.thread) {
       throw Buffer.otherThread(); // as the native read does
@@ -89,7 +91,7 @@ public final class InputStream {
     return h;
   }
 
-  // Reads at least one buffer (waiting for it) and describes up to READ_AHEAD in `batch`;
-  // returns how many, 0 at end of work.
-  private static native int nRead(long handle, long[] batch);
+  // Reads at least one buffer (waiting for it) and describes up to `room` (at most
+  // READ_AHEAD) in the copy's mailbox (Peer.takeReadBatch); returns how many, 0 at end of work.
+  private static native int nRead(long handle, int room);
 }

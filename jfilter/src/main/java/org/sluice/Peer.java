@@ -7,8 +7,8 @@ import java.util.Arrays;
 // The Java half of one filter copy's native peer, made once per copy on the copy's thread: what
 // stays the same across units of work, the mailbox through which the native side describes
 // each buffer it allocates (so that an allocate is one native call returning a long, with no
-// object made and no field set through JNI; a read describes a batch in its InputStream's
-// long[] instead) and takes back closed ones, and this copy's Buffer object for each pool block.
+// object made and no field set through JNI; a read describes a whole batch, which its
+// InputStream copies out) and takes back closed ones, and this copy's Buffer object for each pool block.
 //
 // A submitted Unit has a Peer of its own for its results (client != null): the same mailbox
 // and table of Buffer objects, lent by Unit.read() instead of InputStream.read().
@@ -30,7 +30,12 @@ final class Peer {
   static final int CLOSED_COUNT = 16;
   static final int CLOSED = 24;
   static final int MAX_CLOSED = 8; // CopyState::kMaxClosed (jfilter/native/copy_state.h)
-  static final int MAILBOX_BYTES = CLOSED + 8 * MAX_CLOSED;
+  // Written by the native side before InputStream.nRead returns: the batch it read, n entries
+  // of three longs [handle, binding id << 32 | size, key] (CopyState::post_read), which the
+  // stream copies out at once with takeReadBatch (the mailbox is the copy's, the batch the
+  // stream's).
+  static final int READ_BATCH = CLOSED + 8 * MAX_CLOSED;
+  static final int MAILBOX_BYTES = READ_BATCH + 3 * 8 * InputStream.READ_AHEAD;
 
   private final ByteBuffer mailbox;
   // This copy's Buffer for each block, by Bindings id; grown on demand.
@@ -100,6 +105,12 @@ final class Peer {
     Buffer b = new Buffer(this, Bindings.get(id), false);
     t[id] = b;
     return b;
+  }
+
+  // Copies the n entries of the batch nRead just described into `to`, from index 0.
+  void takeReadBatch(long[] to, int n) {
+    ByteBuffer m = mailbox;
+    for (int i = 0, end = 3 * n; i < end; i++) to[i] = m.getLong(READ_BATCH + 8 * i);
   }
 
   // Leaves the handle of a buffer the filter just closed for the next native call to release;
