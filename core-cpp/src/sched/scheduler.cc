@@ -282,11 +282,25 @@ Scheduler::Scheduler(SchedulerOptions options) : options_(options) {
   if (n > kMaxWorkers) n = kMaxWorkers;
   base_workers_ = n;
   spread_.store(options_.layout == LayoutChoice::kSpread, std::memory_order_relaxed);
-  for (int i = 0; i < n; ++i) add_worker();
-  monitor_ = std::thread([this] {
-    name_this_thread("sluice-monitor");
-    monitor();
-  });
+  try {
+    for (int i = 0; i < n; ++i) add_worker();
+    monitor_ = std::thread([this] {
+      name_this_thread("sluice-monitor");
+      monitor();
+    });
+  } catch (...) {
+    // No thread to be had (a limit on threads or address space): the workers started so far
+    // stop, since the destructor does not run for a constructor that throws.
+    stop_workers();
+    throw;
+  }
+}
+
+void Scheduler::stop_workers() {
+  stopping_.store(true);
+  const int n = worker_count_.load();
+  for (int i = 0; i < n; ++i) workers_[static_cast<std::size_t>(i)]->nudge();
+  for (int i = 0; i < n; ++i) workers_[static_cast<std::size_t>(i)]->thread.join();
 }
 
 Scheduler::~Scheduler() {
@@ -302,9 +316,7 @@ Scheduler::~Scheduler() {
   }
   monitor_cv_.notify_all();
   monitor_.join();
-  const int n = worker_count_.load();
-  for (int i = 0; i < n; ++i) workers_[static_cast<std::size_t>(i)]->nudge();
-  for (int i = 0; i < n; ++i) workers_[static_cast<std::size_t>(i)]->thread.join();
+  stop_workers();
 }
 
 void Scheduler::abandon() {
@@ -324,6 +336,7 @@ Worker& Scheduler::add_worker() {
   const int i = worker_count_.load();
   auto worker = std::make_unique<Worker>(*this, i);
   Worker& w = *worker;
+  // If no thread can be had, the slot stays beyond worker_count_, for the next try.
   workers_[static_cast<std::size_t>(i)] = std::move(worker);
   w.thread = std::thread([this, &w, i] {
     name_this_thread("sluice-wkr-" + std::to_string(i));
@@ -334,7 +347,8 @@ Worker& Scheduler::add_worker() {
 }
 
 void Scheduler::spawn(std::function<void()> body, TaskHome home, const crash::CopyRecord* record) {
-  auto* t = new Task;
+  auto owned = std::make_unique<Task>();  // until its fiber has a stack (that may throw)
+  Task* t = owned.get();
   t->body = std::move(body);
   t->record = record;
   t->scheduler = this;
@@ -350,6 +364,7 @@ void Scheduler::spawn(std::function<void()> body, TaskHome home, const crash::Co
                           t->next = Task::Next::kDone;
                           return std::move(t->back);
                         });
+  (void)owned.release();  // the workers own it now; it deletes itself when done
   if (live_.fetch_add(1) == 0) {
     // The monitor sleeps while no task lives; this one is for it to watch.
     std::lock_guard<std::mutex> lock(monitor_mu_);
@@ -723,6 +738,7 @@ void Scheduler::monitor() {
   // Tries both layouts now and then, when there is a choice to make: tasks whose homes
   // differ, more than one worker, and a measure of the work done.
   LayoutTrial trial;
+  bool no_more_workers = false;  // a new worker's thread could not be had
   const bool trying = options_.layout == LayoutChoice::kAuto && options_.progress && base_workers_ > 1;
   std::unique_lock<std::mutex> lock(monitor_mu_);
   for (;;) {
@@ -761,7 +777,18 @@ void Scheduler::monitor() {
     for (int i = 0; i < n; ++i) {
       if (!stuck_for_long(*workers_[static_cast<std::size_t>(i)], now)) all_stuck = false;
     }
-    if (all_stuck && n < kMaxWorkers) add_worker();
+    if (all_stuck && n < kMaxWorkers && !no_more_workers) {
+      try {
+        add_worker();
+      } catch (const std::exception& e) {
+        // Out of threads or address space: the waiting tasks wait for a busy worker, as
+        // they would with every worker already started. Said once; not tried again.
+        no_more_workers = true;
+        logging::plain_line(LogLevel::kWarn, std::string("sluice: cannot start another worker thread (") +
+                                                    e.what() + "); tasks wait for the busy workers. "
+                                                    "Raise the process's limits (ulimit -u, ulimit -v)");
+      }
+    }
   }
 }
 

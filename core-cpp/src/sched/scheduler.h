@@ -116,7 +116,8 @@ class Scheduler {
   friend class Worker;
   friend void make_ready(Task* task) noexcept;
 
-  Worker& add_worker();
+  Worker& add_worker();  // throws std::system_error when no thread can be had
+  void stop_workers();   // stops and joins the workers (no task may live)
   void run_worker(Worker& worker);
   Task* next_task(Worker& worker);
   Task* steal(Worker& thief, std::uint64_t min_wait_ns);
