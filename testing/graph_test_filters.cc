@@ -115,6 +115,7 @@ void Observations::reset() {
   gate_open.store(false);
   spinning.store(0);
   slow_constructor_ms.store(300);
+  slow_constructed.store(0);
   slow_destroyed.store(0);
   inits.clear();
   source_address.clear();
@@ -339,6 +340,7 @@ class TestSlowConstructor : public sluice::Filter {
  public:
   TestSlowConstructor() {
     std::this_thread::sleep_for(std::chrono::milliseconds(observed().slow_constructor_ms.load()));
+    ++observed().slow_constructed;
   }
   ~TestSlowConstructor() override { ++observed().slow_destroyed; }
   void process(sluice::Context&) override {}

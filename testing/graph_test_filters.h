@@ -42,8 +42,9 @@ struct Observations {
   std::atomic<int> spinning{0};
   // TestSinks with wait_for_gate: true read nothing until a test opens the gate.
   std::atomic<bool> gate_open{false};
-  // How long a TestSlowConstructor takes to construct, and how many were destroyed.
+  // How long a TestSlowConstructor takes to construct, and how many were made and destroyed.
   std::atomic<int> slow_constructor_ms{300};
+  std::atomic<int> slow_constructed{0};
   std::atomic<int> slow_destroyed{0};
 
   std::mutex mu;  // guards everything below

@@ -1,7 +1,12 @@
 // Failures stop the whole run promptly and are reported precisely.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "testing/eventually.h"
@@ -127,6 +132,63 @@ TEST_F(GraphFailureTest, AnEngineDestroyedBeforeStartWaitsNoLongerThanTheGrace) 
   // the stop command and destroys its filter on its own.
   EXPECT_TRUE(sluice::testing::eventually([] { return observed().slow_destroyed.load() == 1; }))
       << "the copy left behind did not destroy its filter once created";
+}
+
+// This process's address space now, in bytes (VmSize), or 0.
+std::size_t address_space_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;  // "VmSize:  123 kB"
+  }
+  return 0;
+}
+
+// Run in a death-test child: limits the address space to what the process uses now plus
+// 96 MiB, so that stacks run out after a few dozen at most (a thread's 2-8 MiB, a task's
+// 1 MiB), and builds an Engine of 200 copies, as tasks or each on a thread of its own. Exits
+// 0 when the Engine threw and every filter a copy made was destroyed again; prints what it saw.
+[[noreturn]] void start_more_copies_than_the_address_space_holds(bool tasks) {
+  observed().slow_constructor_ms.store(20);
+  sluice::topo::Topology topology = sluice::topo::parse_topology_text(
+      "filters:\n  slow: {class: \"testing_filters::TestSlowConstructor\", copies: 200}\n", "test.yaml",
+      SLUICE_TEST_DATA_DIR);
+  sluice::check_loadable(topology);
+  sluice::EngineOptions options;
+  options.tasks = tasks;
+  const rlimit limit{address_space_bytes() + (std::size_t{96} << 20), RLIM_INFINITY};
+  if (limit.rlim_cur == (std::size_t{96} << 20) || setrlimit(RLIMIT_AS, &limit) != 0) {
+    std::fprintf(stderr, "could not limit the address space\n");
+    std::_Exit(4);
+  }
+  try {
+    sluice::Engine engine(topology, options);
+    std::fprintf(stderr, "the Engine started all 200 copies\n");
+    std::_Exit(2);
+  } catch (const sluice::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+  const int made = observed().slow_constructed.load();
+  const int destroyed = observed().slow_destroyed.load();
+  std::fprintf(stderr, "filters made %d, destroyed %d\n", made, destroyed);
+  std::_Exit(made > 0 && made == destroyed ? 0 : 3);
+}
+
+// A copy that gets no thread or stack (the process ran out of address space, or of threads)
+// fails the Engine's construction with an Error that names it and says what to do; the
+// copies already started are stopped and their filters destroyed. It used to end the process
+// (a joinable std::thread destroyed with the Engine's state: std::terminate).
+constexpr const char* kCannotStart =
+    "cannot start filter 'slow' copy [0-9]+ \\([1-9][0-9]* of this process's 200 copies had started\\): "
+    ".*ulimit -u, ulimit -v";
+
+TEST_F(GraphFailureTest, ACopyThatCannotGetAThreadFailsTheEngineAndStopsTheOthers) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(start_more_copies_than_the_address_space_holds(false), ::testing::ExitedWithCode(0), kCannotStart);
+}
+
+TEST_F(GraphFailureTest, ACopyThatCannotGetATaskStackFailsTheEngineAndStopsTheOthers) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(start_more_copies_than_the_address_space_holds(true), ::testing::ExitedWithCode(0), kCannotStart);
 }
 
 TEST_F(GraphFailureTest, UnconnectedPortNamesFilterAndPort) {

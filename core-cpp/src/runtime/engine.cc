@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <system_error>
 
 #include <sched.h>
 
@@ -352,7 +353,12 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       for (const auto& [stream, port] : s.producer_ports) written += port->counters().buffers.get();
       return written;
     };
-    s.scheduler = std::make_unique<sched::Scheduler>(so);
+    try {
+      s.scheduler = std::make_unique<sched::Scheduler>(so);
+    } catch (const std::system_error& e) {  // no copy runs yet: nothing to stop
+      throw Error(std::string("cannot start the worker threads that run this process's C++ copies: ") + e.what() +
+                  ". The process is out of threads or memory: raise its limits (ulimit -u, ulimit -v)");
+    }
   }
   // Spread only over the CPUs that this process's other busy threads leave: a Java copy's
   // thread and the data plane's I/O thread each want one. Two app daemons on a 2-core
@@ -363,23 +369,45 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
   const std::vector<sched::TaskHome> homes =
       tasks > 0 ? task_homes(topology, s.copies, s.scheduler->workers(), sched::cpus_allowed() - threads_of_their_own)
                 : std::vector<sched::TaskHome>(s.copies.size());
-  std::lock_guard<std::mutex> lock(s.mu);
+  std::unique_lock<std::mutex> lock(s.mu);
   s.pending = static_cast<int>(s.copies.size());
   for (std::size_t i = 0; i < s.copies.size(); ++i) {
     CopyRunner* raw = s.copies[i].get();
     raw->busy = true;
-    if (raw->as_task) {
-      s.scheduler->spawn([&s, raw] { s.run_copy(*raw); }, homes[i], &raw->record);
-    } else {
-      raw->thread = std::thread([&s, raw] {
-        name_this_thread(raw->spec->name, "#" + std::to_string(raw->index));
-        s.run_copy(*raw);
-      });
+    try {
+      if (raw->as_task) {
+        s.scheduler->spawn([&s, raw] { s.run_copy(*raw); }, homes[i], &raw->record);
+      } else {
+        raw->thread = std::thread([&s, raw] {
+          name_this_thread(raw->spec->name, "#" + std::to_string(raw->index));
+          s.run_copy(*raw);
+        });
+      }
+    } catch (const std::exception& e) {
+      // No thread or stack for this copy (a limit on threads or address space). It and the
+      // copies after it never run; the ones started are creating their filters. Stop those
+      // as the destructor would (the destructor does not run for a constructor that throws,
+      // and a joinable std::thread destroyed with the state would end the process).
+      raw->busy = false;
+      s.pending -= static_cast<int>(s.copies.size() - i);
+      const std::string message =
+          "cannot start filter '" + raw->spec->name + "' copy " + std::to_string(raw->index) + " (" +
+          std::to_string(i) + " of this process's " + std::to_string(s.copies.size()) +
+          " copies had started): " + e.what() +
+          ". The process is out of threads or memory: run fewer copies here, or raise its limits "
+          "(ulimit -u, ulimit -v)";
+      lock.unlock();
+      stop_copies();
+      throw Error(message);
     }
   }
 }
 
 Engine::~Engine() {
+  if (state_) stop_copies();
+}
+
+void Engine::stop_copies() {
   State& s = *state_;
   bool stuck = false;
   {

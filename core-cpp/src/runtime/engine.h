@@ -90,7 +90,9 @@ struct CopyActivity {
 class Engine {
  public:
   // Builds the graph and starts the copy threads. `topology` must outlive the Engine and
-  // must have passed check_loadable(). Throws sluice::Error when the graph cannot be built.
+  // must have passed check_loadable(). Throws sluice::Error when the graph cannot be built,
+  // or when a copy cannot be started (no thread or stack to be had): the copies already
+  // started are then stopped and joined, as by the destructor, before it throws.
   Engine(const topo::Topology& topology, EngineOptions options = {});
   // Stops and joins the copy threads. If some are stuck in user code after a failure,
   // leaves them running (detached) with the state they use. Destroyed before start(), it
@@ -126,6 +128,9 @@ class Engine {
 
  private:
   struct State;
+  // The destructor's work: stops the copies and joins them, or leaves the stuck ones.
+  void stop_copies();
+
   std::unique_ptr<State> state_;
 };
 
