@@ -1,6 +1,7 @@
 // Failures stop the whole run promptly and are reported precisely.
 #include <gtest/gtest.h>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -155,7 +156,11 @@ std::size_t address_space_bytes() {
   sluice::check_loadable(topology);
   sluice::EngineOptions options;
   options.tasks = tasks;
-  const rlimit limit{address_space_bytes() + (std::size_t{96} << 20), RLIM_INFINITY};
+  options.workers = 1;  // the same headroom for the tasks on any machine
+  mallopt(M_ARENA_MAX, 1);  // no 64 MiB malloc arena per new thread inside the limit
+  rlimit limit{};
+  getrlimit(RLIMIT_AS, &limit);
+  limit.rlim_cur = address_space_bytes() + (std::size_t{96} << 20);
   if (limit.rlim_cur == (std::size_t{96} << 20) || setrlimit(RLIMIT_AS, &limit) != 0) {
     std::fprintf(stderr, "could not limit the address space\n");
     std::_Exit(4);

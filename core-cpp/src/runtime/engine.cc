@@ -355,7 +355,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     };
     try {
       s.scheduler = std::make_unique<sched::Scheduler>(so);
-    } catch (const std::system_error& e) {  // no copy runs yet: nothing to stop
+    } catch (const std::exception& e) {  // no copy runs yet: nothing to stop
       throw Error(std::string("cannot start the worker threads that run this process's C++ copies: ") + e.what() +
                   ". The process is out of threads or memory: raise its limits (ulimit -u, ulimit -v)");
     }
@@ -396,7 +396,12 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
           " copies had started): " + e.what() +
           ". The process is out of threads or memory: run fewer copies here, or raise its limits "
           "(ulimit -u, ulimit -v)";
+      // Wait for the started copies to create their filters, as start() would (not only
+      // for the abort grace): one left behind as stuck would go on using the topology after
+      // the caller, told the Engine failed, may have freed it.
+      s.started = true;
       lock.unlock();
+      (void)s.wait_pending();
       stop_copies();
       throw Error(message);
     }

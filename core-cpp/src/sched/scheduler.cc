@@ -378,7 +378,18 @@ void Scheduler::spawn(std::function<void()> body, TaskHome home, const crash::Co
   t->epoch = layout_epoch_.load(std::memory_order_acquire);
   Worker& w = *workers_[static_cast<std::size_t>(spread() ? t->home.spread : t->home.packed)];
   w.tasks_n.fetch_add(1, std::memory_order_relaxed);
-  w.push(t);
+  try {
+    w.push(t);
+  } catch (...) {  // no memory for the queue: undo, so that the destructor's wait can end
+    w.tasks_n.fetch_sub(1, std::memory_order_relaxed);
+    delete t;  // a fiber never resumed: deleting it frees its stack
+    {
+      std::lock_guard<std::mutex> lock(done_mu_);
+      live_.fetch_sub(1);
+    }
+    done_cv_.notify_all();
+    throw;
+  }
 }
 
 void Scheduler::set_spread(bool spread) {
@@ -738,7 +749,9 @@ void Scheduler::monitor() {
   // Tries both layouts now and then, when there is a choice to make: tasks whose homes
   // differ, more than one worker, and a measure of the work done.
   LayoutTrial trial;
-  bool no_more_workers = false;  // a new worker's thread could not be had
+  // When a new worker's thread could not be had: not tried again for a second, said once.
+  std::uint64_t next_worker_try_ns = 0;
+  bool said_no_worker = false;
   const bool trying = options_.layout == LayoutChoice::kAuto && options_.progress && base_workers_ > 1;
   std::unique_lock<std::mutex> lock(monitor_mu_);
   for (;;) {
@@ -777,16 +790,19 @@ void Scheduler::monitor() {
     for (int i = 0; i < n; ++i) {
       if (!stuck_for_long(*workers_[static_cast<std::size_t>(i)], now)) all_stuck = false;
     }
-    if (all_stuck && n < kMaxWorkers && !no_more_workers) {
+    if (all_stuck && n < kMaxWorkers && now >= next_worker_try_ns) {
       try {
         add_worker();
       } catch (const std::exception& e) {
-        // Out of threads or address space: the waiting tasks wait for a busy worker, as
-        // they would with every worker already started. Said once; not tried again.
-        no_more_workers = true;
-        logging::plain_line(LogLevel::kWarn, std::string("sluice: cannot start another worker thread (") +
-                                                    e.what() + "); tasks wait for the busy workers. "
-                                                    "Raise the process's limits (ulimit -u, ulimit -v)");
+        // Out of threads or address space (perhaps for a moment: a limit shared with other
+        // processes): the waiting tasks wait for a busy worker until a later try succeeds.
+        next_worker_try_ns = now + 1'000'000'000;
+        if (!said_no_worker) {
+          said_no_worker = true;
+          logging::plain_line(LogLevel::kWarn, std::string("sluice: cannot start another worker thread (") +
+                                                   e.what() + "); tasks wait for the busy workers. "
+                                                   "Raise the process's limits (ulimit -u, ulimit -v)");
+        }
       }
     }
   }
