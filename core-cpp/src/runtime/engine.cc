@@ -283,6 +283,10 @@ std::optional<Failure> Engine::State::wait_pending() {
   return failure;
 }
 
+// What to do when a copy or a worker gets no thread or stack.
+constexpr const char* kOutOfThreads =
+    ". The process is out of threads or memory: run fewer copies here, or raise its limits (ulimit -u, ulimit -v)";
+
 Engine::Engine(const topo::Topology& topology, EngineOptions options)
     : state_(std::make_unique<State>(topology, std::move(options))) {
   // Before any copy runs (and before a JVM, if none runs yet: see crash_report.h).
@@ -357,7 +361,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       s.scheduler = std::make_unique<sched::Scheduler>(so);
     } catch (const std::exception& e) {  // no copy runs yet: nothing to stop
       throw Error(std::string("cannot start the worker threads that run this process's C++ copies: ") + e.what() +
-                  ". The process is out of threads or memory: raise its limits (ulimit -u, ulimit -v)");
+                  kOutOfThreads);
     }
   }
   // Spread only over the CPUs that this process's other busy threads leave: a Java copy's
@@ -393,9 +397,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       const std::string message =
           "cannot start filter '" + raw->spec->name + "' copy " + std::to_string(raw->index) + " (" +
           std::to_string(i) + " of this process's " + std::to_string(s.copies.size()) +
-          " copies had started): " + e.what() +
-          ". The process is out of threads or memory: run fewer copies here, or raise its limits "
-          "(ulimit -u, ulimit -v)";
+          " copies had started): " + e.what() + kOutOfThreads;
       // Wait for the started copies to create their filters, as start() would (not only
       // for the abort grace): one left behind as stuck would go on using the topology after
       // the caller, told the Engine failed, may have freed it.

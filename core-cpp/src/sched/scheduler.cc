@@ -377,17 +377,12 @@ void Scheduler::spawn(std::function<void()> body, TaskHome home, const crash::Co
   // Acquire: the epoch is bumped after spread_ is set (set_spread).
   t->epoch = layout_epoch_.load(std::memory_order_acquire);
   Worker& w = *workers_[static_cast<std::size_t>(spread() ? t->home.spread : t->home.packed)];
+  t->worker = &w;
   w.tasks_n.fetch_add(1, std::memory_order_relaxed);
   try {
     w.push(t);
-  } catch (...) {  // no memory for the queue: undo, so that the destructor's wait can end
-    w.tasks_n.fetch_sub(1, std::memory_order_relaxed);
-    delete t;  // a fiber never resumed: deleting it frees its stack
-    {
-      std::lock_guard<std::mutex> lock(done_mu_);
-      live_.fetch_sub(1);
-    }
-    done_cv_.notify_all();
+  } catch (...) {  // no memory for the queue: ended before it began, so the destructor's wait can end
+    finished(t);   // a fiber never resumed: deleting it frees its stack
     throw;
   }
 }
