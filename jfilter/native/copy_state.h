@@ -13,6 +13,8 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "handle_registry.h"
 
@@ -39,11 +41,29 @@ struct CopyState {
   static constexpr std::size_t kMaxReadBatch = 8;  // org.sluice.InputStream.READ_AHEAD
   alignas(16) std::byte mailbox[kReadBatchAt + 3 * 8 * kMaxReadBatch] = {};
 
-  // A buffer nRead took from input stream `held_back_stream` but could not describe to Java
-  // (binding its block failed: the JVM is out of memory): the next nRead of that stream
-  // returns it first, so that nothing is lost or reordered (jfilter/native/natives.cc).
-  std::optional<Buffer> held_back;
-  jlong held_back_stream = 0;
+  // Buffers nRead took from an input stream but could not describe to Java (binding the
+  // block failed: the JVM is out of memory), at most one per stream, with the stream's handle:
+  // that stream's next nRead returns it first, so that nothing is lost or reordered
+  // (jfilter/native/natives.cc). nRead makes room for one more before it takes anything off a
+  // queue (make_room_to_hold_back), so that holding one back never allocates.
+  std::vector<std::pair<jlong, Buffer>> held_back;
+
+  void make_room_to_hold_back() { held_back.reserve(held_back.size() + 1); }
+
+  // Holds `b` back for `stream`'s next read. Needs the room made above and no buffer held back
+  // for `stream` already.
+  void hold_back(jlong stream, Buffer b) noexcept { held_back.emplace_back(stream, std::move(b)); }
+
+  // The buffer held back for `stream`, if any, no longer held.
+  std::optional<Buffer> take_held_back(jlong stream) noexcept {
+    for (auto it = held_back.begin(); it != held_back.end(); ++it) {
+      if (it->first != stream) continue;
+      std::optional<Buffer> b(std::move(it->second));
+      held_back.erase(it);
+      return b;
+    }
+    return std::nullopt;
+  }
 
   // Describes entry `i` of a read batch (i < kMaxReadBatch).
   void post_read(std::size_t i, jlong handle, std::int32_t binding, std::uint32_t size, std::uint64_t key) noexcept {

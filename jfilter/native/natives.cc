@@ -91,16 +91,11 @@ JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jl
     CopyState& copy = sluice::jni::current_copy();
     copy.drain_closed(env);
     sluice::InputStream& in = copy.registry.get<sluice::InputStream>(handle, Kind::kInput);
-    std::optional<sluice::Buffer> b;
-    if (copy.held_back && copy.held_back_stream == handle) {
-      b = std::move(copy.held_back);  // older than anything still queued
-      copy.held_back.reset();
-    } else {
-      b = in.read();
-    }
+    copy.make_room_to_hold_back();  // before anything is taken off the queue
+    std::optional<sluice::Buffer> b = copy.take_held_back(handle);  // older than anything still queued
+    if (!b) b = in.read();
     if (!b) return 0;
-    // While a buffer is held back (below) the batch is this one buffer: the slot is taken.
-    const jint limit = copy.held_back ? 1 : std::clamp(room, 1, kReadAhead);
+    const jint limit = std::clamp(room, 1, kReadAhead);
     jint n = 0;
     for (;;) {
       const std::uint32_t size = static_cast<std::uint32_t>(b->size());
@@ -113,11 +108,9 @@ JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jl
       } catch (...) {
         // This buffer waits for the stream's next read (whose bind fails again, to the
         // filter, unless the JVM found memory meanwhile); the batch so far goes to Java. The
-        // first buffer's failure goes to the filter now.
-        if (!copy.held_back) {
-          copy.held_back = std::move(b);
-          copy.held_back_stream = handle;
-        }
+        // first buffer's failure goes to the filter now. None is held back for this stream
+        // here: it was taken above, and a batch stops at its first failure.
+        copy.hold_back(handle, std::move(*b));
         if (n == 0) throw;
         env->ExceptionClear();
         break;

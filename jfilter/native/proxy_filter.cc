@@ -123,11 +123,12 @@ void JavaFilter::drop_read_ahead(Context* ctx, const char* stage) {
   }
   env_->CallVoidMethod(context_, types().context_drop_read_ahead, warn_as);
   env_->ExceptionClear();  // cannot fail short of a VM error; the release goes on
-  if (state_.held_back && ctx != nullptr) {
-    ctx->log().warn(std::string(stage) + " returned with 1 unread buffer the runtime had held back from a read " +
-                    "(the JVM was out of memory); it was discarded");
+  if (!state_.held_back.empty() && ctx != nullptr) {
+    ctx->log().warn(std::string(stage) + " returned with " + std::to_string(state_.held_back.size()) +
+                    " unread buffer(s) the runtime had held back from a read (the JVM was out of memory); " +
+                    "they were discarded");
   }
-  state_.held_back.reset();
+  state_.held_back.clear();
 }
 
 void JavaFilter::release_buffers(Context* ctx, const char* stage) {

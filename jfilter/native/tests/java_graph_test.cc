@@ -2,6 +2,9 @@
 // copy, and the stale-handle guarantees.
 #include <dlfcn.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <set>
 
 #include "java_test_support.h"
@@ -250,6 +253,45 @@ work: [zero, one]
       << err;
   EXPECT_EQ(err.find("finalize read: a buffer"), std::string::npos) << err;
   EXPECT_NE(err.find("finalize read: null"), std::string::npos) << err;
+}
+
+// Runs HeldBackProbe with a 16 MiB heap, which it fills, and exits 0 when the run was clean
+// and every check passed. In a child process of its own (a death test re-runs the binary), so
+// that its JVM gets that heap, and no other test's JVM is filled.
+[[noreturn]] void read_both_inputs_out_of_memory() {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  a:     {class: "testing_filters::TestSource", args: {count: 100, size: 64}}
+  b:     {class: "testing_filters::TestSource", args: {count: 100, size: 64}}
+  probe: {lang: java, class: org.sluice.nativetest.HeldBackProbe, classpath: [@JAR@], args: {count: 100}}
+  text:  {class: "testing_filters::TestTextSink"}
+streams:
+  - {from: a.out, to: probe.a, buffer_size: 64B}
+  - {from: b.out, to: probe.b, buffer_size: 64B}
+  - {from: probe.report, to: text.in}
+)", {}, "heap: 16MiB, ");
+  if (out.failure) {
+    std::fprintf(stderr, "run failed: %s\n", out.failure->str().c_str());
+    std::_Exit(1);
+  }
+  int ok = 0;
+  for (const std::string& line : observed().lines) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    ok += line.rfind("ok ", 0) == 0;
+  }
+  std::fprintf(stderr, "%d of %zu checks ok\n", ok, observed().lines.size());
+  std::fflush(stderr);
+  std::_Exit(0);
+}
+
+// The JVM is out of memory when a Java copy first reads each of its two inputs: binding the
+// block of each stream's first buffer fails, and the filter gets OutOfMemoryError. Those two
+// buffers were off their queues already; the runtime holds each back for its own stream's next
+// read, so that once memory is back both streams arrive whole and in order. (One buffer held
+// back for the whole copy lost the second stream's.)
+TEST_F(JavaGraphTest, ReadsThatFailForWantOfMemoryLoseNoBufferOnAnyInput) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child re-runs the binary
+  EXPECT_EXIT(read_both_inputs_out_of_memory(), ::testing::ExitedWithCode(0), "\n4 of 4 checks ok\n");
 }
 
 // A Java copy keeps a buffer it wrote and misuses it while another Java copy holds that very

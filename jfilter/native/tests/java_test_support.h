@@ -16,15 +16,17 @@ using testing_filters::observed;
 
 // Every test asks for the same JVM options, so that they also hold when the whole binary runs
 // in one process (one JVM): -Xcheck:jni, and the opening ZeroCopyProbe needs to read a
-// ByteBuffer's address on its own.
-inline std::string with_java(std::string yaml) {
+// ByteBuffer's address on its own. `more_jvm` ("heap: 16MiB, ") is for a test whose child
+// process starts a JVM of its own (a death test).
+inline std::string with_java(std::string yaml, const std::string& more_jvm = "") {
   const std::string jar = JAVA_TEST_FILTERS_JAR;
   for (std::size_t at; (at = yaml.find("@JAR@")) != std::string::npos;) yaml.replace(at, 5, jar);
-  return "jvm: {options: [-Xcheck:jni, \"--add-opens=java.base/java.nio=ALL-UNNAMED\"]}\n" + yaml;
+  return "jvm: {" + more_jvm + "options: [-Xcheck:jni, \"--add-opens=java.base/java.nio=ALL-UNNAMED\"]}\n" + yaml;
 }
 
-inline testing_filters::RunOutcome run(const std::string& yaml, sluice::EngineOptions options = {}) {
-  return testing_filters::run_yaml(with_java(yaml), options);
+inline testing_filters::RunOutcome run(const std::string& yaml, sluice::EngineOptions options = {},
+                                       const std::string& more_jvm = "") {
+  return testing_filters::run_yaml(with_java(yaml, more_jvm), options);
 }
 
 // run(), with what the run printed to stderr (the runtime's warnings) in *err.
