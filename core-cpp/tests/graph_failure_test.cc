@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "runtime/graph.h"
+#include "runtime/stream_wiring.h"
 #include "testing/eventually.h"
 #include "testing/graph_harness.h"
 #include "testing/graph_test_filters.h"
@@ -144,6 +146,21 @@ std::size_t address_space_bytes() {
   return 0;
 }
 
+// A wiring with no remote copies that records what the Engine told it: graph_gone must come
+// after graph_ready, while the graph still exists.
+struct RecordingWiring final : sluice::StreamWiring {
+  sluice::Graph* graph = nullptr;
+  bool gone = false;
+  bool gone_with_graph_alive = false;
+  sluice::Endpoint* remote_consumer(sluice::StreamRuntime&, int) override { return nullptr; }
+  std::size_t landing_room(int) const override { return 0; }
+  void graph_ready(sluice::Graph& g) override { graph = &g; }
+  void graph_gone() noexcept override {
+    gone = true;
+    gone_with_graph_alive = graph != nullptr && graph->streams().empty();  // reads it: ASan names a dead one
+  }
+};
+
 // Run in a death-test child: limits the address space to what the process uses now plus
 // 96 MiB, so that stacks run out after a few dozen at most (a thread's 2-8 MiB, a task's
 // 1 MiB), and builds an Engine of 200 copies, as tasks or each on a thread of its own. Exits
@@ -165,6 +182,8 @@ std::size_t address_space_bytes() {
     std::fprintf(stderr, "could not limit the address space\n");
     std::_Exit(4);
   }
+  RecordingWiring wiring;
+  options.wiring = &wiring;
   try {
     sluice::Engine engine(topology, options);
     std::fprintf(stderr, "the Engine started all 200 copies\n");
@@ -174,13 +193,15 @@ std::size_t address_space_bytes() {
   }
   const int made = observed().slow_constructed.load();
   const int destroyed = observed().slow_destroyed.load();
-  std::fprintf(stderr, "filters made %d, destroyed %d\n", made, destroyed);
-  std::_Exit(made > 0 && made == destroyed ? 0 : 3);
+  std::fprintf(stderr, "filters made %d, destroyed %d; the wiring was %stold the graph is gone\n", made, destroyed,
+               wiring.gone_with_graph_alive ? "" : "not ");
+  std::_Exit(made > 0 && made == destroyed && wiring.gone_with_graph_alive ? 0 : 3);
 }
 
 // A copy that gets no thread or stack (the process ran out of address space, or of threads)
 // fails the Engine's construction with an Error that names it and says what to do; the
-// copies already started are stopped and their filters destroyed. It used to end the process
+// copies already started are stopped and their filters destroyed, and the wiring (the data
+// plane) is told before the graph it delivers into dies. It used to end the process
 // (a joinable std::thread destroyed with the Engine's state: std::terminate).
 constexpr const char* kCannotStart =
     "cannot start filter 'slow' copy [0-9]+ \\([1-9][0-9]* of this process's 200 copies had started\\): "

@@ -401,6 +401,13 @@ void DataPlane::graph_ready(Graph& graph) {
   asio::post(p.io, [&p] { p.receive.mark_attached(); });
 }
 
+void DataPlane::graph_gone() noexcept {
+  try {
+    stop();
+  } catch (...) {  // out of memory part-way: nothing more can be done from here
+  }
+}
+
 void DataPlane::connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout) {
   Impl& p = *impl_;
   const std::size_t nhosts = p.routes.hosts().size();

@@ -22,6 +22,7 @@
 //   ... tell the console plane.listen_address(), learn the peers' addresses ...
 //   EngineOptions options; options.placement = placements["a"]; options.wiring = &plane;
 //   Engine engine(topology, options);                  // calls remote_consumer, graph_ready
+//                                                      // (and graph_gone, which stop()s, if it throws)
 //   plane.set_failure_callback([&](const std::string& why) { engine.cancel(why); });
 //   plane.connect(peers, 5s);                          // before the first unit of work
 //   ... engine.start(); run units ...
@@ -98,6 +99,7 @@ class DataPlane final : public StreamWiring {
   Endpoint* remote_consumer(StreamRuntime& stream, int copy) override;
   std::size_t landing_room(int stream) const override;
   void graph_ready(Graph& graph) override;
+  void graph_gone() noexcept override;  // stop()s: the plane cannot serve another graph
 
   // Set when a peer connection fails (EOF, error, protocol violation): the message names
   // the peer host and what happened. The control plane turns it into a run failure.

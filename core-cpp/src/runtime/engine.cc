@@ -338,6 +338,14 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     }
   }
   if (s.options.wiring != nullptr) s.options.wiring->graph_ready(s.graph);
+  // From here on the wiring may deliver into the graph: if the construction fails, it must
+  // stop before the graph dies with the state.
+  struct TellWiringOnFailure {
+    StreamWiring* wiring;
+    ~TellWiringOnFailure() {
+      if (wiring != nullptr) wiring->graph_gone();
+    }
+  } tell_wiring{s.options.wiring};
   int tasks = 0;
   const char* tasks_env = std::getenv("SLUICE_TASKS");  // "off": every copy on a thread of its own
   const bool use_tasks = s.options.tasks && !(tasks_env != nullptr && std::string(tasks_env) == "off");
@@ -408,6 +416,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       throw Error(message);
     }
   }
+  tell_wiring.wiring = nullptr;  // every copy runs
 }
 
 Engine::~Engine() {
