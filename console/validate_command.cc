@@ -30,7 +30,7 @@ std::string describe_plan(const topo::Topology& t) {
   for (const topo::StreamSpec& s : t.streams) {
     int producers = t.copies_of(s.from.filter);
     int consumers = t.copies_of(s.to.filter);
-    std::size_t count = Graph::pool_count(s, producers, consumers);
+    std::size_t count = Graph::pool_count(s, producers, consumers, 0, Graph::java_consumer(t, s));
     total += count * s.buffer_size;
     out += "  " + s.label() + ": " + topo::to_string(s.policy) + ", " +
            topo::format_size(s.buffer_size) + " buffers, depth " + std::to_string(s.depth) +

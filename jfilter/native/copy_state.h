@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "handle_registry.h"
+#include "runtime/graph.h"
 
 namespace sluice::jni {
 
@@ -37,6 +38,7 @@ struct CopyState {
   static constexpr std::size_t kClosedCountAt = 16;
   static constexpr std::size_t kClosedAt = 24;
   static constexpr std::size_t kMaxClosed = 8;  // org.sluice.Peer.MAX_CLOSED: one read batch
+  static_assert(kMaxClosed == Graph::kJavaCloseGroup, "a Java consumer's pool has room for one group of closes");
   static constexpr std::size_t kReadBatchAt = kClosedAt + 8 * kMaxClosed;  // org.sluice.Peer.READ_BATCH
   static constexpr std::size_t kMaxReadBatch = 8;  // org.sluice.InputStream.READ_AHEAD
   alignas(16) std::byte mailbox[kReadBatchAt + 3 * 8 * kMaxReadBatch] = {};

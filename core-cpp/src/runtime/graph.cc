@@ -12,12 +12,19 @@
 
 namespace sluice {
 
-std::size_t Graph::pool_count(const topo::StreamSpec& spec, int producers, int consumers, int remote_consumers) {
+std::size_t Graph::pool_count(const topo::StreamSpec& spec, int producers, int consumers, int remote_consumers,
+                              bool java_consumer) {
   const auto depth = spec.depth;
   const auto p = static_cast<std::size_t>(producers);
   const auto c = static_cast<std::size_t>(consumers);
   const auto rc = static_cast<std::size_t>(remote_consumers);
-  return depth * c + p + c + (p > 0 ? std::bit_ceil(depth) * rc : 0);
+  const std::size_t held_by_each = 1 + (java_consumer ? std::min(kJavaCloseGroup, depth) : 0);
+  return depth * c + p + held_by_each * c + (p > 0 ? std::bit_ceil(depth) * rc : 0);
+}
+
+bool Graph::java_consumer(const topo::Topology& topology, const topo::StreamSpec& spec) {
+  const topo::FilterSpec* to = topology.find_filter(spec.to.filter);
+  return to != nullptr && to->lang == topo::Lang::kJava;
 }
 
 Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
@@ -37,7 +44,8 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
   auto local_blocks = [&](const topo::StreamSpec& spec) {
     const int producers = placement.count_here(spec.from.filter);
     const int consumers = placement.count_here(spec.to.filter);
-    return pool_count(spec, producers, consumers, topology.copies_of(spec.to.filter) - consumers);
+    return pool_count(spec, producers, consumers, topology.copies_of(spec.to.filter) - consumers,
+                      java_consumer(topology, spec));
   };
   auto landing_blocks = [&](const topo::StreamSpec& spec) -> std::size_t {
     const std::size_t credit = wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0;
@@ -54,7 +62,8 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
   if (physical != 0 && total > physical / 4 * 3) {
     throw Error("the streams' buffer pools need " + topo::format_size(total) + " but this machine has " +
                 topo::format_size(physical) + "; lower buffer_size or depth (each stream's pool holds "
-                "depth x consumer copies + producer copies + consumer copies buffers)");
+                "depth x consumer copies + producer copies + consumer copies buffers, and 8 more for each Java "
+                "consumer copy)");
   }
 
   for (std::size_t i = 0; i < topology.streams.size(); ++i) {

@@ -67,8 +67,15 @@ class Graph {
   // consumer copies elsewhere (a credit window each: the depth rounded up to a power of
   // two). `producers` and `consumers` count the copies in this process. What lands from
   // other hosts has a pool of its own, sized by the Graph from the wiring's credit.
+  // `java_consumer`: the consumer copies are Java filters, each of which gives the blocks it
+  // closes back in groups of up to kJavaCloseGroup (at its next native call): the pool has
+  // that many more for each, so that the producers go on while a group waits. (At 64 KiB,
+  // depth 16, a Java pair moved 1.14x the bytes with them: bench/RESULTS.md, "2026-12-11".)
   static std::size_t pool_count(const topo::StreamSpec& spec, int producers, int consumers,
-                                int remote_consumers = 0);
+                                int remote_consumers = 0, bool java_consumer = false);
+  static constexpr std::size_t kJavaCloseGroup = 8;  // jni::CopyState::kMaxClosed
+  // Whether `spec`'s consumer is a Java filter (pool_count's java_consumer).
+  static bool java_consumer(const topo::Topology& topology, const topo::StreamSpec& spec);
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;

@@ -52,5 +52,27 @@ TEST(GraphPools, OneProducerCopyHereTakesFromTheStreamsPoolInline) {
   EXPECT_EQ(stream.pool->count(), Graph::pool_count(topology.streams[0], 1, 2));
 }
 
+// A Java consumer copy gives closed blocks back in groups (at its next native call): its
+// stream's pool has a group's worth more per consumer copy, at most the depth, so that the
+// producer is not held up by a group it cannot have yet. A C++ consumer's is unchanged.
+TEST(GraphPools, AJavaConsumersStreamHasRoomForTheBlocksItGivesBackInGroups) {
+  const topo::Topology topology = topo::parse_topology_text(R"(
+filters:
+  src:  {class: "t::Source"}
+  jsink: {lang: java, class: t.Sink, copies: 2}
+  csink: {class: "t::Sink"}
+streams:
+  - {from: src.out, to: jsink.in, buffer_size: 64KiB, depth: 16}
+  - {from: src.other, to: csink.in, buffer_size: 64KiB, depth: 16}
+  - {from: src.small, to: jsink.small, buffer_size: 64KiB, depth: 4}
+)",
+                                                             "java_consumer.yaml", ".");
+  RunSignal signal;
+  Graph graph(topology, signal, Placement::everything(topology), nullptr);
+  EXPECT_EQ(graph.streams()[0]->pool->count(), 16u * 2 + 1 + 2 + 8u * 2);
+  EXPECT_EQ(graph.streams()[1]->pool->count(), 16u + 1 + 1);
+  EXPECT_EQ(graph.streams()[2]->pool->count(), 4u * 2 + 1 + 2 + 4u * 2) << "more than the depth";
+}
+
 }  // namespace
 }  // namespace sluice
