@@ -12,9 +12,14 @@ ClientEnd::ClientEnd(const topo::Topology& topology, const std::map<std::string,
   plane_ = std::make_unique<DataPlane>(topology, placements, self, options);
   graph_ = std::make_unique<Graph>(topology, signal_, placements.at(self), plane_.get());
   plane_->graph_ready(*graph_);
-  const topo::StreamSpec* stream = topology.client_stream();
-  StreamRuntime& runtime = *graph_->streams()[static_cast<std::size_t>(stream - topology.streams.data())];
-  port_ = std::make_unique<InputPort>(self, *runtime.channels[0]);
+  try {
+    const topo::StreamSpec* stream = topology.client_stream();
+    StreamRuntime& runtime = *graph_->streams()[static_cast<std::size_t>(stream - topology.streams.data())];
+    port_ = std::make_unique<InputPort>(self, *runtime.channels[0]);
+  } catch (...) {
+    plane_->graph_gone();  // the members go in reverse order: the graph before the plane
+    throw;
+  }
 }
 
 ClientEnd::~ClientEnd() {

@@ -82,7 +82,8 @@ JNIEXPORT jobject JNICALL Java_org_sluice_Buffer_nShared(JNIEnv* env, jclass, jo
 // object when it hands it out).
 //
 // Why 8: the blocks of a batch the filter closes go back to their pool only at the copy's
-// next native call, so a batch keeps up to its size from the producer. With 64 KiB buffers a
+// next native call, so a batch keeps up to its size from the producer (the stream's pool has
+// that many blocks more for it: Graph::pool_count). With 64 KiB buffers a
 // queue holds 16; batches of 32 (or 16) made a C++ source -> Java sink pair slower than one
 // read per call, batches of 4-8 faster (bench/RESULTS.md, "2026-12-08").
 JNIEXPORT jint JNICALL Java_org_sluice_InputStream_nRead(JNIEnv* env, jclass, jlong handle, jint room) {

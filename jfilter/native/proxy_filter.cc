@@ -91,6 +91,9 @@ void JavaFilter::begin_unit(Context& ctx) {
 
 void JavaFilter::end_unit() {
   state_.registry.release_unit();
+  // Held back for streams whose handles just went stale (init read, then threw): no read
+  // can ask for them any more.
+  state_.held_back.clear();
   if (context_ == nullptr) return;
   env_->CallVoidMethod(context_, types().context_expire);
   env_->DeleteGlobalRef(context_);

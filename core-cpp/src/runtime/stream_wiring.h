@@ -29,9 +29,9 @@ class StreamWiring {
   // before any copy runs: start delivering remote producers' items (and their end-of-work
   // marks) into the local channels, landing payloads in buffers from the stream's pool.
   virtual void graph_ready(Graph& graph) = 0;
-  // Called when the Engine's construction fails after graph_ready (no copy runs any more):
-  // the Graph is destroyed as soon as this returns. Stop delivering into it, and give back
-  // every buffer of its pools that the wiring holds.
+  // Called when the Engine's construction fails after graph_ready (the copies it started are
+  // stopped): the Graph may be destroyed once this returns. Stop delivering into it, and give
+  // back every buffer of its pools that the wiring holds.
   virtual void graph_gone() noexcept = 0;
 };
 
