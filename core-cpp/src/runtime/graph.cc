@@ -62,8 +62,8 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
   if (physical != 0 && total > physical / 4 * 3) {
     throw Error("the streams' buffer pools need " + topo::format_size(total) + " but this machine has " +
                 topo::format_size(physical) + "; lower buffer_size or depth (each stream's pool holds "
-                "depth x consumer copies + producer copies + consumer copies buffers, and 8 more for each Java "
-                "consumer copy)");
+                "depth x consumer copies + producer copies + consumer copies buffers, and " +
+                std::to_string(kJavaCloseGroup) + " more for each Java consumer copy)");
   }
 
   for (std::size_t i = 0; i < topology.streams.size(); ++i) {
