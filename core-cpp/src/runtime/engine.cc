@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <system_error>
 
@@ -402,10 +403,15 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       // and a joinable std::thread destroyed with the state would end the process).
       raw->busy = false;
       s.pending -= static_cast<int>(s.copies.size() - i);
-      const std::string message =
-          "cannot start filter '" + raw->spec->name + "' copy " + std::to_string(raw->index) + " (" +
-          std::to_string(i) + " of this process's " + std::to_string(s.copies.size()) +
-          " copies had started): " + e.what() + kOutOfThreads;
+      // Building the message may itself run out of memory: that must not skip stopping the
+      // started copies below.
+      std::string message;
+      try {
+        message = "cannot start filter '" + raw->spec->name + "' copy " + std::to_string(raw->index) + " (" +
+                  std::to_string(i) + " of this process's " + std::to_string(s.copies.size()) +
+                  " copies had started): " + e.what() + kOutOfThreads;
+      } catch (const std::bad_alloc&) {
+      }
       // Wait for the started copies to create their filters, as start() would (not only
       // for the abort grace): one left behind as stuck would go on using the topology after
       // the caller, told the Engine failed, may have freed it.
@@ -413,6 +419,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       lock.unlock();
       (void)s.wait_pending();
       stop_copies();
+      if (message.empty()) throw std::bad_alloc();
       throw Error(message);
     }
   }
