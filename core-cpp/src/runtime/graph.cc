@@ -47,11 +47,14 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     return pool_count(spec, producers, consumers, topology.copies_of(spec.to.filter) - consumers,
                       java_consumer(topology, spec));
   };
+  // A Java consumer copy also holds up to kJavaCloseGroup closed blocks until its next native
+  // call (as in pool_count): without room for them its producers' credit would go unused.
   auto landing_blocks = [&](const topo::StreamSpec& spec) -> std::size_t {
     const std::size_t credit = wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0;
     if (credit == 0) return 0;
     const auto consumers = static_cast<std::size_t>(placement.count_here(spec.to.filter));
-    return credit + consumers * (std::min<std::size_t>(InputPort::kRun, spec.depth) + 1);
+    const std::size_t closing = java_consumer(topology, spec) ? std::min(kJavaCloseGroup, spec.depth) : 0;
+    return credit + consumers * (std::min<std::size_t>(InputPort::kRun, spec.depth) + 1 + closing);
   };
   std::size_t total = 0;
   for (const topo::StreamSpec& spec : topology.streams) {

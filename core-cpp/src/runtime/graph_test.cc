@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/stream_wiring.h"
+#include "stream/input_port.h"
 #include "sync/run_signal.h"
 #include "topology/topology.h"
 
@@ -72,6 +74,48 @@ streams:
   EXPECT_EQ(graph.streams()[0]->pool->count(), 16u * 2 + 1 + 2 + 8u * 2);
   EXPECT_EQ(graph.streams()[1]->pool->count(), 16u + 1 + 1);
   EXPECT_EQ(graph.streams()[2]->pool->count(), 4u * 2 + 1 + 2 + 4u * 2) << "more than the depth";
+}
+
+// Where frames land from other hosts, the landing pool keeps the senders' credit, a run and
+// the buffer in hand per local consumer copy, and for a Java consumer copy its group of
+// closes as well.
+class FixedLandingRoom : public StreamWiring {
+ public:
+  explicit FixedLandingRoom(std::size_t room) : room_(room) {}
+  Endpoint* remote_consumer(StreamRuntime&, int) override { return nullptr; }
+  std::size_t landing_room(int) const override { return room_; }
+  void graph_ready(Graph&) override {}
+  void graph_gone() noexcept override {}
+
+ private:
+  std::size_t room_;
+};
+
+TEST(GraphPools, AJavaConsumersLandingPoolHasRoomForItsGroupOfCloses) {
+  const topo::Topology topology = topo::parse_topology_text(R"(
+filters:
+  src:  {class: "t::Source"}
+  jsink: {lang: java, class: t.Sink, copies: 2}
+  csink: {class: "t::Sink", copies: 2}
+streams:
+  - {from: src.out, to: jsink.in, buffer_size: 64KiB, depth: 16}
+  - {from: src.other, to: csink.in, buffer_size: 64KiB, depth: 16}
+)",
+                                                             "java_landing.yaml", ".");
+  Placement placement;  // both consumers' copies here, the source on another host
+  placement.local["jsink"] = {0, 1};
+  placement.local["csink"] = {0, 1};
+  FixedLandingRoom wiring(32);
+  RunSignal signal;
+  Graph graph(topology, signal, placement, &wiring);
+  // With no producer copy here the stream has one pool: the local copies' part and the landing's.
+  const std::size_t run_and_hand = std::min<std::size_t>(InputPort::kRun, 16) + 1;
+  const std::size_t cpp_local = Graph::pool_count(topology.streams[1], 0, 2);
+  EXPECT_EQ(graph.streams()[1]->pool->count(), cpp_local + 32 + 2 * run_and_hand) << "a C++ consumer's";
+  const std::size_t java_local = Graph::pool_count(topology.streams[0], 0, 2, 0, /*java_consumer=*/true);
+  EXPECT_EQ(java_local, cpp_local + 2 * Graph::kJavaCloseGroup);
+  EXPECT_EQ(graph.streams()[0]->pool->count(), java_local + 32 + 2 * (run_and_hand + Graph::kJavaCloseGroup))
+      << "the landing's part has no room for the Java copies' groups of closes";
 }
 
 }  // namespace
