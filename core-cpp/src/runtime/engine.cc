@@ -6,7 +6,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <new>
 #include <thread>
 #include <system_error>
 
@@ -410,7 +409,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
         message = "cannot start filter '" + raw->spec->name + "' copy " + std::to_string(raw->index) + " (" +
                   std::to_string(i) + " of this process's " + std::to_string(s.copies.size()) +
                   " copies had started): " + e.what() + kOutOfThreads;
-      } catch (const std::bad_alloc&) {
+      } catch (...) {  // out of memory, most likely: left empty
       }
       // Wait for the started copies to create their filters, as start() would (not only
       // for the abort grace): one left behind as stuck would go on using the topology after
@@ -419,7 +418,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       lock.unlock();
       (void)s.wait_pending();
       stop_copies();
-      if (message.empty()) throw std::bad_alloc();
+      if (message.empty()) throw;  // the cause itself, which needs no memory to pass on
       throw Error(message);
     }
   }
