@@ -48,12 +48,16 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
                       java_consumer(topology, spec));
   };
   // A Java consumer copy also holds up to kJavaCloseGroup closed blocks until its next native
-  // call (as in pool_count): without room for them its producers' credit would go unused.
+  // call (as in pool_count). Where a producer copy runs here the landing has a pool of its
+  // own, which needs room for them too; where none does, the landing's pool is the stream's
+  // one, whose local part (pool_count) already has it.
   auto landing_blocks = [&](const topo::StreamSpec& spec) -> std::size_t {
     const std::size_t credit = wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0;
     if (credit == 0) return 0;
     const auto consumers = static_cast<std::size_t>(placement.count_here(spec.to.filter));
-    const std::size_t closing = java_consumer(topology, spec) ? std::min(kJavaCloseGroup, spec.depth) : 0;
+    const bool own_pool = placement.count_here(spec.from.filter) > 0;
+    const std::size_t closing =
+        own_pool && java_consumer(topology, spec) ? std::min(kJavaCloseGroup, spec.depth) : 0;
     return credit + consumers * (std::min<std::size_t>(InputPort::kRun, spec.depth) + 1 + closing);
   };
   std::size_t total = 0;

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "runtime/stream_wiring.h"
-#include "stream/input_port.h"
 #include "sync/run_signal.h"
 #include "topology/topology.h"
 
@@ -76,9 +75,9 @@ streams:
   EXPECT_EQ(graph.streams()[2]->pool->count(), 4u * 2 + 1 + 2 + 4u * 2) << "more than the depth";
 }
 
-// Where frames land from other hosts, the landing pool keeps the senders' credit, a run and
-// the buffer in hand per local consumer copy, and for a Java consumer copy its group of
-// closes as well.
+// Where frames land from other hosts, the landing pool keeps the senders' credit, and per
+// local consumer copy a run (InputPort::kRun = 32, at most the depth) and the buffer in hand,
+// and for a Java consumer copy its group of closes (8, at most the depth) as well.
 class FixedLandingRoom : public StreamWiring {
  public:
   explicit FixedLandingRoom(std::size_t room) : room_(room) {}
@@ -91,31 +90,47 @@ class FixedLandingRoom : public StreamWiring {
   std::size_t room_;
 };
 
-TEST(GraphPools, AJavaConsumersLandingPoolHasRoomForItsGroupOfCloses) {
-  const topo::Topology topology = topo::parse_topology_text(R"(
+topo::Topology java_and_cpp_consumers() {
+  return topo::parse_topology_text(R"(
 filters:
-  src:  {class: "t::Source"}
+  src:  {class: "t::Source", copies: 2}
   jsink: {lang: java, class: t.Sink, copies: 2}
   csink: {class: "t::Sink", copies: 2}
 streams:
   - {from: src.out, to: jsink.in, buffer_size: 64KiB, depth: 16}
   - {from: src.other, to: csink.in, buffer_size: 64KiB, depth: 16}
+  - {from: src.small, to: jsink.small, buffer_size: 64KiB, depth: 4}
 )",
-                                                             "java_landing.yaml", ".");
-  Placement placement;  // both consumers' copies here, the source on another host
+                                   "java_landing.yaml", ".");
+}
+
+TEST(GraphPools, AJavaConsumersLandingPoolHasRoomForItsGroupOfCloses) {
+  const topo::Topology topology = java_and_cpp_consumers();
+  Placement placement;  // both consumers' copies and one source copy here: the landing has a pool of its own
+  placement.local["src"] = {0};
   placement.local["jsink"] = {0, 1};
   placement.local["csink"] = {0, 1};
   FixedLandingRoom wiring(32);
   RunSignal signal;
   Graph graph(topology, signal, placement, &wiring);
-  // With no producer copy here the stream has one pool: the local copies' part and the landing's.
-  const std::size_t run_and_hand = std::min<std::size_t>(InputPort::kRun, 16) + 1;
-  const std::size_t cpp_local = Graph::pool_count(topology.streams[1], 0, 2);
-  EXPECT_EQ(graph.streams()[1]->pool->count(), cpp_local + 32 + 2 * run_and_hand) << "a C++ consumer's";
-  const std::size_t java_local = Graph::pool_count(topology.streams[0], 0, 2, 0, /*java_consumer=*/true);
-  EXPECT_EQ(java_local, cpp_local + 2 * Graph::kJavaCloseGroup);
-  EXPECT_EQ(graph.streams()[0]->pool->count(), java_local + 32 + 2 * (run_and_hand + Graph::kJavaCloseGroup))
-      << "the landing's part has no room for the Java copies' groups of closes";
+  EXPECT_EQ(graph.streams()[1]->pool->count(), 32u + 2 * (16 + 1)) << "a C++ consumer's";
+  EXPECT_EQ(graph.streams()[0]->pool->count(), 32u + 2 * (16 + 1 + 8))
+      << "no room for the Java copies' groups of closes";
+  EXPECT_EQ(graph.streams()[2]->pool->count(), 32u + 2 * (4 + 1 + 4)) << "more than the depth";
+}
+
+// With no producer copy here, the stream's one pool is the landing's, and its local part
+// already holds the groups of closes (depth x consumers + a buffer and a group each).
+TEST(GraphPools, WithNoProducerHereTheLandingSharesTheLocalPartsRoomForClosing) {
+  const topo::Topology topology = java_and_cpp_consumers();
+  Placement placement;
+  placement.local["jsink"] = {0, 1};
+  placement.local["csink"] = {0, 1};
+  FixedLandingRoom wiring(32);
+  RunSignal signal;
+  Graph graph(topology, signal, placement, &wiring);
+  EXPECT_EQ(graph.streams()[1]->pool->count(), (16u * 2 + 2) + 32 + 2 * (16 + 1));
+  EXPECT_EQ(graph.streams()[0]->pool->count(), (16u * 2 + 2 * (1 + 8)) + 32 + 2 * (16 + 1));
 }
 
 }  // namespace
