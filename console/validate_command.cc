@@ -1,9 +1,12 @@
 #include <iostream>
+#include <map>
+#include <string>
 
 #include "console/commands.h"
 #include "console/exit_codes.h"
 #include "console/launcher.h"
 #include "console/remote.h"
+#include "net/routes.h"
 #include "runtime/backends.h"
 #include "runtime/graph.h"
 #include "topology/size.h"
@@ -43,6 +46,29 @@ std::string describe_plan(const topo::Topology& t) {
   return out;
 }
 
+namespace {
+
+// What each host's app daemon would allocate for the streams: its pools as Graph builds them,
+// with room to land what the other hosts may have in flight to it (their credit: net::Routes).
+// The plan's "buffer memory" is the topology's pools as if embedded; across hosts, a host
+// that receives also keeps that room.
+std::string describe_host_memory(const topo::Topology& t, const std::map<std::string, Placement>& placements) {
+  std::string out = "buffer memory per host (its pools, and room to land what other hosts send):\n";
+  for (const auto& [host, placement] : placements) {
+    const net::Routes routes(t, placements, host);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < t.streams.size(); ++i) {
+      const topo::StreamSpec& s = t.streams[i];
+      total += Graph::pool_bytes(s, Graph::local_blocks(t, s, placement) +
+                                        Graph::landing_blocks(t, s, placement, routes.landing_room(i)));
+    }
+    out += "  " + host + ": " + topo::format_size(total) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 int validate_command(const std::string& topology_path, const std::string& hosts,
                      const ControlOptions& control, const LauncherOptions& launch) {
   try {
@@ -52,7 +78,8 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
     std::cout << describe_plan(topology);
     if (!topology.hosts.empty()) {
       std::cout << "hosts:\n";
-      for (const auto& [host, placement] : place_copies(topology)) {
+      const std::map<std::string, Placement> placements = place_copies(topology);
+      for (const auto& [host, placement] : placements) {
         std::cout << "  " << host << ":";
         for (const auto& [filter, copies] : placement.local) {
           std::cout << " " << filter << "#";
@@ -60,6 +87,7 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
         }
         std::cout << "\n";
       }
+      std::cout << describe_host_memory(topology, placements);
     }
     if (auto launcher = make_launcher(launch)) {
       // Where each logical host would run; nothing is started.

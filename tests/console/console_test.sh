@@ -151,6 +151,34 @@ fi
 expect_status 0 "validate" -- "$sluice" validate "$src/examples/wordcount.yaml"
 expect_in "$work/out" "tokenize.out -> count.in: by_key, 64B buffers, depth 256" "plan"
 
+# --- validate across hosts: each host's buffer memory, with room to land what it receives
+# produce on a, consume on b, 64 KiB depth 16: a has its producer's 1 block and a credit
+# window (16) of blocks waiting to be sent; b its consumer's queue and buffer in hand (17),
+# the window a may have in flight to it (16), and its consumer's run and buffer (16 + 1).
+cat > "$work/two-hosts.yaml" <<YAML
+hosts: {a: 127.0.0.1:9, b: 127.0.0.1:10}
+filters:
+  produce: {class: Produce, library: $lib, place: {a: 1}}
+  consume: {class: Consume, library: $lib, place: {b: 1}}
+streams:
+  - {from: produce.out, to: consume.in, buffer_size: 64KiB, depth: 16}
+YAML
+expect_status 4 "validate across hosts (no token: the plan first)" -- "$sluice" validate "$work/two-hosts.yaml" --token-file "$work/no-such-token"
+python3 - "$work/out" <<'PY' && pass || fail "validate prints each host's buffer memory"
+import re, sys
+text = open(sys.argv[1]).read()
+units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+def size(host):
+    m = re.search(r"^  " + host + r": ([0-9.]+)(B|KiB|MiB|GiB)$", text, re.M)
+    assert m, "no buffer memory line for host " + host + " in:\n" + text
+    return float(m.group(1)) * units[m.group(2)]
+assert "buffer memory per host" in text, text
+a, b = size("a"), size("b")
+block = 64 << 10
+assert 17 * block <= a < 18 * block, ("a", a)
+assert 50 * block <= b < 51 * block, ("b", b)
+PY
+
 # --- usage errors: status 2 -------------------------------------------------------------
 expect_status 2 "no command" -- "$sluice"
 expect_status 2 "unknown option" -- "$sluice" run "$src/examples/wordcount.yaml" --frobnicate

@@ -27,6 +27,32 @@ bool Graph::java_consumer(const topo::Topology& topology, const topo::StreamSpec
   return to != nullptr && to->lang == topo::Lang::kJava;
 }
 
+std::size_t Graph::local_blocks(const topo::Topology& topology, const topo::StreamSpec& spec,
+                                 const Placement& placement) {
+  const int producers = placement.count_here(spec.from.filter);
+  const int consumers = placement.count_here(spec.to.filter);
+  return pool_count(spec, producers, consumers, topology.copies_of(spec.to.filter) - consumers,
+                    java_consumer(topology, spec));
+}
+
+std::size_t Graph::landing_blocks(const topo::Topology& topology, const topo::StreamSpec& spec,
+                                  const Placement& placement, std::size_t credit) {
+  if (credit == 0) return 0;
+  const auto consumers = static_cast<std::size_t>(placement.count_here(spec.to.filter));
+  // A Java consumer copy also holds up to kJavaCloseGroup closed blocks until its next native
+  // call (as in pool_count). Where a producer copy runs here the landing has a pool of its
+  // own, which needs room for them too; where none does, the landing's pool is the stream's
+  // one, whose local part (pool_count) already has it.
+  const bool own_pool = placement.count_here(spec.from.filter) > 0;
+  const std::size_t closing = own_pool && java_consumer(topology, spec) ? std::min(kJavaCloseGroup, spec.depth) : 0;
+  return credit + consumers * (std::min<std::size_t>(InputPort::kRun, spec.depth) + 1 + closing);
+}
+
+std::size_t Graph::pool_bytes(const topo::StreamSpec& spec, std::size_t blocks) {
+  // The blocks, and the most their pool's return lanes can take (buffer/return_lanes.h).
+  return blocks * spec.buffer_size + ReturnLanes::bytes_at_most(blocks);
+}
+
 Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
              StreamWiring* wiring) {
   // Check the memory first, so an absurd topology fails before allocating anything.
@@ -36,36 +62,13 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
                                    ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
                                    : 0;
   auto index_of = [&](const topo::StreamSpec& spec) { return static_cast<int>(&spec - topology.streams.data()); };
-  // A stream's blocks here for its local producer and consumer copies (pool_count), and
-  // for what lands from other hosts: the credit those hosts hold, plus what each local
-  // consumer copy holds after its credit went back (a run and the buffer in
-  // hand; without them, a consumer holding those while it waits for the next frame could
-  // leave that frame parked for ever). 0 when nothing lands here.
-  auto local_blocks = [&](const topo::StreamSpec& spec) {
-    const int producers = placement.count_here(spec.from.filter);
-    const int consumers = placement.count_here(spec.to.filter);
-    return pool_count(spec, producers, consumers, topology.copies_of(spec.to.filter) - consumers,
-                      java_consumer(topology, spec));
-  };
-  // A Java consumer copy also holds up to kJavaCloseGroup closed blocks until its next native
-  // call (as in pool_count). Where a producer copy runs here the landing has a pool of its
-  // own, which needs room for them too; where none does, the landing's pool is the stream's
-  // one, whose local part (pool_count) already has it.
-  auto landing_blocks = [&](const topo::StreamSpec& spec) -> std::size_t {
-    const std::size_t credit = wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0;
-    if (credit == 0) return 0;
-    const auto consumers = static_cast<std::size_t>(placement.count_here(spec.to.filter));
-    const bool own_pool = placement.count_here(spec.from.filter) > 0;
-    const std::size_t closing =
-        own_pool && java_consumer(topology, spec) ? std::min(kJavaCloseGroup, spec.depth) : 0;
-    return credit + consumers * (std::min<std::size_t>(InputPort::kRun, spec.depth) + 1 + closing);
+  auto local_blocks = [&](const topo::StreamSpec& spec) { return Graph::local_blocks(topology, spec, placement); };
+  auto landing_blocks = [&](const topo::StreamSpec& spec) {
+    return Graph::landing_blocks(topology, spec, placement,
+                                 wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0);
   };
   std::size_t total = 0;
-  for (const topo::StreamSpec& spec : topology.streams) {
-    // The blocks, and the most their pool's return lanes can take (buffer/return_lanes.h).
-    const std::size_t blocks = local_blocks(spec) + landing_blocks(spec);
-    total += blocks * spec.buffer_size + ReturnLanes::bytes_at_most(blocks);
-  }
+  for (const topo::StreamSpec& spec : topology.streams) total += pool_bytes(spec, local_blocks(spec) + landing_blocks(spec));
   if (physical != 0 && total > physical / 4 * 3) {
     throw Error("the streams' buffer pools need " + topo::format_size(total) + " but this machine has " +
                 topo::format_size(physical) + "; lower buffer_size or depth (each stream's pool holds "

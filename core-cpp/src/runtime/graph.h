@@ -76,6 +76,17 @@ class Graph {
   static constexpr std::size_t kJavaCloseGroup = 8;  // jni::CopyState::kMaxClosed
   // Whether `spec`'s consumer is a Java filter (pool_count's java_consumer).
   static bool java_consumer(const topo::Topology& topology, const topo::StreamSpec& spec);
+  // A stream's blocks in a process that runs `placement`'s copies: for its local producer
+  // and consumer copies (pool_count), and for what lands from other hosts (0 when `credit`,
+  // the wiring's landing_room, is 0): that credit, plus what each local consumer copy holds
+  // after its credit went back (a run and the buffer in hand; without them a consumer
+  // holding those while it waits for the next frame could leave that frame parked for ever).
+  static std::size_t local_blocks(const topo::Topology& topology, const topo::StreamSpec& spec,
+                                  const Placement& placement);
+  static std::size_t landing_blocks(const topo::Topology& topology, const topo::StreamSpec& spec,
+                                    const Placement& placement, std::size_t credit);
+  // The memory a pool of `blocks` of `spec`'s buffers takes, its return lanes included.
+  static std::size_t pool_bytes(const topo::StreamSpec& spec, std::size_t blocks);
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;
