@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "runtime/stream_wiring.h"
 #include "sync/run_signal.h"
 #include "topology/topology.h"
@@ -104,33 +106,38 @@ streams:
                                    "java_landing.yaml", ".");
 }
 
-TEST(GraphPools, AJavaConsumersLandingPoolHasRoomForItsGroupOfCloses) {
+// Each stream's pool count in a process that runs `placement`'s copies of
+// java_and_cpp_consumers(), with room to land 32 buffers of each stream from other hosts.
+std::vector<std::size_t> pool_counts_with_landing(const Placement& placement) {
   const topo::Topology topology = java_and_cpp_consumers();
+  FixedLandingRoom wiring(32);
+  RunSignal signal;
+  Graph graph(topology, signal, placement, &wiring);
+  std::vector<std::size_t> counts;
+  for (const auto& stream : graph.streams()) counts.push_back(stream->pool->count());
+  return counts;
+}
+
+TEST(GraphPools, AJavaConsumersLandingPoolHasRoomForItsGroupOfCloses) {
   Placement placement;  // both consumers' copies and one source copy here: the landing has a pool of its own
   placement.local["src"] = {0};
   placement.local["jsink"] = {0, 1};
   placement.local["csink"] = {0, 1};
-  FixedLandingRoom wiring(32);
-  RunSignal signal;
-  Graph graph(topology, signal, placement, &wiring);
-  EXPECT_EQ(graph.streams()[1]->pool->count(), 32u + 2 * (16 + 1)) << "a C++ consumer's";
-  EXPECT_EQ(graph.streams()[0]->pool->count(), 32u + 2 * (16 + 1 + 8))
-      << "no room for the Java copies' groups of closes";
-  EXPECT_EQ(graph.streams()[2]->pool->count(), 32u + 2 * (4 + 1 + 4)) << "more than the depth";
+  const std::vector<std::size_t> counts = pool_counts_with_landing(placement);
+  EXPECT_EQ(counts[1], 32u + 2 * (16 + 1)) << "a C++ consumer's";
+  EXPECT_EQ(counts[0], 32u + 2 * (16 + 1 + 8)) << "no room for the Java copies' groups of closes";
+  EXPECT_EQ(counts[2], 32u + 2 * (4 + 1 + 4)) << "more than the depth";
 }
 
 // With no producer copy here, the stream's one pool is the landing's, and its local part
 // already holds the groups of closes (depth x consumers + a buffer and a group each).
 TEST(GraphPools, WithNoProducerHereTheLandingSharesTheLocalPartsRoomForClosing) {
-  const topo::Topology topology = java_and_cpp_consumers();
   Placement placement;
   placement.local["jsink"] = {0, 1};
   placement.local["csink"] = {0, 1};
-  FixedLandingRoom wiring(32);
-  RunSignal signal;
-  Graph graph(topology, signal, placement, &wiring);
-  EXPECT_EQ(graph.streams()[1]->pool->count(), (16u * 2 + 2) + 32 + 2 * (16 + 1));
-  EXPECT_EQ(graph.streams()[0]->pool->count(), (16u * 2 + 2 * (1 + 8)) + 32 + 2 * (16 + 1));
+  const std::vector<std::size_t> counts = pool_counts_with_landing(placement);
+  EXPECT_EQ(counts[1], (16u * 2 + 2) + 32 + 2 * (16 + 1));
+  EXPECT_EQ(counts[0], (16u * 2 + 2 * (1 + 8)) + 32 + 2 * (16 + 1));
 }
 
 }  // namespace
