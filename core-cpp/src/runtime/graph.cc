@@ -62,13 +62,13 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
                                    ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
                                    : 0;
   auto index_of = [&](const topo::StreamSpec& spec) { return static_cast<int>(&spec - topology.streams.data()); };
-  auto local_blocks = [&](const topo::StreamSpec& spec) { return Graph::local_blocks(topology, spec, placement); };
-  auto landing_blocks = [&](const topo::StreamSpec& spec) {
-    return Graph::landing_blocks(topology, spec, placement,
-                                 wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0);
+  // A stream's blocks in this process: for its copies here, and for what lands here.
+  auto local_here = [&](const topo::StreamSpec& spec) { return local_blocks(topology, spec, placement); };
+  auto landing_here = [&](const topo::StreamSpec& spec) {
+    return landing_blocks(topology, spec, placement, wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0);
   };
   std::size_t total = 0;
-  for (const topo::StreamSpec& spec : topology.streams) total += pool_bytes(spec, local_blocks(spec) + landing_blocks(spec));
+  for (const topo::StreamSpec& spec : topology.streams) total += pool_bytes(spec, local_here(spec) + landing_here(spec));
   if (physical != 0 && total > physical / 4 * 3) {
     throw Error("the streams' buffer pools need " + topo::format_size(total) + " but this machine has " +
                 topo::format_size(physical) + "; lower buffer_size or depth (each stream's pool holds "
@@ -102,9 +102,9 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     // copy takes from a share of its own (between them what the one pool would hold for
     // them, rounded up), and the data plane's I/O thread, which lands frames, takes from
     // `pool` (landing_blocks).
-    const std::size_t landing = landing_blocks(spec);
+    const std::size_t landing = landing_here(spec);
     const bool lands = landing > 0;
-    const std::size_t local = std::max<std::size_t>(1, local_blocks(spec));
+    const std::size_t local = std::max<std::size_t>(1, local_here(spec));
     if (producers_here_count > 1 || (producers_here_count == 1 && lands)) {
       const auto share = (local + static_cast<std::size_t>(producers_here_count) - 1) /
                          static_cast<std::size_t>(producers_here_count);

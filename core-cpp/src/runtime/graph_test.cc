@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "runtime/stream_wiring.h"
@@ -55,21 +56,27 @@ TEST(GraphPools, OneProducerCopyHereTakesFromTheStreamsPoolInline) {
   EXPECT_EQ(stream.pool->count(), Graph::pool_count(topology.streams[0], 1, 2));
 }
 
-// A Java consumer copy gives closed blocks back in groups (at its next native call): its
-// stream's pool has a group's worth more per consumer copy, at most the depth, so that the
-// producer is not held up by a group it cannot have yet. A C++ consumer's is unchanged.
-TEST(GraphPools, AJavaConsumersStreamHasRoomForTheBlocksItGivesBackInGroups) {
-  const topo::Topology topology = topo::parse_topology_text(R"(
+// A source feeding two Java sink copies (64 KiB, depth 16 and depth 4) and a C++ sink (64 KiB,
+// depth 16).
+topo::Topology java_and_cpp_consumers(int source_copies, int cpp_sink_copies) {
+  return topo::parse_topology_text(R"(
 filters:
-  src:  {class: "t::Source"}
+  src:  {class: "t::Source", copies: )" + std::to_string(source_copies) + R"(}
   jsink: {lang: java, class: t.Sink, copies: 2}
-  csink: {class: "t::Sink"}
+  csink: {class: "t::Sink", copies: )" + std::to_string(cpp_sink_copies) + R"(}
 streams:
   - {from: src.out, to: jsink.in, buffer_size: 64KiB, depth: 16}
   - {from: src.other, to: csink.in, buffer_size: 64KiB, depth: 16}
   - {from: src.small, to: jsink.small, buffer_size: 64KiB, depth: 4}
 )",
-                                                             "java_consumer.yaml", ".");
+                                   "java_and_cpp_consumers.yaml", ".");
+}
+
+// A Java consumer copy gives closed blocks back in groups (at its next native call): its
+// stream's pool has a group's worth more per consumer copy, at most the depth, so that the
+// producer is not held up by a group it cannot have yet. A C++ consumer's is unchanged.
+TEST(GraphPools, AJavaConsumersStreamHasRoomForTheBlocksItGivesBackInGroups) {
+  const topo::Topology topology = java_and_cpp_consumers(1, 1);
   RunSignal signal;
   Graph graph(topology, signal, Placement::everything(topology), nullptr);
   EXPECT_EQ(graph.streams()[0]->pool->count(), 16u * 2 + 1 + 2 + 8u * 2);
@@ -92,24 +99,10 @@ class FixedLandingRoom : public StreamWiring {
   std::size_t room_;
 };
 
-topo::Topology java_and_cpp_consumers() {
-  return topo::parse_topology_text(R"(
-filters:
-  src:  {class: "t::Source", copies: 2}
-  jsink: {lang: java, class: t.Sink, copies: 2}
-  csink: {class: "t::Sink", copies: 2}
-streams:
-  - {from: src.out, to: jsink.in, buffer_size: 64KiB, depth: 16}
-  - {from: src.other, to: csink.in, buffer_size: 64KiB, depth: 16}
-  - {from: src.small, to: jsink.small, buffer_size: 64KiB, depth: 4}
-)",
-                                   "java_landing.yaml", ".");
-}
-
 // Each stream's pool count in a process that runs `placement`'s copies of
-// java_and_cpp_consumers(), with room to land 32 buffers of each stream from other hosts.
+// java_and_cpp_consumers(2, 2), with room to land 32 buffers of each stream from other hosts.
 std::vector<std::size_t> pool_counts_with_landing(const Placement& placement) {
-  const topo::Topology topology = java_and_cpp_consumers();
+  const topo::Topology topology = java_and_cpp_consumers(2, 2);
   FixedLandingRoom wiring(32);
   RunSignal signal;
   Graph graph(topology, signal, placement, &wiring);
