@@ -1,8 +1,10 @@
 // `sluice new cpp|java|topology NAME`: writes a project in the directory NAME from the templates.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,12 +25,76 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
+// Why `name` cannot name a project although it is made of the right characters (its Java
+// package, `package`, is a keyword or java.*; its library would be a target CMake reserves),
+// or "".
+std::string reserved_because(const std::string& name, const std::string& package) {
+  static const std::set<std::string> java_words = {
+      "abstract", "assert",    "boolean",   "break",      "byte",     "case",       "catch",
+      "char",     "class",     "const",     "continue",   "default",  "do",         "double",
+      "else",     "enum",      "extends",   "final",      "finally",  "float",      "for",
+      "goto",     "if",        "implements", "import",    "instanceof", "int",      "interface",
+      "long",     "native",    "new",       "package",    "private",  "protected",  "public",
+      "return",   "short",     "static",    "strictfp",   "super",    "switch",     "synchronized",
+      "this",     "throw",     "throws",    "transient",  "try",      "void",       "volatile",
+      "while",    "true",      "false",     "null",       "var",      "record",     "yield",
+      "_"};
+  // Targets CMake (with CTest and CPack, which the template uses) makes itself.
+  static const std::set<std::string> cmake_targets = {
+      "all",     "clean",          "help",          "install",       "install_local", "install_strip",
+      "test",    "package",        "package_source", "edit_cache",   "rebuild_cache",
+      "list_install_components", "depend", "preinstall"};
+  if (java_words.count(package) != 0) return "its Java package, '" + package + "', is a Java keyword";
+  if (package == "java" || package.rfind("java_", 0) == 0) {
+    return "its Java package, '" + package + "', is taken by the JDK (java.*)";
+  }
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (cmake_targets.count(lower) != 0) return "CMake reserves the target name '" + lower + "'";
+  return "";
+}
+
+// The install prefix's Maven repository tree (PREFIX/share/sluice/maven), when this program
+// runs from an installed sluice; else "".
+std::filesystem::path installed_maven_tree() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  const std::filesystem::path tree = self.parent_path().parent_path() / "share" / "sluice" / "maven";
+  return std::filesystem::is_directory(tree, ec) ? tree : std::filesystem::path{};
+}
+
+// What to do before `mvn package` can resolve org.sluice:jfilter, when the local Maven
+// repository lacks it (it is not on Maven Central); "" when it is there.
+std::string maven_setup_hint() {
+  const char* home = std::getenv("HOME");
+  const std::filesystem::path repo =
+      std::filesystem::path(home != nullptr && *home != '\0' ? home : "/root") / ".m2" / "repository";
+  std::error_code ec;
+  if (std::filesystem::exists(repo / "org" / "sluice" / "jfilter" / SLUICE_VERSION, ec)) return "";
+  const std::filesystem::path tree = installed_maven_tree();
+  if (tree.empty()) {
+    return "  (org.sluice:jfilter " SLUICE_VERSION " is not in ~/.m2 yet: from a sluice checkout, run\n"
+           "   mvn -B install -pl jfilter -am -DskipTests; see docs/java.md, \"Building with Maven\")\n";
+  }
+  return "  mkdir -p ~/.m2/repository && cp -r " + tree.string() +
+         "/. ~/.m2/repository/   # once: org.sluice:jfilter is not on Maven Central\n";
+}
+
 }  // namespace
 
 int new_command(const std::string& kind, const std::string& name) {
   if (!std::regex_match(name, std::regex("[A-Za-z][A-Za-z0-9_-]*"))) {
     std::cerr << "sluice: new: '" << name << "' is not a usable project name; use letters, digits, '_' and '-', "
               << "starting with a letter (it names the directory, the library or jar, and the topology)\n";
+    return kExitUsage;
+  }
+  // Java package: the name in lower case, '-' as '_'.
+  std::string package = name;
+  for (char& c : package) c = c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (const std::string why = reserved_because(name, package); !why.empty()) {
+    std::cerr << "sluice: new: '" << name << "' would make a project that does not build: " << why
+              << "; choose another name (e.g. my-" << name << ")\n";
     return kExitUsage;
   }
   const std::filesystem::path dir = name;
@@ -38,9 +104,6 @@ int new_command(const std::string& kind, const std::string& name) {
               << "move it away)\n";
     return kExitUsage;
   }
-  // Java package: the name in lower case, '-' as '_'.
-  std::string package = name;
-  for (char& c : package) c = c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const auto fill = [&](std::string text) {
     text = replace_all(std::move(text), "@NAME@", name);
     text = replace_all(std::move(text), "@PACKAGE@", package);
@@ -79,10 +142,10 @@ int new_command(const std::string& kind, const std::string& name) {
     std::cout << "  cd " << name << " && cmake -S . -B build && cmake --build build && ctest --test-dir build\n"
               << "  sluice run " << name << ".yaml\n";
   } else if (kind == "java") {
-    std::cout << "  cd " << name << " && mvn package\n"
+    std::cout << maven_setup_hint() << "  cd " << name << " && mvn package\n"
               << "  sluice run " << name << ".yaml\n";
   } else {
-    std::cout << "  cd " << name << " && (cd cpp && cmake -S . -B build && cmake --build build) && (cd java && mvn package)\n"
+    std::cout << maven_setup_hint() << "  cd " << name << " && (cd cpp && cmake -S . -B build && cmake --build build) && (cd java && mvn package)\n"
               << "  sluice run " << name << ".yaml\n";
   }
   return kExitOk;

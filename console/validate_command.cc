@@ -16,7 +16,7 @@ namespace sluice::console {
 std::string describe_plan(const topo::Topology& t) {
   std::string out = "topology '" + t.name + "' (" + t.file + "): " +
                     (t.hosts.empty() ? std::string("embedded, one process")
-                                     : std::to_string(t.hosts.size()) + " hosts") + "\n";
+                                     : std::to_string(t.hosts.size()) + (t.hosts.size() == 1 ? " host" : " hosts")) + "\n";
   out += "filters:\n";
   for (const topo::FilterSpec& f : t.filters) {
     out += "  " + f.name + ": " + topo::to_string(f.lang) + " " + f.class_name;

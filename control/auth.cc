@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -20,12 +21,16 @@ std::string read_token_file(const std::string& path, TokenReader reader) {
   }
   if (::stat(path.c_str(), &st) != 0) {
     // The console and every daemon must hold the same token: a fresh one never matches
-    // daemons already running, so copying theirs comes first.
-    throw Error("token file '" + path + "' does not exist; the console and every sluiced " +
-                "must share one token: copy the file the running daemons were started with " +
-                "(e.g. scp HOST:" + path + " " + path + " && chmod 600 " + path +
-                "), or, only before starting the first daemon, create one with: " +
-                "head -c 32 /dev/urandom | base64 > " + path + " && chmod 600 " + path);
+    // daemons already running, so copying theirs comes first. Its directory may not exist
+    // yet (~/.config/sluice on a fresh machine): the commands make it first.
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    const std::string make_dir = dir.empty() ? "" : "install -d -m 700 " + dir + " && ";
+    throw Error("token file '" + path + "' does not exist; every sluiced, the consoles that use them, " +
+                "and a sluice serve with the programs that submit to it must share one token: copy the " +
+                "file the running ones were started with (e.g. " + make_dir + "scp HOST:" + path + " " +
+                path + " && chmod 600 " + path + "), or, only before starting the first of them, create " +
+                "one with: " + make_dir + "head -c 32 /dev/urandom | base64 > " + path + " && chmod 600 " +
+                path);
   }
   if (!S_ISREG(st.st_mode)) throw Error("token file '" + path + "' is not a regular file");
   if ((st.st_mode & 007) != 0) {

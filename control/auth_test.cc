@@ -2,7 +2,11 @@
 #include "control/auth.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "sluice/error.h"
@@ -17,12 +21,35 @@ TEST(TokenFile, MissingFileSaysToCopyTheDaemonsTokenFirst) {
   } catch (const sluice::Error& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("does not exist"), std::string::npos) << message;
-    EXPECT_NE(message.find("copy the file the running daemons were started with"), std::string::npos)
-        << message;
+    EXPECT_NE(message.find("copy the file the running ones were started with"), std::string::npos) << message;
     // Creating a new token is offered only for the first daemon, after the copy.
     EXPECT_LT(message.find("copy"), message.find("create one")) << message;
-    EXPECT_NE(message.find("only before starting the first daemon"), std::string::npos) << message;
+    EXPECT_NE(message.find("only before starting the first of them"), std::string::npos) << message;
   }
+}
+
+// The command the message offers works as pasted, also where the token's directory does not
+// exist yet (~/.config/sluice on a fresh machine), and makes a file the reader accepts.
+TEST(TokenFile, TheOfferedCommandMakesTheDirectoryAndAPrivateToken) {
+  const std::string dir = ::testing::TempDir() + "/sluice-token-dir-" + std::to_string(::getpid());
+  const std::string path = dir + "/config/sluice/token";
+  std::string message;
+  try {
+    sluice::control::read_token_file(path);
+    FAIL() << "a missing token file was accepted";
+  } catch (const sluice::Error& e) {
+    message = e.what();
+  }
+  const std::string marker = "create one with: ";
+  const auto at = message.find(marker);
+  ASSERT_NE(at, std::string::npos) << message;
+  const std::string command = message.substr(at + marker.size());
+  ASSERT_EQ(std::system(("/bin/sh -c '" + command + "'").c_str()), 0) << command;
+  struct stat st{};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0) << command;
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_GE(sluice::control::read_token_file(path).size(), 40u);  // 32 random bytes in base64
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

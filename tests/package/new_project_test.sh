@@ -34,19 +34,31 @@ if "$sluice" new java hello-cpp > again.log 2>&1; then fail "sluice new wrote in
 grep -q "'hello-cpp' already exists; nothing was written" again.log || fail "refusal message: $(cat again.log)"
 [ "$before" = "$(find hello-cpp -type f | sort | xargs md5sum)" ] || fail "sluice new changed an existing directory"
 
+# --- refuses names whose project would not build ----------------------------------------
+for bad in "java class:Java keyword" "java java:taken by the JDK" "cpp test:CMake reserves"; do
+  kind=${bad%% *}; rest=${bad#* }; name=${rest%%:*}; why=${rest#*:}
+  if "$sluice" new "$kind" "$name" > bad.log 2>&1; then fail "sluice new $kind $name was accepted"; fi
+  grep -q "$why" bad.log || fail "sluice new $kind $name: $(cat bad.log)"
+  [ ! -e "$name" ] || fail "sluice new $kind $name wrote $name/"
+done
+
 # --- Java -------------------------------------------------------------------------------
 # A scratch local repository: what ~/.m2 holds (plugins, JUnit), without any org.sluice
 # artifact, so that jfilter can only come from the installed package.
 m2="${MAVEN_LOCAL_REPO:-$HOME/.m2/repository}"
 [ -d "$m2/org/apache/maven/plugins/maven-install-plugin/3.1.2" ] && [ -d "$m2/org/apache/maven/surefire/surefire-junit-platform" ] \
   || fail "$m2 lacks the Maven plugins the scaffolded pom pins; run the project's Maven build once online first (make test runs it)"
-cp -r "$m2" repo
-rm -rf repo/org/sluice
-mvn=(mvn -B -o -Dmaven.repo.local="$work/repo")
-"${mvn[@]}" org.apache.maven.plugins:maven-install-plugin:3.1.2:install-file -Dfile="$work/prefix/share/sluice/jfilter.jar" \
-  -DgroupId=org.sluice -DartifactId=jfilter -Dversion="$version" -Dpackaging=jar > install-file.log \
-  || fail "installing jfilter.jar into the local repository: $(tail -30 install-file.log)"
-"$sluice" new java hello-java > new-java.log || fail "sluice new java: $(cat new-java.log)"
+mkdir -p home/.m2
+cp -r "$m2" home/.m2/repository
+rm -rf home/.m2/repository/org/sluice
+mvn=(mvn -B -o -Dmaven.repo.local="$work/home/.m2/repository")
+# With jfilter missing from ~/.m2, `sluice new java` says how to put it there, with this
+# install's prefix; the test does exactly that, as a user would paste it.
+HOME="$work/home" "$sluice" new java hello-java > new-java.log || fail "sluice new java: $(cat new-java.log)"
+setup=$(grep -F "cp -r $work/prefix/share/sluice/maven/. ~/.m2/repository/" new-java.log) \
+  || fail "sluice new java did not say how to install org.sluice:jfilter: $(cat new-java.log)"
+HOME="$work/home" bash -c "$setup" || fail "the printed command failed: $setup"
+[ -f "home/.m2/repository/org/sluice/jfilter/$version/jfilter-$version.jar" ] || fail "'$setup' did not install jfilter $version"
 for plugin in compiler jar resources surefire install; do
   grep -A1 "<artifactId>maven-$plugin-plugin</artifactId>" hello-java/pom.xml | grep -q "<version>" \
     || fail "pom.xml does not pin maven-$plugin-plugin"

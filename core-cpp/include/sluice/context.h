@@ -10,12 +10,24 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "sluice/error.h"
 #include "sluice/logger.h"
 #include "sluice/stream.h"
 
 namespace sluice {
+
+namespace detail {
+// The types Context::arg<T> converts an argument to (runtime/context_args.cc): character
+// types are left out, since "a" and "65" would both be plausible meanings.
+template <typename T>
+inline constexpr bool kArgType =
+    std::is_same_v<T, std::string> || std::is_same_v<T, bool> || std::is_same_v<T, float> ||
+    std::is_same_v<T, double> || std::is_same_v<T, std::filesystem::path> ||
+    (std::is_integral_v<T> && !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
+     !std::is_same_v<T, char8_t> && !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t>);
+}  // namespace detail
 
 class Context {
  public:
@@ -55,19 +67,25 @@ class Context {
   virtual const std::string* find_arg(std::string_view key) const = 0;
 
   // Typed arguments. T may be std::string, bool (true/false, yes/no, on/off, 1/0), any
-  // integer type (plain decimal, or a size with B/KiB/MiB/GiB), float or double (finite),
-  // or std::filesystem::path (a relative path resolves against topology_dir()).
+  // integer type but the character types (plain decimal, or a size with B/KiB/MiB/GiB;
+  // std::uint8_t and std::int8_t are numbers too), float or double (finite), or
+  // std::filesystem::path (a relative path resolves against topology_dir()). Another T does
+  // not compile.
   // arg(key) throws sluice::Error when the argument is missing or does not parse as T;
   // arg(key, fallback) returns fallback when it is missing (and still throws when present
   // but malformed).
   template <typename T = std::string>
   T arg(std::string_view key) const {
+    static_assert(detail::kArgType<T>, "Context::arg<T>: T must be std::string, bool, an integer type other "
+                                       "than char, float, double or std::filesystem::path");
     const std::string* raw = find_arg(key);
     if (raw == nullptr) throw Error(missing_arg_message(key));
     return convert_arg<T>(key, *raw);
   }
   template <typename T>
   T arg(std::string_view key, T fallback) const {
+    static_assert(detail::kArgType<T>, "Context::arg<T>: T must be std::string, bool, an integer type other "
+                                       "than char, float, double or std::filesystem::path");
     const std::string* raw = find_arg(key);
     return raw == nullptr ? fallback : convert_arg<T>(key, *raw);
   }
@@ -84,6 +102,10 @@ class Context {
 // Conversions, defined in libsluice for the supported types.
 template <> std::string Context::convert_arg<std::string>(std::string_view, const std::string&) const;
 template <> bool Context::convert_arg<bool>(std::string_view, const std::string&) const;
+template <> signed char Context::convert_arg<signed char>(std::string_view, const std::string&) const;
+template <> unsigned char Context::convert_arg<unsigned char>(std::string_view, const std::string&) const;
+template <> short Context::convert_arg<short>(std::string_view, const std::string&) const;
+template <> unsigned short Context::convert_arg<unsigned short>(std::string_view, const std::string&) const;
 template <> int Context::convert_arg<int>(std::string_view, const std::string&) const;
 template <> long Context::convert_arg<long>(std::string_view, const std::string&) const;
 template <> long long Context::convert_arg<long long>(std::string_view, const std::string&) const;

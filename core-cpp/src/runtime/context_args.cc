@@ -72,6 +72,10 @@ bool Context::convert_arg<bool>(std::string_view key, const std::string& raw) co
   T Context::convert_arg<T>(std::string_view key, const std::string& raw) const {          \
     return to_integer<T>(*this, key, raw);                                                 \
   }
+SLUICE_INTEGER_ARG(signed char)
+SLUICE_INTEGER_ARG(unsigned char)
+SLUICE_INTEGER_ARG(short)
+SLUICE_INTEGER_ARG(unsigned short)
 SLUICE_INTEGER_ARG(int)
 SLUICE_INTEGER_ARG(long)
 SLUICE_INTEGER_ARG(long long)

@@ -120,6 +120,26 @@ TEST_F(ContextArgsTest, UnsignedIntegers) {
   EXPECT_THROW(ctx().arg<unsigned long long>("huge"), Error);
 }
 
+// The narrow integer types the header promises ("any integer type"): each converts in range
+// and refuses what does not fit, as int does.
+TEST_F(ContextArgsTest, NarrowIntegers) {
+  spec_.args["port"] = "8080";
+  spec_.args["port_over"] = "65536";
+  spec_.args["byte"] = "255";
+  spec_.args["small"] = "-128";
+  EXPECT_EQ(ctx().arg<std::uint16_t>("port"), 8080u);
+  EXPECT_EQ(ctx().arg<std::uint16_t>("absent", 80), 80u);
+  EXPECT_EQ(ctx().arg<short>("neg"), -7);
+  EXPECT_EQ(ctx().arg<std::uint8_t>("byte"), 255u);
+  EXPECT_EQ(ctx().arg<std::int8_t>("small"), -128);
+  EXPECT_TRUE(Says(error_of([&] { ctx().arg<std::uint16_t>("port_over"); }),
+                   {"argument 'port_over'", "'65536'", "in range"}));
+  EXPECT_TRUE(Says(error_of([&] { ctx().arg<std::uint8_t>("kib"); }), {"argument 'kib'", "in range"}));
+  EXPECT_TRUE(Says(error_of([&] { ctx().arg<std::int8_t>("byte"); }), {"in range"}));
+  EXPECT_TRUE(Says(error_of([&] { ctx().arg<unsigned short>("neg"); }), {"non-negative"}));
+  static_assert(!detail::kArgType<char> && !detail::kArgType<std::string_view> && detail::kArgType<std::uint16_t>);
+}
+
 TEST_F(ContextArgsTest, SizesIntoIntegers) {
   EXPECT_EQ(ctx().arg<int>("kib"), 65536);
   EXPECT_EQ(ctx().arg<std::size_t>("kib"), 65536u);

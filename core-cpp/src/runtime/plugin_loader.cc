@@ -122,9 +122,23 @@ FoundFilter find_filter(const std::string& library, const std::string& class_nam
   std::vector<std::string> sorted(names.begin(), names.end());
   std::string where = library.empty() ? "this program" : "library '" + library + "'";
   std::string message = where + " has no filter class '" + class_name + "'";
-  std::string near = topo::closest_match(class_name, sorted);
+  // A class registered inside a namespace is named with it (SLUICE_FILTER(ns::Scale) is
+  // "ns::Scale"), which an edit distance would not offer for a bare "Scale".
+  std::string near;
+  for (const std::string& n : sorted) {
+    if (n.size() > class_name.size() + 2 && n.compare(n.size() - class_name.size(), class_name.size(), class_name) == 0 &&
+        n.compare(n.size() - class_name.size() - 2, 2, "::") == 0) {
+      near = n;
+    }
+  }
+  if (near.empty()) near = topo::closest_match(class_name, sorted);
   if (!near.empty()) message += "; did you mean '" + near + "'?";
-  if (sorted.empty()) {
+  if (library.empty() && near.empty()) {
+    // No library: only what is linked into the program itself, which is rarely where a
+    // filter lives: the usual cause is a filter without `library:`.
+    message += "; name the filter library that has it with library: (in the filter, or in the topology's "
+               "defaults:), e.g. library: build/libmyfilters.so";
+  } else if (sorted.empty()) {
     message += "; it registers none: add SLUICE_FILTER(" + class_name + ") to the library's sources";
   } else {
     message += " (it registers: " + topo::join(sorted) + ")";

@@ -95,6 +95,16 @@ TEST(PluginLoader, ClassesLinkedIntoTheProgramNeedNoLibrary) {
   const std::string message = load_error("", "testing_filters::TestSourse");
   EXPECT_TRUE(Says(message, {"this program has no filter class 'testing_filters::TestSourse'",
                              "did you mean 'testing_filters::TestSource'?"}));
+  // A class registered in a namespace, named without it.
+  EXPECT_TRUE(Says(load_error("", "TestSource"), {"did you mean 'testing_filters::TestSource'?"}));
+}
+
+// A filter without library: looks only in the program, which is rarely where it is: the
+// message says to name the library.
+TEST(PluginLoader, AClassNotInTheProgramAsksForTheLibrary) {
+  const std::string message = load_error("", "Gen");
+  EXPECT_TRUE(Says(message, {"this program has no filter class 'Gen'", "with library:"}));
+  EXPECT_EQ(message.find("SLUICE_FILTER"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -347,7 +347,8 @@ int Parser::parse_place(const Field& f, FilterSpec& spec) {
   }
   if (t_.hosts.empty()) {
     error(f.at, "place: needs hosts:; without hosts: everything runs in one process, so add " +
-                    std::string("hosts: or leave place: out"));
+                    std::string("hosts: or leave place: out (--hosts can point the hosts listed there elsewhere, ") +
+                    "but the names place: uses must be listed in the file, e.g. hosts: {a: 127.0.0.1:7700})");
     return 0;
   }
   Names hosts;
@@ -356,8 +357,10 @@ int Parser::parse_place(const Field& f, FilterSpec& spec) {
   int sum = 0;
   for (const Field& p : entries(f.value, "host")) {
     if (std::find(hosts.begin(), hosts.end(), p.key) == hosts.end()) {
-      error(p.key_mark, "host '" + p.key + "' is not listed in hosts: (listed: " + join(hosts) +
-                            ")" + did_you_mean(p.key, hosts));
+      error(p.key_mark, "host '" + p.key + "' is not listed in hosts: (listed: " + join(hosts) + ")" +
+                            did_you_mean(p.key, hosts) +
+                            "; list it there (--hosts can give it another address, but cannot add a host to "
+                            "place: copies on)");
       ok = false;
     }
     const std::optional<long long> n = integer(p, "copies on host '" + p.key + "'", 1, kMaxCopies);
