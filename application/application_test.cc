@@ -3,8 +3,10 @@
 #include "sluice/application.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -50,6 +52,30 @@ TEST(Application, OneUnitDeliversEveryResultInOrderPerProducer) {
     }
   }
   EXPECT_TRUE(saw_client_stream);
+  app.stop();
+}
+
+// CPU seconds this process has used so far (every thread).
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// A started application with no unit to run waits, it does not spin: over a second idle its
+// process uses a small fraction of a CPU (it used a whole one: the runner looped).
+TEST(Application, AnIdleApplicationDoesNotSpin) {
+  Application app = open_app();
+  app.start();
+  Unit warm = app.submit("count=5");
+  while (warm.results().read()) {
+  }
+  ASSERT_TRUE(warm.wait().finished);
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double used = process_cpu_seconds() - before;
+  EXPECT_LT(used, 0.3) << "an idle application used " << used << " CPU seconds in one second";
   app.stop();
 }
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "log/backend.h"
 #include "sluice/error.h"
 
 namespace sluice {
@@ -9,6 +10,10 @@ namespace sluice {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How often an idle runner keeps a deployment alive (Deployment::keep_alive): well inside
+// the 500 ms heartbeat a host daemon expects.
+constexpr auto kKeepAliveEvery = std::chrono::milliseconds(200);
 
 UnitReport failed_report(std::uint64_t index, const std::string& work, const Failure& f) {
   UnitReport r;
@@ -216,12 +221,29 @@ void AppCore::retire_deployment() {
   retired_.push_back(std::move(deployment_));
 }
 
+void AppCore::retire_broken_deployment(const Failure& why) {
+  logging::process_line(LogLevel::kWarn, "the deployment broke between units (" + why.str() +
+                                             "); the next unit deploys the application again");
+  retire_deployment();
+}
+
 void AppCore::run() {
   for (;;) {
     std::shared_ptr<Unit::State> unit;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] { return start_requested_ || stopping_ || !queue_.empty(); });
+      const auto work_to_do = [&] { return (start_requested_ && !start_done_) || stopping_ || !queue_.empty(); };
+      // Idle: with a deployment up, wake to keep it alive (and notice it breaking).
+      while (!work_to_do()) {
+        if (!deployment_) {
+          changed_.wait(lock, work_to_do);
+          break;
+        }
+        if (changed_.wait_for(lock, kKeepAliveEvery, work_to_do)) break;
+        lock.unlock();
+        if (std::optional<Failure> broke = deployment_->keep_alive()) retire_broken_deployment(*broke);
+        lock.lock();
+      }
       if (start_requested_ && !start_done_) {
         lock.unlock();
         std::optional<Failure> failure = ensure_deployed();
@@ -300,9 +322,19 @@ void AppCore::run_one(Unit::State& unit) {
     failure = Failure{"", -1, "", unit.index, "run", e.what()};
   }
   if (!failure) {
-    // Every producer ended the unit: its results end once the client has read them.
+    // Every producer ended the unit: its results end once the client has read them, which
+    // may take a while: the deployment is kept alive meanwhile. If it breaks before the
+    // results are all in, the unit failed.
     std::unique_lock<std::mutex> lock(unit.mu);
-    unit.changed.wait(lock, [&] { return unit.results_closed; });
+    while (!unit.changed.wait_for(lock, kKeepAliveEvery, [&] { return unit.results_closed; })) {
+      lock.unlock();
+      failure = deployment_->keep_alive();  // on a failure it aborts the results' reader
+      lock.lock();
+      if (failure) {
+        failure->unit = unit.index;
+        break;  // close_results, below, waits for the reader to unwind
+      }
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -5,8 +5,8 @@
 //
 // A deployment that had a failed unit is not used again: the Application makes a new one.
 //
-// Thread safety: start, run_unit, stream_stats and the destructor from the runner thread
-// only; cancel and sample from any thread.
+// Thread safety: start, run_unit, keep_alive, stream_stats and the destructor from the
+// runner thread only; cancel and sample from any thread.
 #ifndef SLUICE_APPLICATION_DEPLOYMENT_H_
 #define SLUICE_APPLICATION_DEPLOYMENT_H_
 
@@ -50,6 +50,11 @@ class Deployment {
   virtual DeploymentSample sample() const = 0;
   // Copies stuck in user code after a failure: the deployment cannot be destroyed safely.
   virtual bool stuck() const = 0;
+  // Between units (and while the client reads a unit's results), at least every 500 ms:
+  // keeps the deployment's connections alive and notices, without waiting, that it broke (a
+  // host lost, an app daemon ended). Returns that failure; the deployment is then not used
+  // again. An embedded deployment has nothing to keep alive.
+  virtual std::optional<Failure> keep_alive() { return std::nullopt; }
 };
 
 }  // namespace sluice

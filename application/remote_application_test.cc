@@ -93,6 +93,31 @@ TEST_F(RemoteApplication, AReaderThatGoesAwayDoesNotBreakTheDeployment) {
   EXPECT_TRUE(check.complete()) << check.problem();
 }
 
+// A deployment stays up while no unit runs, however long: the host daemons close a console
+// they have not heard from for 3 s, so an idle Application must keep sending heartbeats. The
+// unit after the pause runs on the same filter objects (their ids, and the units they ran).
+TEST_F(RemoteApplication, ADeploymentOutlivesAnIdlePauseWithItsFilterObjects) {
+  Application app = open_app();
+  app.start();
+  ResultsCheck first(0, 2, 20, 64);
+  {
+    Unit u = app.submit("count=20");
+    while (auto b = u.results().read()) first.add(*b);
+    ASSERT_TRUE(u.wait().finished);
+    ASSERT_TRUE(first.complete()) << first.problem();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // longer than the daemons' 3 s
+  Unit after = app.submit("count=20");
+  ResultsCheck second(after.index(), 2, 20, 64);
+  while (auto b = after.results().read()) second.add(*b);
+  const UnitReport r = after.wait();
+  ASSERT_TRUE(r.finished) << r.str();
+  ASSERT_TRUE(second.complete()) << second.problem();
+  EXPECT_EQ(second.object_ids(), first.object_ids()) << "the pause cost the deployment its filter objects";
+  for (const auto& [copy, units] : second.units_seen()) EXPECT_EQ(units, 1u) << "copy " << copy;
+  EXPECT_EQ(daemons_.app_daemons(), 2);  // one per host: still the first deployment's
+}
+
 TEST_F(RemoteApplication, AnUnreachableHostFailsStartNamingIt) {
   ApplicationOptions options;
   options.hosts = "a=127.0.0.1:1,b=127.0.0.1:1";

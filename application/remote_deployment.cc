@@ -126,6 +126,17 @@ class RemoteDeployment final : public Deployment {
   }
   bool stuck() const override { return false; }  // stuck copies are the app daemons': they are killed
 
+  std::optional<Failure> keep_alive() override {
+    if (!hosts_ || failed_ || released_) return std::nullopt;
+    if (client_) {
+      if (std::optional<std::string> lost = client_->failure()) {
+        hosts_->fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", *lost});
+      }
+    }
+    if (hosts_->keep_alive()) return std::nullopt;
+    return fail();
+  }
+
  private:
   // Between events while the hosts work: a cancel, or a lost connection to the client's
   // producers, fails the unit.

@@ -128,6 +128,7 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
         failure.message = "host " + failure.host + ": " + failure.stage + ": " + failure.message;
       }
       for (const auto& s : f.stuck()) stuck_.push_back(s + " on host " + failure.host);
+      reported_.insert(e.host);
       fail(std::move(failure));
       return;
     }
@@ -145,7 +146,9 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
                                : "host " + c.name() + ": " + daemon + " " + r.crash()});
         return;
       }
-      if (ending_ || r.expected()) return;
+      // An app daemon that reported its failure then exits: that exit is a consequence,
+      // and must not replace the cause (a network failure ranks below an app daemon's end).
+      if (ending_ || r.expected() || reported_.count(e.host)) return;
       fail(Failure{"", -1, c.name(), current_unit_, "app daemon",
                    "host " + c.name() + ": " + daemon + " " + how + " during the run"});
       return;
@@ -184,6 +187,13 @@ bool HostGroup::wait_all(Envelope::BodyCase want, std::uint64_t unit, Clock::dur
     check_signals();
     tick();
   }
+}
+
+bool HostGroup::keep_alive() {
+  std::set<int> unused;
+  while (auto e = events_.pop(0ms)) handle(*e, Envelope::BODY_NOT_SET, current_unit_, unused);
+  heartbeats_and_liveness();
+  return !failure_;
 }
 
 void HostGroup::teardown(bool abort) {

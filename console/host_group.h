@@ -54,6 +54,13 @@ class HostGroup {
   bool wait_all(control::Envelope::BodyCase want, std::uint64_t unit, Clock::duration timeout,
                 const std::function<void()>& tick);
 
+  // Between units of a deployment that stays up (sluice serve, an Application): sends the
+  // heartbeats that are due and handles what the hosts said meanwhile, without waiting.
+  // Returns false once the deployment broke: a host lost or silent, an app daemon ended, a
+  // failure reported (failure() says which). Call it at least every 500 ms: a host daemon
+  // closes a console it has not heard from for 3 s.
+  bool keep_alive();
+
   // Sends abort (when `abort`) or shutdown to every host with copies, waits up to 1.5 s for
   // their exit reports, and closes every connection (the daemons kill what is left).
   void teardown(bool abort);
@@ -89,6 +96,7 @@ class HostGroup {
   std::map<int, std::string> data_addresses_;
   std::set<int> gone_;       // hosts whose connection is lost
   std::set<int> app_ended_;  // hosts whose app daemon's exit was reported
+  std::set<int> reported_;   // hosts that reported a failure (their app daemon then exits)
   std::optional<Failure> failure_;
   std::vector<std::string> stuck_;
   bool interrupted_ = false;

@@ -2,7 +2,8 @@
 """Two hosts with their own addresses: network namespaces joined by a veth pair
 (10.77.0.1/24 and 10.77.0.2/24, only inside namespaces this test creates), a sluiced in
 each, a run across them; then the link is taken down mid-run and the console must report
-it within 5 s and leave nothing behind. Needs root and `ip netns`; skips otherwise.
+it within 5 s and leave nothing behind; with the data ports dropped from the start, the
+run fails naming the data plane. Needs root and `ip netns`; skips otherwise.
 
   netns_test.py BUILD_DIR SOURCE_DIR
 """
@@ -104,6 +105,13 @@ work: [one, two]
         time.sleep(0.1)
     check(not any(alive(x) for x in apps), "data ports dropped: no app daemon left on either side", b.text()[-1500:])
     check(a.serving() and b.serving(), "data ports dropped: both host daemons still serving")
+
+    # With the data ports dropped before the run, the data plane cannot connect at launch:
+    # the run fails naming that, not the app daemon that exits after reporting it.
+    status, _, err, _ = h.run("run", short, "--no-progress", netns=ns_a, timeout=60)
+    failure = [l for l in err.splitlines() if l.startswith("sluice: run failed:")]
+    check(status == 1 and failure and "could not connect within" in failure[0] and "exited with status" not in failure[0],
+          "data ports dropped at launch: the data plane's failure is the run's: " + (failure[0] if failure else ""), err)
     subprocess.run(["ip", "netns", "exec", ns_b, nft, "delete", "table", "inet", "sluicetest"], check=True)
 
     # Take the link down mid-run.
