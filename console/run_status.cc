@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text/shortened.h"
+
 namespace sluice::console {
 
 namespace {
@@ -113,7 +115,9 @@ RunStatus::RunStatus(const topo::Topology& topology, const std::map<std::string,
       base_.hosts.push_back({h.name, h.address, copies_on[h.name], HostTraffic{h.name}});
     }
   }
-  for (std::size_t i = 0; i < topology.work.size(); ++i) units_.push_back(UnitRecord{i, topology.work[i], 0, false, ""});
+  for (std::size_t i = 0; i < topology.work.size(); ++i) {
+    units_.push_back(UnitRecord{i, text::shortened(topology.work[i], kPayloadShown), 0, false, ""});
+  }
   unit_ended_.assign(units_.size(), false);
   history_.push_back(Sample{start_, zero});
 }
@@ -147,7 +151,7 @@ void RunStatus::serving() {
 void RunStatus::unit_queued(std::uint64_t index, const std::string& work) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!open_ended_ || index != first_unit_ + units_.size()) return;  // not serving, or not the next one
-  units_.push_back(UnitRecord{index, work, 0, false, ""});
+  units_.push_back(UnitRecord{index, text::shortened(work, kPayloadShown), 0, false, ""});
   unit_ended_.push_back(false);
   while (units_.size() > kUnitsListed && unit_ended_.front()) {
     earlier_finished_ += units_.front().finished ? 1 : 0;
@@ -164,7 +168,9 @@ void RunStatus::unit_failed(const Failure& failure) {
 
 void RunStatus::record_end(const UnitRecord& unit) {
   if (unit.index < first_unit_ || unit.index - first_unit_ >= units_.size()) return;
-  units_[unit.index - first_unit_] = unit;
+  UnitRecord& kept = units_[unit.index - first_unit_];
+  kept = unit;
+  kept.work = text::shortened(unit.work, kPayloadShown);
   unit_ended_[unit.index - first_unit_] = true;
 }
 

@@ -107,6 +107,9 @@ class RunStatus {
   // forgotten beyond kUnitsListed (only counted).
   void unit_queued(std::uint64_t index, const std::string& work);
   static constexpr std::size_t kUnitsListed = 200;
+  // A unit's payload is kept (and shown) up to this many bytes, then "... (N bytes)": the
+  // view shows names and numbers, and a payload may be megabytes.
+  static constexpr std::size_t kPayloadShown = 200;
   // sluice serve: a unit failed, the application goes on: shown as the latest failure.
   void unit_failed(const Failure& failure);
   // The latest counters: `streams` one per topology stream, in order; `copies` what each

@@ -168,6 +168,23 @@ TEST(RunStatus, OpenEndedUnitsAsSluiceServeFeedsThem) {
   ASSERT_TRUE(s.failure.has_value());  // still shown
 }
 
+// A payload of megabytes (sluice serve takes what a client sends) is kept and shown cut, with
+// its size: the view and the metrics stay small.
+TEST(RunStatus, APayloadIsKeptCutToItsStart) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t);
+  status.serving();
+  status.started();
+  const std::string huge = "x=0 " + std::string(8000000, 'A');
+  status.unit_queued(0, huge);
+  status.unit_started(0);
+  status.unit_ended(UnitRecord{0, huge, 0.5, true, ""});
+  const StatusSnapshot s = status.snapshot();
+  ASSERT_EQ(s.units.size(), 1u);
+  EXPECT_EQ(s.units[0].work, "x=0 " + std::string(RunStatus::kPayloadShown - 4, 'A') + "... (8000004 bytes)");
+  EXPECT_LT(status_metrics(s).size(), 10000u);
+}
+
 TEST(UiResponse, ServesThreePathsAndNothingElse) {
   const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
   RunStatus status(t);

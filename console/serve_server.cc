@@ -9,6 +9,7 @@
 #include "http/listen_address.h"
 #include "runtime/failure.h"
 #include "sluice/error.h"
+#include "text/shortened.h"
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -19,8 +20,11 @@ namespace sluice::console {
 namespace {
 
 // "unit 3 [count=5] finished in 0.012 s", "unit 4 [x] failed after 0.003 s: filter 'stage' ..."
+// A unit's payload in a log line: its start only (a payload may be megabytes).
+std::string payload_text(const std::string& work) { return "[" + text::shortened(work, 200) + "]"; }
+
 std::string unit_line(const UnitReport& r) {
-  std::string line = "unit " + std::to_string(r.index) + " [" + r.work + "] ";
+  std::string line = "unit " + std::to_string(r.index) + " " + payload_text(r.work) + " ";
   if (r.finished) return line + "finished in " + fixed(r.seconds, 3) + " s";
   const Failure f{r.filter, r.copy, r.host, r.index, r.stage, r.message};
   return line + "failed after " + fixed(r.seconds, 3) + " s: " + failure_text(f);
@@ -81,7 +85,7 @@ std::shared_ptr<UnitJob> ServeServer::submit(const std::shared_ptr<ServeSession>
     return nullptr;
   }
   *ahead = outstanding_++;
-  dlog::info(session->label() + ": unit " + std::to_string(job->index()) + " [" + work + "] queued" +
+  dlog::info(session->label() + ": unit " + std::to_string(job->index()) + " " + payload_text(work) + " queued" +
              (*ahead == 0 ? "" : " behind " + std::to_string(*ahead)));
   pump_.add(job);
   return job;

@@ -140,6 +140,29 @@ std::atomic<int>& current_level() {
   return level;
 }
 
+// The text with every control character (but tab) written as \xNN: a process line or a plain
+// line is one line, whatever a stranger put in the names it quotes (a TLS-PSK identity, a
+// HELLO's host name, a unit's payload), so nothing can forge a line or drive a terminal.
+std::string_view one_line(std::string_view text, std::string& storage) {
+  const auto control = [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; };
+  std::size_t i = 0;
+  while (i < text.size() && !control(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == text.size()) return text;
+  storage.assign(text.substr(0, i));
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (control(c)) {
+      storage += "\\x";
+      storage += kHex[c >> 4];
+      storage += kHex[c & 0xf];
+    } else {
+      storage += static_cast<char>(c);
+    }
+  }
+  return storage;
+}
+
 }  // namespace
 
 bool enabled(LogLevel level) {
@@ -153,10 +176,15 @@ void filter_line(LogLevel level, std::string_view prefix, std::string_view messa
 void process_line(LogLevel level, std::string_view message) {
   if (!enabled(level)) return;
   const std::string n = process_name();
-  write(process_sink(), level, n, message);
+  std::string storage;
+  write(process_sink(), level, n, one_line(message, storage));
 }
 
-void plain_line(LogLevel level, std::string_view text) { write(plain_sink(), level, "", text); }
+void plain_line(LogLevel level, std::string_view text) {
+  if (!enabled(level)) return;
+  std::string storage;
+  write(plain_sink(), level, "", one_line(text, storage));
+}
 
 void set_process_name(std::string n) {
   std::lock_guard<std::mutex> lock(name_mu);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 #include <string>
@@ -64,6 +65,23 @@ TEST_F(LogBackend, ProcessLinesHaveUtcTimeNamePidAndLevel) {
 TEST_F(LogBackend, PlainLinesAreWrittenAsGiven) {
   const std::string out = captured_stderr([] { plain_line(LogLevel::kError, "sluice data plane (b): lost"); });
   EXPECT_EQ(out, "sluice data plane (b): lost\n");
+}
+
+// What a stranger may put in a logged name (a TLS-PSK identity, a HELLO's host name) cannot
+// forge a second line or reach the terminal: control characters come out as \xNN.
+TEST_F(LogBackend, ProcessAndPlainLinesStayOneLine) {
+  Logger::set_level(LogLevel::kInfo);
+  const std::string evil = "x\n2026-11-25T11:50:00.000Z sluiced[1] [info] forged\x1b[2J\a\tend";
+  const std::string out = captured_stderr([&] {
+    process_line(LogLevel::kWarn, "refused: the identity '" + evil + "'");
+    plain_line(LogLevel::kError, "HELLO from unknown host '" + evil + "'");
+  });
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\a'), std::string::npos) << out;
+  EXPECT_NE(out.find("'x\\x0a2026-11-25T11:50:00.000Z sluiced[1] [info] forged\\x1b[2J\\x07\tend'\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("HELLO from unknown host 'x\\x0a2026"), std::string::npos) << out;
 }
 
 TEST_F(LogBackend, OneLevelForEveryShape) {

@@ -1,0 +1,20 @@
+// Text a peer chose, cut to a length fit for a log line or a status page: a unit's payload
+// may be megabytes (sluice serve keeps taking them), its record must not be.
+//
+// Thread safety: a pure function.
+#ifndef SLUICE_TEXT_SHORTENED_H_
+#define SLUICE_TEXT_SHORTENED_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace sluice::text {
+
+// `text` itself when it has at most `max` bytes; else its first `max` bytes (never ending
+// inside a UTF-8 sequence) and "... (N bytes)", N being the whole text's size.
+std::string shortened(std::string_view text, std::size_t max);
+
+}  // namespace sluice::text
+
+#endif  // SLUICE_TEXT_SHORTENED_H_

@@ -1,0 +1,26 @@
+#include "text/shortened.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace sluice::text {
+namespace {
+
+TEST(Shortened, ShortTextIsKept) {
+  EXPECT_EQ(shortened("x=0 y=0", 16), "x=0 y=0");
+  EXPECT_EQ(shortened(std::string(16, 'a'), 16), std::string(16, 'a'));
+}
+
+TEST(Shortened, LongTextIsCutAndSaysHowLongItWas) {
+  EXPECT_EQ(shortened(std::string(8000000, 'A'), 4), "AAAA... (8000000 bytes)");
+}
+
+TEST(Shortened, NeverCutsInsideAUtf8Sequence) {
+  // "aé" is 61 c3 a9: cutting at 2 bytes would leave half of the é.
+  EXPECT_EQ(shortened("a\xc3\xa9zzz", 2), "a... (6 bytes)");
+  EXPECT_EQ(shortened("a\xc3\xa9zzz", 3), "a\xc3\xa9... (6 bytes)");
+}
+
+}  // namespace
+}  // namespace sluice::text
