@@ -1,6 +1,8 @@
 #include "http/http_server.h"
 
 #include <array>
+#include <cctype>
+#include <map>
 #include <optional>
 
 #include <boost/asio/ip/address.hpp>
@@ -25,6 +27,7 @@ struct HttpServer::State {
   Limits limits;
   bool loopback = true;   // bound to a loopback address: check Host headers
   std::size_t open = 0;   // sessions alive
+  std::map<asio::ip::address, std::size_t> open_from;  // sessions alive, by client address
   bool stopped = false;
   asio::steady_timer pause{acceptor.get_executor()};  // after an accept error
 };
@@ -49,6 +52,7 @@ bool loopback_host(std::string_view host) {
   } else if (const auto colon = name.rfind(':'); colon != std::string::npos) {
     name = name.substr(0, colon);
   }
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));  // names ignore case
   if (name == "localhost" || name.ends_with(".localhost")) return true;
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(name, ec);
@@ -57,11 +61,16 @@ bool loopback_host(std::string_view host) {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<HttpServer::State> state)
-      : stream_(std::move(socket)), buffer_(state->limits.header_bytes + 512), state_(std::move(state)) {
+  Session(tcp::socket socket, asio::ip::address from, std::shared_ptr<HttpServer::State> state)
+      : stream_(std::move(socket)), buffer_(state->limits.header_bytes + 512), state_(std::move(state)),
+        from_(from) {
     ++state_->open;
+    ++state_->open_from[from_];
   }
-  ~Session() { --state_->open; }
+  ~Session() {
+    --state_->open;
+    if (--state_->open_from[from_] == 0) state_->open_from.erase(from_);
+  }
 
   void start() { read_head(); }
 
@@ -98,6 +107,9 @@ class Session : public std::enable_shared_from_this<Session> {
     const std::string target(head.target());
     if (target.empty() || target.front() != '/') {
       return refuse(400, "the request target must be a path such as /metrics\n");
+    }
+    if (head.count(bhttp::field::host) > 1) {
+      return refuse(400, "a request carries one Host header, not several\n");
     }
     if (state_->loopback && !loopback_host(std::string(head[bhttp::field::host]))) {
       return refuse(403, "this server answers requests for localhost only (Host: " +
@@ -169,6 +181,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<HttpServer::State> state_;
   std::optional<bhttp::request_parser<bhttp::empty_body>> parser_;
   bhttp::response<bhttp::string_body> response_;
+  const asio::ip::address from_;
 };
 
 void accept_next(const std::shared_ptr<HttpServer::State>& state) {
@@ -182,11 +195,15 @@ void accept_next(const std::shared_ptr<HttpServer::State>& state) {
       });
       return;
     }
-    if (state->open >= state->limits.connections) {
+    boost::system::error_code peer_ec;
+    const tcp::endpoint peer = socket.remote_endpoint(peer_ec);
+    const auto from = state->open_from.find(peer.address());
+    if (peer_ec || state->open >= state->limits.connections ||
+        (from != state->open_from.end() && from->second >= state->limits.per_address)) {
       boost::system::error_code ignored;
-      socket.close(ignored);  // over the cap: no room for a session
+      socket.close(ignored);  // over a cap (or gone already): no room for a session
     } else {
-      std::make_shared<Session>(std::move(socket), state)->start();
+      std::make_shared<Session>(std::move(socket), peer.address(), state)->start();
     }
     accept_next(state);
   });

@@ -53,6 +53,9 @@ class HttpServer {
     std::size_t header_bytes = 8 * 1024;  // request line and headers. Default: 8 KiB
     std::size_t connections = 64;         // open at once. Default: 64
     std::chrono::seconds timeout{10};     // to read a request head or write a response. Default: 10 s
+    // Open at once from one client address, so that one client cannot take every slot
+    // (as the control and data ports cap each address). Default: 16
+    std::size_t per_address = 16;
   };
 
   // Binds and listens on `at` (port 0: a free port) on `io`. `io` and whatever `handler`

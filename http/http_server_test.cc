@@ -187,6 +187,9 @@ TEST_F(HttpServerTest, AForeignHostHeaderGets403OnLoopback) {
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost:8080\r\n\r\n")), 200);
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n")), 200);
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.0\r\n\r\n")), 200);  // HTTP/1.0: no Host
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: LocalHost:8080\r\n\r\n")), 200);  // names ignore case
+  // Two Host headers: which one a check read and which one a proxy used could differ.
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n")), 400);
 }
 
 TEST_F(HttpServerTest, AThrowingHandlerGets500AndTheServerGoesOn) {
@@ -222,6 +225,23 @@ TEST_F(HttpServerTest, ConnectionsOverTheCapAreClosedAtOnce) {
     if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(status, 200);
+}
+
+// One client address cannot hold every slot: past its own cap its connections are closed,
+// though the server has room for others.
+TEST_F(HttpServerTest, OneAddressHasACapOfItsOwn) {
+  stop();
+  HttpServer::Limits limits;
+  limits.per_address = 2;
+  start(limits);
+  tcp::socket a = connect();
+  tcp::socket b = connect();
+  asio::write(a, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  EXPECT_EQ(status_of(read_response(a)), 200);
+  asio::write(b, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  EXPECT_EQ(status_of(read_response(b)), 200);
+  tcp::socket c = connect();
+  EXPECT_TRUE(closed_by_server(c));
 }
 
 TEST(HttpServer, AnAddressInUseIsAClearError) {
