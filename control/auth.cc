@@ -55,6 +55,14 @@ std::string read_token_file(const std::string& path, TokenReader reader) {
     throw Error("token file '" + path + "' is empty; put a secret in it, e.g. " +
                 "head -c 32 /dev/urandom | base64 > " + path);
   }
+  // The TLS-PSK binder of one recorded handshake lets anyone test guesses offline, as fast
+  // as they can hash: a short token falls to that.
+  if (token.size() < kMinTokenBytes) {
+    throw Error("token file '" + path + "' holds a token of " + std::to_string(token.size()) +
+                " characters, too short to resist offline guessing (one recorded handshake is enough to test " +
+                "guesses); use at least " + std::to_string(kMinTokenBytes) + ", e.g. head -c 32 /dev/urandom | base64 > " +
+                path + " (then give the new file to every host and console)");
+  }
   return token;
 }
 

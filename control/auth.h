@@ -14,9 +14,13 @@ namespace sluice::control {
 // use (copy theirs: a new one could never match).
 enum class TokenReader { kDaemon, kConsole };
 
+// The shortest token read_token_file accepts (trailing whitespace aside).
+inline constexpr std::size_t kMinTokenBytes = 16;
+
 // Reads a token file. Throws sluice::Error naming the file and what is wrong when it is
-// missing (with the fix for `reader`), unreadable, empty, or readable or writable by others
-// than its owner and group (mode & 007 != 0; fix with chmod 600). Trailing whitespace is not
+// missing (with the fix for `reader`), unreadable, empty, shorter than kMinTokenBytes, or
+// readable or writable by others than its owner and group (mode & 007 != 0; fix with
+// chmod 600). Trailing whitespace is not
 // part of the token.
 std::string read_token_file(const std::string& path, TokenReader reader = TokenReader::kDaemon);
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -50,6 +51,31 @@ TEST(TokenFile, TheOfferedCommandMakesTheDirectoryAndAPrivateToken) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_GE(sluice::control::read_token_file(path).size(), 40u);  // 32 random bytes in base64
   std::filesystem::remove_all(dir);
+}
+
+// A token short enough to guess offline from one recorded handshake is refused, saying how
+// to make a good one; one of the minimum length is taken.
+TEST(TokenFile, AShortTokenIsRefused) {
+  const std::string path = ::testing::TempDir() + "/sluice-short-token-" + std::to_string(::getpid());
+  const auto write = [&](const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    ::chmod(path.c_str(), 0600);
+  };
+  write("short\n");
+  try {
+    sluice::control::read_token_file(path);
+    ADD_FAILURE() << "a 5-character token was accepted";
+  } catch (const sluice::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("5 characters, too short"), std::string::npos) << message;
+    EXPECT_NE(message.find("head -c 32 /dev/urandom | base64"), std::string::npos) << message;
+  }
+  write(std::string(sluice::control::kMinTokenBytes, 'k') + "\n");
+  EXPECT_EQ(sluice::control::read_token_file(path), std::string(sluice::control::kMinTokenBytes, 'k'));
+  std::remove(path.c_str());
 }
 
 }  // namespace
