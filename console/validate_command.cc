@@ -55,6 +55,7 @@ namespace {
 std::string describe_host_memory(const topo::Topology& t, const std::map<std::string, Placement>& placements) {
   std::string out = "buffer memory per host (its pools, and room to land what other hosts send):\n";
   for (const auto& [host, placement] : placements) {
+    if (host == topo::kClient) continue;  // the submitting program's end: not a host's memory
     const net::Routes routes(t, placements, host);
     std::size_t total = 0;
     for (std::size_t i = 0; i < t.streams.size(); ++i) {
@@ -87,7 +88,8 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
         }
         std::cout << "\n";
       }
-      std::cout << describe_host_memory(topology, placements);
+      // A `to: client` stream ends in the submitting program, which the routes must know.
+      std::cout << describe_host_memory(topology, place_with_client(topology));
     }
     if (auto launcher = make_launcher(launch)) {
       // Where each logical host would run; nothing is started.

@@ -361,6 +361,12 @@ def strangers(h, topology):
     wait_for(lambda: serve.text().count("closing before authentication") >= 3,
              "serve to log the three refusals")
     check("token differs" in serve.text(), "serve's log says the token differed", serve.text())
+    # A topology whose host points at serve's port by mistake: refused at connect (exit 4),
+    # saying what the address is, before anything is launched.
+    p = subprocess.run([h.console, "validate", topology, "--hosts", f"a={serve.address}", "--token-file", h.token],
+                       capture_output=True, text=True)
+    check(p.returncode == 4 and "is a sluice serve" in p.stderr,
+          "a host address that is a sluice serve is refused at connect, named", p.returncode, p.stderr)
     after, _ = good_unit(h, serve, 5, 64, "a unit after the strangers")
     check(after == before + 1, "the refused clients queued nothing", before, after)
     check(serve.proc.poll() is None, "serve goes on serving")
