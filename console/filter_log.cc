@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+
 #include "log/log_output.h"
 
 namespace sluice::console {
@@ -40,10 +43,19 @@ std::string format_filter_log(const std::string& host, const control::FilterLog&
 
 void print_filter_log(const std::string& host, const control::FilterLog& log) {
   std::string text = format_filter_log(host, log);
-  if (text.empty()) return;
-  if (log_output::clear_line_first()) text.insert(0, "\r\033[K");
+  const std::string& output = log.output();
+  // A progress line on the terminal is cleared first (and redrawn by the next tick).
+  if ((!text.empty() || !output.empty()) && log_output::clear_line_first()) text.insert(0, "\r\033[K");
   // One write: lines from one batch stay together.
-  (void)!::write(STDERR_FILENO, text.data(), text.size());
+  if (!text.empty()) (void)!::write(STDERR_FILENO, text.data(), text.size());
+  // What the filters printed: on this process's stdout, as an embedded run prints it.
+  std::fflush(stdout);
+  for (std::size_t done = 0; done < output.size();) {
+    const ssize_t n = ::write(STDOUT_FILENO, output.data() + done, output.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // stdout closed (a pipe whose reader went): nothing to print to
+    done += static_cast<std::size_t>(n);
+  }
 }
 
 }  // namespace sluice::console

@@ -20,7 +20,9 @@ namespace sluice::console {
 std::string format_filter_log(const std::string& host, const control::FilterLog& log);
 
 // Writes format_filter_log(...) to stderr in one write, clearing the progress line first
-// when it is drawn (log/log_output.h, clear_line_first).
+// when it is drawn (log/log_output.h, clear_line_first); then what the filters wrote to
+// stdout (log.output()) to this process's stdout, as written: it is the filters' own output,
+// as an embedded run's is.
 void print_filter_log(const std::string& host, const control::FilterLog& log);
 
 }  // namespace sluice::console

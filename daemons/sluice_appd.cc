@@ -15,7 +15,8 @@
 //   <- shutdown    stop and exit 0
 //   -> heartbeat   every 500 ms, to sluiced (which kills an app daemon silent for 4 s)
 //   -> filter_log  the filters' log lines, within 250 ms and before each of the
-//                  messages above that ends a stage (log_forwarder.h; also on stderr)
+//                  messages above that ends a stage (log_forwarder.h; also on stderr),
+//                  and what they wrote to stdout (stdout_forwarder.h; not on stderr)
 // The control connection dropping (sluiced gone) ends the process at once; so does
 // SIGTERM/SIGKILL to its process group (sluiced's abort). sluiced also sets
 // PR_SET_PDEATHSIG, so no app daemon outlives its host daemon.
@@ -39,6 +40,7 @@
 #include "control/codec.h"
 #include "daemons/log.h"
 #include "daemons/log_forwarder.h"
+#include "daemons/stdout_forwarder.h"
 #include "net/data_plane.h"
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
@@ -63,7 +65,8 @@ void set_crash_output(int crash_fd) {
 
 class AppDaemon {
  public:
-  AppDaemon(int fd, int crash_fd) : channel_(fd), crash_fd_(crash_fd) {}
+  AppDaemon(int fd, int crash_fd, sluice::daemon::StdoutForwarder* output)
+      : channel_(fd), crash_fd_(crash_fd), output_(output) {}
   int run();
 
  private:
@@ -74,13 +77,15 @@ class AppDaemon {
   void send_failure(const std::string& stage, const std::string& message);
   void fill_metrics(google::protobuf::RepeatedPtrField<sluice::control::StreamMetrics>* out);
   void fill_activity(google::protobuf::RepeatedPtrField<sluice::control::CopyActivity>* out);
-  // Sends the filter log lines gathered since the last call (before a message that follows
-  // them, so the console prints a unit's lines before it hears that the unit is done).
-  void flush_logs();
+  // Sends the filter log lines and stdout gathered since the last call (before a message
+  // that follows them, so the console prints a unit's lines before it hears that the unit
+  // is done). `stage_end`: everything the filters wrote until now, else whole lines.
+  void flush_logs(bool stage_end = true);
   [[noreturn]] void quit(int status);
 
   sluice::control::FdChannel channel_;
   const int crash_fd_;
+  sluice::daemon::StdoutForwarder* const output_;  // the filters' stdout (main's), or null
   std::string host_ = "?";
   sluice::topo::Topology topology_;
   std::map<std::string, sluice::Placement> placements_;
@@ -105,10 +110,20 @@ void AppDaemon::quit(int status) {
   _exit(status);
 }
 
-void AppDaemon::flush_logs() {
-  if (!logs_) return;
+void AppDaemon::flush_logs(bool stage_end) {
   std::lock_guard<std::mutex> lock(logs_mu_);
-  if (auto batch = logs_->take()) channel_.send(*batch);
+  std::optional<Envelope> batch = logs_ ? logs_->take() : std::nullopt;
+  if (output_ != nullptr) {
+    if (stage_end) output_->drain();
+    if (std::string out = output_->take(stage_end); !out.empty()) {
+      if (!batch) {
+        batch.emplace();
+        batch->mutable_filter_log()->set_host(host_);
+      }
+      batch->mutable_filter_log()->set_output(std::move(out));
+    }
+  }
+  if (batch) channel_.send(*batch);
 }
 
 void AppDaemon::send_failure(const sluice::Failure& f, const std::vector<std::string>& stuck) {
@@ -318,7 +333,7 @@ int AppDaemon::run() {
       }
       if (network) send_failure("network", *network);
     }
-    flush_logs();
+    flush_logs(false);
     if (std::chrono::steady_clock::now() - last_heartbeat >= 500ms) {
       // sluiced takes an app daemon silent for 4 s for hung, and kills it.
       last_heartbeat = std::chrono::steady_clock::now();
@@ -407,8 +422,15 @@ int main(int argc, char** argv) {
   set_crash_output(crash_fd);
   sluice::crash::install_handlers();
   sluice::process::end_before_jvm_statics_at_exit();  // its own process (process_exit.h)
+  // What the filters print goes to the console, as embedded; before any thread.
+  std::unique_ptr<sluice::daemon::StdoutForwarder> output;
+  try {
+    output = std::make_unique<sluice::daemon::StdoutForwarder>();
+  } catch (const std::exception& e) {
+    dlog::warn(std::string(e.what()) + "; the filters' stdout stays in sluiced's");
+  }
   const int status = [&] {
-    AppDaemon daemon(fd, crash_fd);
+    AppDaemon daemon(fd, crash_fd, output.get());
     return daemon.run();
   }();
   sluice::process::finish(status);  // a JVM ran: end here, before libjvm's static destructors

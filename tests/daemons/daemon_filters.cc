@@ -1,11 +1,14 @@
 // Filters for the daemons' tests that the examples do not provide.
 //   Chatter  logs `line` (if given) in init, then `count` lines "chatter N" (default 0) in
 //            process, `every_ms` apart (default 0: as fast as it can), then `last` (if given)
-//            in finalize. No ports. (logs_test.py: log lines from a copy on another host.)
+//            in finalize; and `print` lines "<print> N" (print_count of them, default 3) to
+//            stdout in process, the last one ended in finalize. No ports. (logs_test.py: log
+//            lines and stdout from a copy on another host.)
 //   Fail     writes `count` buffers of 1 KiB to `out`, then throws "failing as asked after
 //            N buffers". (faults_test.py: a failed run's summary keeps the counts.)
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <string>
 #include <thread>
 
@@ -24,8 +27,15 @@ class Chatter : public sluice::Filter {
       if (every.count() > 0) std::this_thread::sleep_for(every);
       ctx.log().info("chatter " + std::to_string(i));
     }
+    const std::string print = ctx.arg("print", std::string());
+    const int prints = ctx.arg<int>("print_count", 3);
+    for (int i = 0; i < prints && !print.empty(); ++i) {
+      std::cout << print << " " << i;
+      if (i + 1 < prints) std::cout << "\n";  // the last line ends in finalize
+    }
   }
   void finalize(sluice::Context& ctx) override {
+    if (!ctx.arg("print", std::string()).empty()) std::cout << std::endl;
     const std::string last = ctx.arg("last", std::string());
     if (!last.empty()) ctx.log().warn(last);
   }

@@ -64,6 +64,17 @@ work: [one, two]
           "the unit's lines come before the summary", err)
     mine = b.text()[mark:]
     check(mine.count("[talk#0@b] info: hello from b, unit started") == 2, "b's sluiced log keeps the lines too", mine)
+
+    # What a copy on b prints goes to the console's stdout, as an embedded run's does, each
+    # unit's lines before the summary; not into b's log.
+    printing = h.topology("print.yaml", open(hello).read().replace(
+        'args: {line: "hello from b, unit started", last: "bye from b"}', 'args: {print: "result from b", print_count: 3}'))
+    mark = len(b.text())
+    status, out, err, _ = h.run("run", printing, "--no-progress", timeout=120)
+    check(status == 0 and out == "result from b 0\nresult from b 1\nresult from b 2\n" * 2,
+          "a copy's stdout on b reaches the console's stdout, whole, once per unit", repr(out), err)
+    check("result from b" not in b.text()[mark:] and "result from b" not in err,
+          "and neither b's log nor the console's stderr", b.text()[mark:][-2000:])
     check("[talk#0@b]" not in a.text(), "a's log has none of b's lines")
 
     # A Java copy's line (ctx.log() in Java goes through the same logger).
