@@ -65,8 +65,12 @@ class RemoteDeployment final : public Deployment {
   std::optional<Failure> start() override {
     const std::optional<console::Credentials> credentials = console::load_credentials(shared_->control);
     if (!credentials) return Failure{"", -1, "", 0, "connect", "the credentials cannot be used (see above)"};
-    std::vector<std::unique_ptr<console::HostClient>> clients = console::connect_all(t_, *credentials, false);
-    if (clients.empty()) return Failure{"", -1, "", 0, "connect", "a host daemon cannot be reached (see above)"};
+    std::string unreachable;
+    std::vector<std::unique_ptr<console::HostClient>> clients = console::connect_all(t_, *credentials, false, &unreachable);
+    if (clients.empty()) {
+      return Failure{"", -1, "", 0, "connect",
+                     "cannot reach every host daemon (" + unreachable + "); start sluiced there, or check its address"};
+    }
     placements_ = console::place_with_client(t_);
     const bool has_client = t_.client_stream() != nullptr;
     const std::string listen =

@@ -48,7 +48,7 @@ std::optional<Credentials> load_credentials(const ControlOptions& options) {
 }
 
 std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, const Credentials& credentials,
-                                                     bool verbose) {
+                                                     bool verbose, std::string* problems) {
   std::vector<std::unique_ptr<HostClient>> clients;
   std::vector<std::optional<std::string>> errors(t.hosts.size());
   for (const topo::HostSpec& h : t.hosts) clients.push_back(std::make_unique<HostClient>(h.name, h.address));
@@ -65,7 +65,10 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
   for (auto& th : threads) th.join();
   bool ok = true;
   for (std::size_t i = 0; i < clients.size(); ++i) {
-    if (errors[i]) {
+    if (errors[i] && problems != nullptr) {
+      *problems += (problems->empty() ? "" : "; ") + clients[i]->label() + ": " + *errors[i];
+      ok = false;
+    } else if (errors[i]) {
       // At the host's line in the file, like every other mistake found before a run.
       const topo::Mark mark = t.hosts[i].mark;
       if (mark.line > 0) {
@@ -79,7 +82,9 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
       std::cout << clients[i]->label() << ": ok, sluiced on " << clients[i]->daemon_hostname() << "\n";
     }
   }
-  if (!ok) {
+  if (!ok && problems != nullptr) {
+    clients.clear();
+  } else if (!ok) {
     std::cerr << "sluice: nothing was started; start sluiced on every host listed in hosts: (see "
                  "docs/operations.md) and check the console's "
               << (credentials.tls->certificates() ? "--cert, --key and --ca" : "--token-file") << "\n";

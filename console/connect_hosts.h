@@ -21,8 +21,11 @@ std::optional<Credentials> load_credentials(const ControlOptions& options);
 // Connects to and authenticates with every host of `topology`, in parallel. Returns the
 // clients in hosts: order; or prints why some host could not be reached (at its line in
 // the topology file) and returns an empty vector. `verbose`: print a line per host reached.
+// With `problems`, prints nothing on failure: why each host could not be reached goes there
+// instead ("host b (ADDR): cannot connect: ..."; "; " between hosts), for a caller that
+// reports it elsewhere (a deployed application, to the unit's submitter).
 std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& topology, const Credentials& credentials,
-                                                     bool verbose);
+                                                     bool verbose, std::string* problems = nullptr);
 
 }  // namespace sluice::console
 
