@@ -221,6 +221,14 @@ void AppCore::retire_deployment() {
   retired_.push_back(std::move(deployment_));
 }
 
+std::optional<Failure> AppCore::keep_deployment_alive() {
+  try {
+    return deployment_->keep_alive();
+  } catch (const std::exception& e) {  // never out of the runner thread
+    return Failure{"", -1, "", 0, "keep alive", e.what()};
+  }
+}
+
 void AppCore::retire_broken_deployment(const Failure& why) {
   logging::process_line(LogLevel::kWarn, "the deployment broke between units (" + why.str() +
                                              "); the next unit deploys the application again");
@@ -241,7 +249,7 @@ void AppCore::run() {
         }
         if (changed_.wait_for(lock, kKeepAliveEvery, work_to_do)) break;
         lock.unlock();
-        if (std::optional<Failure> broke = deployment_->keep_alive()) retire_broken_deployment(*broke);
+        if (std::optional<Failure> broke = keep_deployment_alive()) retire_broken_deployment(*broke);
         lock.lock();
       }
       if (start_requested_ && !start_done_) {
@@ -328,7 +336,7 @@ void AppCore::run_one(Unit::State& unit) {
     std::unique_lock<std::mutex> lock(unit.mu);
     while (!unit.changed.wait_for(lock, kKeepAliveEvery, [&] { return unit.results_closed; })) {
       lock.unlock();
-      failure = deployment_->keep_alive();  // on a failure it aborts the results' reader
+      failure = keep_deployment_alive();  // on a failure it aborts the results' reader
       lock.lock();
       if (failure) {
         failure->unit = unit.index;

@@ -114,6 +114,8 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   std::optional<Failure> ensure_deployed();
   void end_unit(Unit::State& unit, UnitReport report);
   void retire_deployment();
+  // deployment_->keep_alive(), with an exception as a failure.
+  std::optional<Failure> keep_deployment_alive();
   // A deployment that broke between units (Deployment::keep_alive): says so, and retires it.
   void retire_broken_deployment(const Failure& why);
   // No deployment is current from now on; its counters join carried_.

@@ -132,6 +132,13 @@ class RemoteDeployment final : public Deployment {
 
   std::optional<Failure> keep_alive() override {
     if (!hosts_ || failed_ || released_) return std::nullopt;
+    if (cancelled_.load(std::memory_order_acquire)) {
+      // Cancelled after its unit's copies were done (while the client read the results):
+      // the client's end stays aborted, so this deployment cannot serve another unit.
+      std::lock_guard<std::mutex> lock(cancel_mu_);
+      hosts_->fail_run(Failure{"", -1, "", 0, "cancelled", cancel_reason_});
+      return fail();
+    }
     if (client_) {
       if (std::optional<std::string> lost = client_->failure()) {
         hosts_->fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", *lost});

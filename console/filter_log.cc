@@ -1,6 +1,13 @@
 #include "console/filter_log.h"
 
+#include <limits.h>
+#include <poll.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
 
 #include <cerrno>
 #include <cstdio>
@@ -41,6 +48,63 @@ std::string format_filter_log(const std::string& host, const control::FilterLog&
   return out;
 }
 
+namespace {
+
+// What the filters printed and stdout has not taken yet. The thread that prints it also keeps
+// the hosts' heartbeats going, so it never waits on stdout (a paused pager, a full pipe):
+// what does not fit now waits here, up to kMaxHeld bytes (more is counted, and reported at
+// exit), and is written as stdout takes it, all of it at the end of the run.
+struct HeldOutput {
+  std::mutex mu;  // guards the rest
+  std::string bytes;
+  std::uint64_t dropped = 0;
+  bool at_exit = false;  // the final flush is registered
+};
+constexpr std::size_t kMaxHeld = std::size_t{64} << 20;
+
+HeldOutput& held() {
+  static HeldOutput h;
+  return h;
+}
+
+// Writes what is held: while stdout takes it without waiting, or, with `wait`, all of it.
+// REQUIRES: h.mu held.
+void write_held(HeldOutput& h, bool wait) {
+  std::size_t done = 0;
+  while (done < h.bytes.size()) {
+    if (!wait) {
+      pollfd p{STDOUT_FILENO, POLLOUT, 0};
+      if (::poll(&p, 1, 0) <= 0 || (p.revents & POLLOUT) == 0) break;
+    }
+    // A pipe or terminal that polls writable takes PIPE_BUF bytes without blocking.
+    const std::size_t chunk = wait ? h.bytes.size() - done : std::min<std::size_t>(h.bytes.size() - done, PIPE_BUF);
+    const ssize_t n = ::write(STDOUT_FILENO, h.bytes.data() + done, chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN && !wait) break;
+    if (n <= 0) {  // stdout is gone (EPIPE with SIGPIPE ignored, EBADF): nowhere to print
+      done = h.bytes.size();
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  h.bytes.erase(0, done);
+}
+
+}  // namespace
+
+void write_filter_output(bool wait) {
+  HeldOutput& h = held();
+  std::lock_guard<std::mutex> lock(h.mu);
+  write_held(h, wait);
+  if (wait && h.dropped > 0) {
+    const std::string note = "sluice: " + std::to_string(h.dropped) +
+                             " bytes of the filters' output were not printed: stdout did not take them "
+                             "(more than 64 MiB waited)\n";
+    (void)!::write(STDERR_FILENO, note.data(), note.size());
+    h.dropped = 0;
+  }
+}
+
 void print_filter_log(const std::string& host, const control::FilterLog& log) {
   std::string text = format_filter_log(host, log);
   const std::string& output = log.output();
@@ -48,14 +112,21 @@ void print_filter_log(const std::string& host, const control::FilterLog& log) {
   if ((!text.empty() || !output.empty()) && log_output::clear_line_first()) text.insert(0, "\r\033[K");
   // One write: lines from one batch stay together.
   if (!text.empty()) (void)!::write(STDERR_FILENO, text.data(), text.size());
+  if (output.empty()) return;
   // What the filters printed: on this process's stdout, as an embedded run prints it.
-  std::fflush(stdout);
-  for (std::size_t done = 0; done < output.size();) {
-    const ssize_t n = ::write(STDOUT_FILENO, output.data() + done, output.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // stdout closed (a pipe whose reader went): nothing to print to
-    done += static_cast<std::size_t>(n);
+  HeldOutput& h = held();
+  std::lock_guard<std::mutex> lock(h.mu);
+  if (!h.at_exit) {
+    h.at_exit = true;
+    std::atexit([] { write_filter_output(true); });
   }
+  std::fflush(stdout);  // the console's own lines first
+  if (h.bytes.size() + output.size() > kMaxHeld) {
+    h.dropped += output.size();
+  } else {
+    h.bytes += output;
+  }
+  write_held(h, false);
 }
 
 }  // namespace sluice::console

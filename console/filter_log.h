@@ -21,9 +21,14 @@ std::string format_filter_log(const std::string& host, const control::FilterLog&
 
 // Writes format_filter_log(...) to stderr in one write, clearing the progress line first
 // when it is drawn (log/log_output.h, clear_line_first); then what the filters wrote to
-// stdout (log.output()) to this process's stdout, as written: it is the filters' own output,
-// as an embedded run's is.
+// stdout (log.output()) to this process's stdout, as written (it is the filters' own output,
+// as an embedded run's is), as far as stdout takes it without waiting: the rest is held
+// (up to 64 MiB) for write_filter_output.
 void print_filter_log(const std::string& host, const control::FilterLog& log);
+
+// Writes the filters' output still held: what stdout takes now, or with `wait` all of it
+// (at the end of a run; also at exit). Thread-safe.
+void write_filter_output(bool wait);
 
 }  // namespace sluice::console
 

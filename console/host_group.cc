@@ -71,6 +71,7 @@ void HostGroup::check_signals() {
 }
 
 void HostGroup::heartbeats_and_liveness() {
+  write_filter_output(false);  // what the filters printed, as stdout takes it
   if (Clock::now() - last_heartbeat_ >= kHeartbeatEvery) {
     last_heartbeat_ = Clock::now();
     Envelope h;
@@ -219,6 +220,7 @@ void HostGroup::teardown(bool abort) {
     heartbeats_and_liveness();
   }
   for (auto& c : clients_) c->close();
+  write_filter_output(true);  // all of it, before the run's summary
 }
 
 std::vector<HostTraffic> host_traffic(HostGroup& hosts, const HostStats& stats) {

@@ -25,32 +25,27 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
-// Why `name` cannot name a project although it is made of the right characters (its Java
-// package, `package`, is a keyword or java.*; its library would be a target CMake reserves),
-// or "".
-std::string reserved_because(const std::string& name, const std::string& package) {
+// Why `name` cannot name a project of `kind` although it is made of the right characters
+// (a Java project's package, `package`, would be a keyword or `java`; a C++ project's library
+// would be a target CMake reserves), or "".
+std::string reserved_because(const std::string& kind, const std::string& name, const std::string& package) {
   static const std::set<std::string> java_words = {
-      "abstract", "assert",    "boolean",   "break",      "byte",     "case",       "catch",
-      "char",     "class",     "const",     "continue",   "default",  "do",         "double",
-      "else",     "enum",      "extends",   "final",      "finally",  "float",      "for",
-      "goto",     "if",        "implements", "import",    "instanceof", "int",      "interface",
-      "long",     "native",    "new",       "package",    "private",  "protected",  "public",
-      "return",   "short",     "static",    "strictfp",   "super",    "switch",     "synchronized",
-      "this",     "throw",     "throws",    "transient",  "try",      "void",       "volatile",
-      "while",    "true",      "false",     "null",       "var",      "record",     "yield",
-      "_"};
-  // Targets CMake (with CTest and CPack, which the template uses) makes itself.
-  static const std::set<std::string> cmake_targets = {
-      "all",     "clean",          "help",          "install",       "install_local", "install_strip",
-      "test",    "package",        "package_source", "edit_cache",   "rebuild_cache",
-      "list_install_components", "depend", "preinstall"};
-  if (java_words.count(package) != 0) return "its Java package, '" + package + "', is a Java keyword";
-  if (package == "java" || package.rfind("java_", 0) == 0) {
-    return "its Java package, '" + package + "', is taken by the JDK (java.*)";
-  }
-  std::string lower = name;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (cmake_targets.count(lower) != 0) return "CMake reserves the target name '" + lower + "'";
+      "abstract", "assert",   "boolean",    "break",     "byte",       "case",     "catch",    "char",
+      "class",    "const",    "continue",   "default",   "do",         "double",   "else",     "enum",
+      "extends",  "final",    "finally",    "float",     "for",        "goto",     "if",       "implements",
+      "import",   "instanceof", "int",      "interface", "long",       "native",   "new",      "package",
+      "private",  "protected", "public",    "return",    "short",      "static",   "strictfp", "super",
+      "switch",   "synchronized", "this",   "throw",     "throws",     "transient", "try",     "void",
+      "volatile", "while",    "true",       "false",     "null",       "_"};
+  // Targets CMake makes itself in a project that enables testing, as the template does
+  // (CMP0037); names are case-sensitive.
+  static const std::set<std::string> cmake_targets = {"all",        "clean",         "help", "install", "test",
+                                                      "edit_cache", "rebuild_cache", "list_install_components"};
+  const bool java = kind == "java" || kind == "topology";
+  const bool cpp = kind == "cpp" || kind == "topology";
+  if (java && java_words.count(package) != 0) return "its Java package, '" + package + "', is a Java keyword";
+  if (java && package == "java") return "its Java package, 'java', is the JDK's";
+  if (cpp && cmake_targets.count(name) != 0) return "CMake reserves the target name '" + name + "'";
   return "";
 }
 
@@ -77,8 +72,8 @@ std::string maven_setup_hint() {
     return "  (org.sluice:jfilter " SLUICE_VERSION " is not in ~/.m2 yet: from a sluice checkout, run\n"
            "   mvn -B install -pl jfilter -am -DskipTests; see docs/java.md, \"Building with Maven\")\n";
   }
-  return "  mkdir -p ~/.m2/repository && cp -r " + tree.string() +
-         "/. ~/.m2/repository/   # once: org.sluice:jfilter is not on Maven Central\n";
+  return "  mkdir -p ~/.m2/repository && cp -r '" + tree.string() +
+         "/.' ~/.m2/repository/   # once: org.sluice:jfilter is not on Maven Central\n";
 }
 
 }  // namespace
@@ -92,7 +87,7 @@ int new_command(const std::string& kind, const std::string& name) {
   // Java package: the name in lower case, '-' as '_'.
   std::string package = name;
   for (char& c : package) c = c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (const std::string why = reserved_because(name, package); !why.empty()) {
+  if (const std::string why = reserved_because(kind, name, package); !why.empty()) {
     std::cerr << "sluice: new: '" << name << "' would make a project that does not build: " << why
               << "; choose another name (e.g. my-" << name << ")\n";
     return kExitUsage;

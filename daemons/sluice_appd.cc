@@ -68,6 +68,9 @@ class AppDaemon {
   AppDaemon(int fd, int crash_fd, sluice::daemon::StdoutForwarder* output)
       : channel_(fd), crash_fd_(crash_fd), output_(output) {}
   int run();
+  // Sends the filters' stdout gathered so far (whole lines), with any log lines: from the
+  // stdout reader when much has gathered.
+  void send_output() { flush_logs(false); }
 
  private:
   bool launch(const sluice::control::Launch& launch);
@@ -425,13 +428,18 @@ int main(int argc, char** argv) {
   // What the filters print goes to the console, as embedded; before any thread.
   std::unique_ptr<sluice::daemon::StdoutForwarder> output;
   try {
-    output = std::make_unique<sluice::daemon::StdoutForwarder>();
+    output = std::make_unique<sluice::daemon::StdoutForwarder>(nullptr);
   } catch (const std::exception& e) {
-    dlog::warn(std::string(e.what()) + "; the filters' stdout stays in sluiced's");
+    dlog::warn(std::string(e.what()) + "; the filters' stdout goes where sluiced's does");
   }
   const int status = [&] {
     AppDaemon daemon(fd, crash_fd, output.get());
-    return daemon.run();
+    // Past StdoutForwarder::kSendAt bytes the reader sends them itself; before the daemon
+    // goes (the destructor's order: `output` outlives `daemon`), it stops doing so.
+    if (output) output->set_send([&daemon] { daemon.send_output(); });
+    const int s = daemon.run();
+    if (output) output->set_send(nullptr);
+    return s;
   }();
   sluice::process::finish(status);  // a JVM ran: end here, before libjvm's static destructors
   return status;

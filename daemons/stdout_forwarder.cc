@@ -12,23 +12,31 @@
 
 namespace sluice::daemon {
 
-StdoutForwarder::StdoutForwarder() {
+StdoutForwarder::StdoutForwarder(std::function<void()> send) : send_(std::move(send)) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("stdout: cannot make a pipe: ") + std::strerror(errno));
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  read_fd_ = fds[0];
+  try {
+    reader_ = std::thread([this] { read_loop(); });  // reads nothing until fd 1 is the pipe
+  } catch (...) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw Error("stdout: cannot start its reader thread");
+  }
   std::fflush(stdout);
   if (::dup2(fds[1], STDOUT_FILENO) != STDOUT_FILENO) {
     const int e = errno;
+    stop_ = true;
+    reader_.join();
     ::close(fds[0]);
     ::close(fds[1]);
     throw Error(std::string("stdout: cannot redirect it: ") + std::strerror(e));
   }
   ::close(fds[1]);  // fd 1 is the write end now (dup2 leaves it open across exec)
-  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  read_fd_ = fds[0];
   // As on a terminal: a filter's line reaches the pipe when it ends, not when 4 KiB have
   // gathered (stdio buffers a pipe fully).
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  reader_ = std::thread([this] { read_loop(); });
 }
 
 StdoutForwarder::~StdoutForwarder() {
@@ -38,18 +46,23 @@ StdoutForwarder::~StdoutForwarder() {
   ::close(read_fd_);
 }
 
-void StdoutForwarder::read_available(std::size_t limit) {
+void StdoutForwarder::set_send(std::function<void()> send) {
+  std::lock_guard<std::mutex> lock(mu_);
+  send_ = std::move(send);
+}
+
+bool StdoutForwarder::read_available() {
   char chunk[16384];
-  for (std::size_t got = 0; got < limit;) {
-    const ssize_t n = ::read(read_fd_, chunk, sizeof chunk);
+  while (pending_.size() < kMaxPending) {
+    const ssize_t n = ::read(read_fd_, chunk, std::min(sizeof chunk, kMaxPending - pending_.size()));
     if (n > 0) {
       pending_.append(chunk, static_cast<std::size_t>(n));
-      got += static_cast<std::size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    return;  // EAGAIN: empty for now (or the end, which never comes: fd 1 stays open)
+    return n != 0;  // 0: the end; EAGAIN: empty for now
   }
+  return true;
 }
 
 void StdoutForwarder::read_loop() {
@@ -60,18 +73,22 @@ void StdoutForwarder::read_loop() {
     }
     pollfd p{read_fd_, POLLIN, 0};
     if (::poll(&p, 1, 200) <= 0) continue;  // every 200 ms at least: stop_ is looked at
-    std::lock_guard<std::mutex> lock(mu_);
-    read_available(kMaxPending);
+    std::function<void()> send;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!read_available()) return;  // stdout closed for good: nothing more will come
+      if (pending_.size() >= kSendAt) send = send_;
+    }
+    if (send) send();  // takes the batch (under the app daemon's log lock, then mu_)
   }
 }
 
 void StdoutForwarder::drain() {
-  // No fflush here: stdout is line-buffered, so every whole line is in the pipe already, and
-  // a flush could wait on a full pipe while the bytes that would empty it wait for our
-  // caller (a filter that ends a line later gets it sent later). A copy that keeps writing
-  // cannot hold the caller: one pipe's worth more at most.
+  // No fflush here: stdout is line-buffered, so every ended line is in the pipe already, and
+  // a flush could wait on a full pipe. A copy that keeps writing cannot hold the caller:
+  // kMaxPending bytes more at most.
   std::lock_guard<std::mutex> lock(mu_);
-  read_available(kMaxPending);
+  read_available();
 }
 
 std::string StdoutForwarder::take(bool everything) {

@@ -35,12 +35,15 @@ grep -q "'hello-cpp' already exists; nothing was written" again.log || fail "ref
 [ "$before" = "$(find hello-cpp -type f | sort | xargs md5sum)" ] || fail "sluice new changed an existing directory"
 
 # --- refuses names whose project would not build ----------------------------------------
-for bad in "java class:Java keyword" "java java:taken by the JDK" "cpp test:CMake reserves"; do
+for bad in "java class:Java keyword" "java java:is the JDK's" "cpp test:CMake reserves" "topology all:CMake reserves"; do
   kind=${bad%% *}; rest=${bad#* }; name=${rest%%:*}; why=${rest#*:}
   if "$sluice" new "$kind" "$name" > bad.log 2>&1; then fail "sluice new $kind $name was accepted"; fi
   grep -q "$why" bad.log || fail "sluice new $kind $name: $(cat bad.log)"
   [ ! -e "$name" ] || fail "sluice new $kind $name wrote $name/"
 done
+# ... and only for the kind of project they break: a C++ project has no Java package.
+"$sluice" new cpp class > ok.log 2>&1 || fail "sluice new cpp class was refused: $(cat ok.log)"
+rm -rf class
 
 # --- Java -------------------------------------------------------------------------------
 # A scratch local repository: what ~/.m2 holds (plugins, JUnit), without any org.sluice
@@ -55,7 +58,7 @@ mvn=(mvn -B -o -Dmaven.repo.local="$work/home/.m2/repository")
 # With jfilter missing from ~/.m2, `sluice new java` says how to put it there, with this
 # install's prefix; the test does exactly that, as a user would paste it.
 HOME="$work/home" "$sluice" new java hello-java > new-java.log || fail "sluice new java: $(cat new-java.log)"
-setup=$(grep -F "cp -r $work/prefix/share/sluice/maven/. ~/.m2/repository/" new-java.log) \
+setup=$(grep -F "cp -r '$work/prefix/share/sluice/maven/.' ~/.m2/repository/" new-java.log) \
   || fail "sluice new java did not say how to install org.sluice:jfilter: $(cat new-java.log)"
 HOME="$work/home" bash -c "$setup" || fail "the printed command failed: $setup"
 [ -f "home/.m2/repository/org/sluice/jfilter/$version/jfilter-$version.jar" ] || fail "'$setup' did not install jfilter $version"

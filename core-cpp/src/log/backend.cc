@@ -140,9 +140,11 @@ std::atomic<int>& current_level() {
   return level;
 }
 
-// The text with every control character (but tab) written as \xNN: a process line or a plain
-// line is one line, whatever a stranger put in the names it quotes (a TLS-PSK identity, a
-// HELLO's host name, a unit's payload), so nothing can forge a line or drive a terminal.
+// The text with a newline followed by four spaces, and every other control character (but
+// tab) written as \xNN: a process line or a plain line cannot be made to look like more than
+// one line, whatever a stranger put in the names it quotes (a TLS-PSK identity, a HELLO's
+// host name, a unit's payload), nor drive a terminal; a Java stack trace in a failure still
+// reads line by line, as a continuation.
 std::string_view one_line(std::string_view text, std::string& storage) {
   const auto control = [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; };
   std::size_t i = 0;
@@ -152,7 +154,9 @@ std::string_view one_line(std::string_view text, std::string& storage) {
   static constexpr char kHex[] = "0123456789abcdef";
   for (; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (control(c)) {
+    if (c == '\n') {
+      storage += "\n    ";
+    } else if (control(c)) {
       storage += "\\x";
       storage += kHex[c >> 4];
       storage += kHex[c & 0xf];

@@ -7,9 +7,10 @@
 //   filter_line   "[count#1@b] info: message"
 //   process_line  "2026-11-21T12:57:12.397Z sluiced[27273] [warn] message"   (UTC, ms)
 //   plain_line    "message" as given ("sluice data plane (b): ...")
-// A process or plain line is always one line: control characters in the message (but tab)
-// are written as \xNN, so text a peer chose (a name it offered) cannot forge lines or send
-// terminal escapes. A filter's own lines are written as the filter logged them.
+// A process or plain line is always one line (and its indented continuations): a newline in
+// the message is followed by four spaces, other control characters (but tab) are written as
+// \xNN, so text a peer chose (a name it offered) cannot forge lines or send terminal
+// escapes. A filter's own lines are written as the filter logged them.
 // Each line starts with "\r\033[K" while the console draws a progress line (log_output.h).
 //
 // The level: the environment variable SLUICE_LOG (debug, info, warn, error; default info),

@@ -68,20 +68,26 @@ TEST_F(LogBackend, PlainLinesAreWrittenAsGiven) {
 }
 
 // What a stranger may put in a logged name (a TLS-PSK identity, a HELLO's host name) cannot
-// forge a second line or reach the terminal: control characters come out as \xNN.
+// forge a line or reach the terminal: a newline becomes an indented continuation, other
+// control characters \xNN.
 TEST_F(LogBackend, ProcessAndPlainLinesStayOneLine) {
   Logger::set_level(LogLevel::kInfo);
-  const std::string evil = "x\n2026-11-25T11:50:00.000Z sluiced[1] [info] forged\x1b[2J\a\tend";
+  const std::string evil = "x\n1999-01-01T00:00:00.000Z sluiced[1] [info] forged\x1b[2J\a\tend";
   const std::string out = captured_stderr([&] {
     process_line(LogLevel::kWarn, "refused: the identity '" + evil + "'");
     plain_line(LogLevel::kError, "HELLO from unknown host '" + evil + "'");
   });
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
+  // Every line starts with a timestamp or the plain line's text, or is an indented
+  // continuation: none starts with the forged timestamp.
+  for (std::size_t at = 0; at < out.size(); at = out.find('\n', at) + 1) {
+    EXPECT_NE(out.compare(at, 10, "1999-01-01"), 0) << out;
+    if (out.find('\n', at) == std::string::npos) break;
+  }
   EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
   EXPECT_EQ(out.find('\a'), std::string::npos) << out;
-  EXPECT_NE(out.find("'x\\x0a2026-11-25T11:50:00.000Z sluiced[1] [info] forged\\x1b[2J\\x07\tend'\n"), std::string::npos)
+  EXPECT_NE(out.find("'x\n    1999-01-01T00:00:00.000Z sluiced[1] [info] forged\\x1b[2J\\x07\tend'\n"), std::string::npos)
       << out;
-  EXPECT_NE(out.find("HELLO from unknown host 'x\\x0a2026"), std::string::npos) << out;
+  EXPECT_NE(out.find("HELLO from unknown host 'x\n    1999"), std::string::npos) << out;
 }
 
 TEST_F(LogBackend, OneLevelForEveryShape) {
