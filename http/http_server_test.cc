@@ -97,15 +97,28 @@ class HttpServerTest : public ::testing::Test {
     if (response.size() < 12 || response.compare(0, 5, "HTTP/") != 0) return -1;
     return std::stoi(response.substr(9, 3));
   }
-  // The status of a request retried until it is served (a closed session's room comes back
-  // once the server has noticed the close), up to 30 s.
-  int status_once_room() {
+  // With `limits` allowing two sessions (in all, or from this address): two are served, a
+  // third is closed at once, and once one of the two leaves there is room again (the server
+  // notices the close first: retried for up to 30 s).
+  void expect_a_third_closed_until_one_leaves(HttpServer::Limits limits) {
+    stop();
+    start(limits);
+    tcp::socket a = connect();
+    tcp::socket b = connect();
+    // Both are sessions once they have been served once.
+    asio::write(a, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+    EXPECT_EQ(status_of(read_response(a)), 200);
+    asio::write(b, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+    EXPECT_EQ(status_of(read_response(b)), 200);
+    tcp::socket c = connect();
+    EXPECT_TRUE(closed_by_server(c));
+    a.close();
     int status = -1;
     for (int attempt = 0; attempt < 3000 && status != 200; ++attempt) {
       status = status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n"));
       if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    return status;
+    EXPECT_EQ(status, 200);
   }
   void expect_still_serving() { EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")), 200); }
 
@@ -216,40 +229,15 @@ TEST_F(HttpServerTest, UnknownPathsAreTheHandlers404) {
 }
 
 TEST_F(HttpServerTest, ConnectionsOverTheCapAreClosedAtOnce) {
-  stop();
-  start(HttpServer::Limits{8 * 1024, 2, std::chrono::seconds(10)});
-  tcp::socket a = connect();
-  tcp::socket b = connect();
-  // Both are sessions once they have been served once.
-  asio::write(a, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
-  EXPECT_EQ(status_of(read_response(a)), 200);
-  asio::write(b, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
-  EXPECT_EQ(status_of(read_response(b)), 200);
-  tcp::socket c = connect();
-  EXPECT_TRUE(closed_by_server(c));
-  a.close();
-  // Once a's session is gone, there is room again (the server notices the close first).
-  EXPECT_EQ(status_once_room(), 200);
+  expect_a_third_closed_until_one_leaves(HttpServer::Limits{8 * 1024, 2, std::chrono::seconds(10)});
 }
 
 // One client address cannot hold every slot: past its own cap its connections are closed,
 // though the server has room for others.
 TEST_F(HttpServerTest, OneAddressHasACapOfItsOwn) {
-  stop();
   HttpServer::Limits limits;
   limits.per_address = 2;
-  start(limits);
-  tcp::socket a = connect();
-  tcp::socket b = connect();
-  asio::write(a, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
-  EXPECT_EQ(status_of(read_response(a)), 200);
-  asio::write(b, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
-  EXPECT_EQ(status_of(read_response(b)), 200);
-  tcp::socket c = connect();
-  EXPECT_TRUE(closed_by_server(c));
-  a.close();
-  // Once a's session is gone, the address has room again.
-  EXPECT_EQ(status_once_room(), 200);
+  expect_a_third_closed_until_one_leaves(limits);
 }
 
 TEST(HttpServer, AnAddressInUseIsAClearError) {
