@@ -5,12 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
-
-#include <cerrno>
-#include <cstdio>
 
 #include "log/log_output.h"
 

@@ -126,9 +126,9 @@ std::optional<std::string> HostClient::connect(const Credentials& credentials, s
                               Clock::now() + timeout, &channel_, &answer)) {
     return why;
   }
-  // A sluice serve answers the same opening (same TLS, same token) and names itself so
-  // (console/serve_session.cc); launching there would fail later, as a lost connection.
-  if (answer.host() == "sluice serve") {
+  // A sluice serve answers the same opening (same TLS, same token) and names itself so;
+  // launching there would fail later, as a lost connection.
+  if (answer.host() == control::kServeAuthHost) {
     channel_.reset();
     return "this address is a sluice serve (where units are submitted), not a host daemon: point it at the "
            "address sluiced was started with (--listen)";

@@ -1,6 +1,7 @@
 #include "console/serve_session.h"
 
 #include "console/serve_server.h"
+#include "control/client_opening.h"
 #include "daemons/log.h"
 
 namespace sluice::console {
@@ -13,7 +14,7 @@ namespace {
 // A client's session logs its opening at debug level (serve logs each unit instead), says
 // its whole reason when it drops a client, and lingers after its last word.
 const control::TlsSession::Style kClientStyle{.peer = "client",
-                                             .host = "sluice serve",
+                                             .host = control::kServeAuthHost,
                                              .silence = "no word from the client for 3 s",
                                              .authenticated_log = dlog::Level::kDebug,
                                              .short_reasons = false,

@@ -27,6 +27,11 @@ struct Credentials {
   std::string token_file;  // PSK mode: the file the token was read from
 };
 
+// What a sluice serve gives as its host in auth_result (AuthResult.host); a sluiced gives its
+// machine's hostname, which has no space, so a console can tell a serve port it was pointed
+// at by mistake from a host daemon.
+inline constexpr char kServeAuthHost[] = "sluice serve";
+
 // How a client names the server in what it says when the opening fails. Static strings.
 struct ServerNames {
   const char* server;  // "the daemon": "the daemon closed the connection after the TLS handshake"
