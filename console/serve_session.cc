@@ -18,7 +18,10 @@ const control::TlsSession::Style kClientStyle{.peer = "client",
                                              .silence = "no word from the client for 3 s",
                                              .authenticated_log = dlog::Level::kDebug,
                                              .short_reasons = false,
-                                             .linger = true};
+                                             .linger = true,
+                                             .tls_speakers = "sluice submit, sluice stop and the Application API "
+                                                             "speak TLS 1.3 on this port; the live view and metrics "
+                                                             "are on serve's --ui and --metrics addresses"};
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "control/tls_session.h"
 
+#include <cstdio>
+
 #include "control/tls_server.h"
 #include "tls/tls_errors.h"
 
@@ -8,6 +10,23 @@ using asio::ip::tcp;
 namespace dlog = sluice::daemon;
 
 namespace sluice::control {
+
+namespace {
+
+constexpr unsigned char kTlsHandshakeRecord = 0x16;  // the first byte of every ClientHello
+
+// "0x47 ('G': plain text, an HTTP request?)", or just "0x00".
+std::string first_byte_text(unsigned char c) {
+  char text[48];
+  if (c >= 'A' && c <= 'Z') {
+    std::snprintf(text, sizeof text, "0x%02x ('%c': plain text, an HTTP request?)", c, c);
+  } else {
+    std::snprintf(text, sizeof text, "0x%02x", c);
+  }
+  return text;
+}
+
+}  // namespace
 
 TlsSession::TlsSession(tcp::socket socket, TlsServer& server, std::uint64_t id, Admission::Ticket ticket,
                        const Style& style)
@@ -88,6 +107,31 @@ void TlsSession::arm_deadline(std::chrono::steady_clock::duration after, std::st
     if (!self->opened_) self->server_.count_refusal("auth_timeout");
     self->stop(what);
   });
+}
+
+// --- Before TLS: is it a TLS client at all? -------------------------------------------------
+
+void TlsSession::await_first_byte() {
+  stream_.next_layer().async_wait(tcp::socket::wait_read, [self = shared_from_this()](boost::system::error_code ec) {
+    if (self->phase_ == Phase::kClosed) return;
+    if (ec) return self->stop("wait failed: " + ec.message());
+    self->on_first_byte();
+  });
+}
+
+void TlsSession::on_first_byte() {
+  unsigned char first = 0;
+  boost::system::error_code ec;
+  const std::size_t n = stream_.next_layer().receive(asio::buffer(&first, 1), tcp::socket::message_peek, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return await_first_byte();
+  if (ec || n == 0) return stop("connection closed before the TLS handshake");
+  if (first == kTlsHandshakeRecord) return handshake();
+  server_.count_refusal("not_tls");
+  not_tls(first);
+}
+
+void TlsSession::not_tls(unsigned char first) {
+  stop("not a TLS client (first byte " + first_byte_text(first) + "); " + style_.tls_speakers);
 }
 
 // --- TLS ------------------------------------------------------------------------------------

@@ -56,6 +56,8 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
     // The last word: shut our end down and wait for the peer to close its own (true), or
     // close once it is written.
     bool linger = false;
+    // Who speaks TLS 1.3 to this server, for a peer that does not: "consoles ...".
+    std::string tls_speakers;
   };
 
   // The peer's time to finish the TLS handshake and say hello.
@@ -91,8 +93,12 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
 
   // The subclass's protocol, fed what the peer sends.
   virtual ServerProtocol& protocol() = 0;
-  // What start() does after arming the 5 s deadline: the TLS handshake (default).
-  virtual void begin() { handshake(); }
+  // What start() does after arming the 5 s deadline: looks at the peer's first byte, then
+  // runs the TLS handshake (default).
+  virtual void begin() { await_first_byte(); }
+  // The peer's first byte is not the start of a TLS handshake. By default logs what it looks
+  // like (plain HTTP, say) and who speaks TLS here (Style::tls_speakers), and stops.
+  virtual void not_tls(unsigned char first);
   // stop() is under way (the connection still open): log an authenticated peer's `why`, and
   // let go of what the session holds.
   virtual void ending(const std::string& why) = 0;
@@ -129,6 +135,9 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
     std::size_t results = 0;
   };
 
+  // Before TLS: is it a TLS client at all? Peeks at the first byte without taking it.
+  void await_first_byte();
+  void on_first_byte();
   void on_handshake(const boost::system::error_code& ec);
   void read_next();
   void on_read(const boost::system::error_code& ec, std::size_t n);

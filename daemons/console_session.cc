@@ -3,8 +3,6 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include <cstdio>
-
 #include "control/tls_server.h"
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
@@ -18,14 +16,6 @@ namespace sluice::sluiced {
 
 namespace {
 
-constexpr unsigned char kTlsHandshakeRecord = 0x16;  // the first byte of every ClientHello
-
-std::string hex_byte(unsigned char c) {
-  char text[8];
-  std::snprintf(text, sizeof text, "0x%02x", c);
-  return text;
-}
-
 // Made on first use: the auth_result names this machine.
 const control::TlsSession::Style& console_style() {
   static const control::TlsSession::Style style = [] {
@@ -33,7 +23,7 @@ const control::TlsSession::Style& console_style() {
     gethostname(name, sizeof name - 1);
     // "closing: TLS failure" or "closing: protocol error" after the warning that says which.
     return control::TlsSession::Style{"console", name, "no heartbeat from the console for 3 s", dlog::Level::kInfo,
-                                      true, false};
+                                      true, false, "consoles speak TLS 1.3 since sluice control protocol 2"};
   }();
   return style;
 }
@@ -48,7 +38,7 @@ ConsoleSession::ConsoleSession(tcp::socket socket, HostDaemon& daemon, std::uint
 
 void ConsoleSession::begin() {
   dlog::debug(label() + ": connected");
-  await_first_byte();
+  TlsSession::begin();
 }
 
 void ConsoleSession::ending(const std::string& why) {
@@ -63,26 +53,11 @@ void ConsoleSession::close(const std::string& why, bool after_reply) {
   close_after_queue("refused: " + why);
 }
 
-// --- Before TLS: is it a TLS client at all? ---------------------------------------------
+// --- Before TLS: a console of protocol version 1? -------------------------------------------
 
-void ConsoleSession::await_first_byte() {
-  stream().next_layer().async_wait(tcp::socket::wait_read, [self = self<ConsoleSession>()](boost::system::error_code ec) {
-    if (self->stopped()) return;
-    if (ec) return self->stop("wait failed: " + ec.message());
-    self->on_first_byte();
-  });
-}
-
-void ConsoleSession::on_first_byte() {
-  unsigned char first = 0;
-  boost::system::error_code ec;
-  const std::size_t n = stream().next_layer().receive(asio::buffer(&first, 1), tcp::socket::message_peek, ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) return await_first_byte();
-  if (ec || n == 0) return stop("connection closed before the TLS handshake");
-  if (first == kTlsHandshakeRecord) return handshake();
-  server().count_refusal("not_tls");
+void ConsoleSession::not_tls(unsigned char first) {
   if (first == 0x00) return answer_plain_console();
-  stop("not a TLS client (first byte " + hex_byte(first) + "); consoles speak TLS 1.3 since sluice control protocol 2");
+  TlsSession::not_tls(first);
 }
 
 // A console of protocol version 1 sends a plain frame (a 4-byte length, then protobuf):

@@ -45,9 +45,8 @@ class ConsoleSession : public control::TlsSession, private ConsoleProtocol::Hand
   void ending(const std::string& why) override;
   void close(const std::string& why, bool after_reply) override;
 
-  // Before TLS: is it a TLS client at all?
-  void await_first_byte();
-  void on_first_byte();
+  // A first byte of 0 is a console of protocol version 1: answer it in its framing.
+  void not_tls(unsigned char first) override;
   void answer_plain_console();
 
   // ConsoleProtocol::Handler

@@ -9,6 +9,7 @@ daemon in different modes each get a clear refusal on both sides.
 """
 import os
 import socket
+import ssl
 import subprocess
 import threading
 
@@ -111,6 +112,22 @@ def test(h):
     status, _, err, _ = h.run("validate", topo, "--hosts", f"a=127.0.0.1:{http.port}")
     check(status == 4 and "does not speak TLS 1.3" in err and "run a sluiced of this version there" in err,
           "a port that answers in plain text: clear refusal", err)
+
+    # --- a TLS 1.2-only client: named as such, not as one that offered no token ----------------
+    mark = len(a.text())
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+    with socket.create_connection(("127.0.0.1", a.port), timeout=10) as raw:
+        try:
+            with ctx.wrap_socket(raw):
+                pass
+            check(False, "a TLS 1.2 handshake with sluiced fails")
+        except (ssl.SSLError, OSError):
+            pass
+    h.wait_for(lambda: "refused: the client does not speak TLS 1.3" in a.text()[mark:], 5,
+               "the daemon to log a TLS 1.2-only client as one that does not speak TLS 1.3")
+    check("offered no token" not in a.text()[mark:], "and not as one that offered no token", a.text()[mark:])
 
     # --- certificates --------------------------------------------------------------------------
     pki = Pki(os.path.join(h.dir, "pki"))

@@ -361,6 +361,8 @@ def strangers(h, topology):
     wait_for(lambda: serve.text().count("closing before authentication") >= 3,
              "serve to log the three refusals")
     check("token differs" in serve.text(), "serve's log says the token differed", serve.text())
+    check("not a TLS client (first byte 0x47 ('G': plain text, an HTTP request?)); sluice submit" in serve.text(),
+          "serve's log says the HTTP request was not TLS, and who speaks TLS there", serve.text())
     # A topology whose host points at serve's port by mistake: refused at connect (exit 4),
     # saying what the address is, before anything is launched.
     p = subprocess.run([h.console, "validate", topology, "--hosts", f"a={serve.address}", "--token-file", h.token],

@@ -23,6 +23,7 @@ namespace {
 constexpr char kPskSuites[] = "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256";
 constexpr unsigned char kAes128GcmSha256[] = {0x13, 0x01};
 constexpr unsigned int kPreSharedKeyExtension = 41;  // RFC 8446 4.2.11
+constexpr unsigned int kSupportedVersionsExtension = 43;  // RFC 8446 4.2.1
 
 // The ex_data slots: the TlsContext on its SSL_CTX, the TlsNotes on each SSL.
 int context_index() {
@@ -75,11 +76,26 @@ int find_psk(SSL* ssl, const unsigned char* identity, size_t length, SSL_SESSION
   return *session != nullptr ? 1 : 0;
 }
 
+// A client that does not offer TLS 1.3 is left to OpenSSL's version check, whose error
+// says so: a TLS 1.2 ClientHello carries no PSK either, and "offered no token" would
+// send its user looking in the wrong place.
+bool offers_tls13(SSL* ssl) {
+  const unsigned char* ext = nullptr;
+  size_t length = 0;
+  if (SSL_client_hello_get0_ext(ssl, kSupportedVersionsExtension, &ext, &length) != 1 || length < 1) return false;
+  const size_t listed = std::min<size_t>(ext[0], length - 1);
+  for (size_t i = 0; i + 1 < listed; i += 2) {
+    if (ext[1 + i] == 0x03 && ext[2 + i] == 0x04) return true;
+  }
+  return false;
+}
+
 // Server, PSK mode: a ClientHello without a PSK cannot succeed (we have no certificate);
 // say so with the alert made for it instead of a generic handshake failure.
 int check_client_hello(SSL* ssl, int* alert, void*) {
   const unsigned char* ext = nullptr;
   size_t length = 0;
+  if (!offers_tls13(ssl)) return SSL_CLIENT_HELLO_SUCCESS;
   if (SSL_client_hello_get0_ext(ssl, kPreSharedKeyExtension, &ext, &length) == 1) return SSL_CLIENT_HELLO_SUCCESS;
   if (TlsNotes* notes = TlsContext::notes(ssl)) notes->peer_offered_no_psk = true;
   *alert = SSL_AD_UNKNOWN_PSK_IDENTITY;

@@ -145,6 +145,10 @@ std::string explain_server_failure(const TlsFailure& f, const TlsOptions& option
            "MAC): the traffic was altered on the way";
   }
   if (f.established && f.eof) return "the console closed the connection";
+  // Before the mode's checks: a TLS 1.2 ClientHello carries no PSK either.
+  if (r == SSL_R_UNSUPPORTED_PROTOCOL || alert == SSL_AD_PROTOCOL_VERSION) {
+    return "refused: the client does not speak TLS 1.3 (an older console, or not a sluice console)";
+  }
   if (!options.certificates()) {
     if (r == SSL_R_BINDER_DOES_NOT_VERIFY) {
       return "refused: the console's token differs from this daemon's (its TLS-PSK binder does not verify)";
@@ -180,9 +184,6 @@ std::string explain_server_failure(const TlsFailure& f, const TlsOptions& option
     }
   }
   if (f.eof || (r == 0 && !f.established)) return "the client closed the connection during the TLS handshake";
-  if (r == SSL_R_UNSUPPORTED_PROTOCOL || alert == SSL_AD_PROTOCOL_VERSION) {
-    return "refused: the client does not speak TLS 1.3 (an older console, or not a sluice console)";
-  }
   if (alert >= 0) return "the client ended the TLS session (alert: " + alert_text(alert) + ")";
   return "TLS failed: " + openssl_text(f.error);
 }
