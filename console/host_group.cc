@@ -3,6 +3,7 @@
 #include "console/filter_log.h"
 #include "console/subprocess.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace sluice::console {
@@ -80,16 +81,37 @@ void HostGroup::heartbeats_and_liveness() {
       if (!gone_.count(static_cast<int>(i))) clients_[i]->send(h);
     }
   }
+  std::vector<int> silent, quiet;  // past kSilence; past half of it
+  std::size_t live = 0;
+  Clock::duration longest{};
   for (int i : active_) {
     if (gone_.count(i)) continue;
-    const auto quiet = Clock::now() - clients_[i]->last_heard();
-    if (quiet > kSilence) {
-      gone_.insert(i);
-      fail(Failure{"", -1, clients_[i]->name(), current_unit_, "link",
-                   clients_[i]->label() + ": no word from the host daemon for " +
-                       std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(quiet).count()) +
-                       " ms; the link is down or the host is unresponsive"});
-    }
+    ++live;
+    const auto q = Clock::now() - clients_[i]->last_heard();
+    if (q > kSilence) silent.push_back(i);
+    if (q > kSilence / 2) quiet.push_back(i);
+    longest = std::max(longest, q);
+  }
+  if (silent.empty()) return;
+  auto ms = [](Clock::duration d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+  };
+  if (live > 1 && quiet.size() == live) {
+    // Every host fell silent at once (each has missed several heartbeats, the first has
+    // passed the limit): the likelier cause is this console's own link, not each host's.
+    std::string names;
+    for (int i : quiet) names += (names.empty() ? "" : ", ") + clients_[i]->label();
+    for (int i : quiet) gone_.insert(i);
+    fail(Failure{"", -1, "", current_unit_, "link",
+                 "no word from any host daemon (" + names + ") for over " + ms(kSilence / 2) + " (the longest " + ms(longest) + ")" +
+                     "; this console's own link is down (or every host is unresponsive)"});
+    return;
+  }
+  for (int i : silent) {
+    gone_.insert(i);
+    fail(Failure{"", -1, clients_[i]->name(), current_unit_, "link",
+                 clients_[i]->label() + ": no word from the host daemon for " +
+                     ms(Clock::now() - clients_[i]->last_heard()) + "; the link is down or the host is unresponsive"});
   }
 }
 

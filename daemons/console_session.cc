@@ -41,6 +41,14 @@ void ConsoleSession::begin() {
   TlsSession::begin();
 }
 
+void ConsoleSession::daemon_stopping(const std::string& why) {
+  if (!authenticated()) return stop(why);
+  Envelope m;
+  m.mutable_error()->set_message(why);
+  send(m);
+  finish(why);
+}
+
 void ConsoleSession::ending(const std::string& why) {
   if (authenticated()) dlog::info(label() + ": closing: " + why);
   if (app_) app_->console_gone();

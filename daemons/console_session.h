@@ -38,6 +38,10 @@ class ConsoleSession : public control::TlsSession, private ConsoleProtocol::Hand
   ConsoleSession(boost::asio::ip::tcp::socket socket, HostDaemon& daemon, std::uint64_t id,
                  control::Admission::Ticket ticket);
 
+  // sluiced is stopping: tells an authenticated console `why` (a DaemonError) and closes
+  // once that is written; any other connection closes now.
+  void daemon_stopping(const std::string& why);
+
  private:
   // control::TlsSession
   control::ServerProtocol& protocol() override { return protocol_; }

@@ -38,7 +38,8 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
     : config_(std::move(config)),
       server_(resolve_listen(listen), listen, tls::TlsContext::create(tls::TlsContext::Role::kServer, config_.tls)),
       stop_signals_(server_.io(), SIGINT, SIGTERM),
-      child_signals_(server_.io(), SIGCHLD) {
+      child_signals_(server_.io(), SIGCHLD),
+      stop_timer_(server_.io()) {
   dlog::info("listening on " + server_.bound_address() + "; " + server_.security() + "; app daemon: " +
              config_.appd_path);
   if (!config_.metrics_listen.empty()) {
@@ -95,13 +96,30 @@ void HostDaemon::run() { server_.run(); }
 void HostDaemon::do_await_stop() {
   stop_signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (ec) return;
-    dlog::info("received " + dlog::signal_name(sig) + "; killing every app daemon and exiting");
+    const std::string signal = dlog::signal_name(sig);
+    dlog::info("received " + signal + "; killing every app daemon and exiting");
     server_.close();
+    // Said before the app daemons die, so that the console names this as the reason, not
+    // the killed app daemon or the lost connection that follow.
+    const std::string why = "sluiced is shutting down (it received " + signal + ") and stops its app daemons";
+    const auto sessions = server_.sessions();  // a session that stops leaves the set
+    for (const auto& s : sessions) {
+      if (auto console = std::dynamic_pointer_cast<ConsoleSession>(s)) console->daemon_stopping(why);
+    }
     apps_.kill_all();
-    server_.stop_all("the daemon is shutting down");
-    apps_.wait_all();
-    server_.io().stop();
+    finish_stop(std::chrono::steady_clock::now() + std::chrono::seconds(1));
   });
+}
+
+void HostDaemon::finish_stop(std::chrono::steady_clock::time_point deadline) {
+  if (!server_.sessions().empty() && std::chrono::steady_clock::now() < deadline) {
+    stop_timer_.expires_after(std::chrono::milliseconds(10));
+    stop_timer_.async_wait([this, deadline](boost::system::error_code) { finish_stop(deadline); });
+    return;
+  }
+  server_.stop_all("the daemon is shutting down");
+  apps_.wait_all();
+  server_.io().stop();
 }
 
 void HostDaemon::do_await_child() {

@@ -7,6 +7,7 @@
 #ifndef SLUICE_DAEMONS_HOST_DAEMON_H_
 #define SLUICE_DAEMONS_HOST_DAEMON_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
@@ -40,8 +41,9 @@ class HostDaemon {
   // The address it listens on, "ADDR:PORT" (the port chosen when --listen said 0).
   std::string bound_address() const;
 
-  // Runs until SIGINT/SIGTERM, which kills every app daemon. A handler that throws (it
-  // should not) is logged, and the daemon goes on serving.
+  // Runs until SIGINT/SIGTERM, which tells each console why (a DaemonError), kills every
+  // app daemon, and gives the consoles up to 1 s to read it before closing. A handler that
+  // throws (it should not) is logged, and the daemon goes on serving.
   void run();
 
   // For the sessions.
@@ -55,11 +57,14 @@ class HostDaemon {
  private:
   void do_await_stop();
   void do_await_child();
+  // Once every console session has closed (or `deadline` passed): the rest of the stop.
+  void finish_stop(std::chrono::steady_clock::time_point deadline);
 
   Config config_;
   control::TlsServer server_;  // before what runs on its io_context
   boost::asio::signal_set stop_signals_;
   boost::asio::signal_set child_signals_;
+  boost::asio::steady_timer stop_timer_;  // finish_stop's next look
   AppTable apps_;
   std::unique_ptr<http::HttpServer> metrics_;  // --metrics; last: stops first
 };

@@ -159,6 +159,18 @@ streams:
     check(not listening(b.port), "the killed daemon's port is free")
     check(a.serving(), "the other host daemon still serving")
 
+    # --- a host daemon stopped (SIGTERM) mid-run: it tells the console why ---------------------
+    b2 = h.start("b")
+    p, out, err, pids = start_long_run(h, pipelines(h, a, b2, count=10**9), [a, b2])
+    b2.proc.send_signal(signal.SIGTERM)
+    check(finished_within(p, 5) and p.returncode == 1, "host daemon stopped: console exits 1 within 5 s")
+    err.seek(0)
+    text = err.read()
+    check(f"host b ({b2.address}): the host daemon said: sluiced is shutting down (it received SIGTERM) and "
+          "stops its app daemons" in text, "host daemon stopped: the console says so, not 'sluiced died'", text)
+    check(b2.proc.wait(5) == 0, "the stopped daemon exits 0")
+    h.no_orphans(list(pids.values()), "after SIGTERM to a host daemon")
+
     # --- and the surviving daemon still runs applications -----------------------------------
     b2 = h.start("b")
     status, out, err, _ = h.run("run", pipelines(h, a, b2, count=10000), "--no-progress")

@@ -114,6 +114,40 @@ work: [one, two]
           "data ports dropped at launch: the data plane's failure is the run's: " + (failure[0] if failure else ""), err)
     subprocess.run(["ip", "netns", "exec", ns_b, nft, "delete", "table", "inet", "sluicetest"], check=True)
 
+    # The console's own control connections go dark (all of them, as when its own link
+    # fails): a firewall in the console's namespace drops the control port both ways. Every
+    # host falls silent at once, and the console says so instead of blaming one host.
+    before = len(b.app_pids())
+    p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token, "--no-progress"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
+    h.wait_for(lambda: len(b.app_pids()) > before, 15, "the run to launch on b")
+    time.sleep(2.0)
+    check(p.poll() is None, "the long run is running")
+    dark = """table inet sluicedark {
+  chain in { type filter hook input priority 0; tcp dport 7700 drop; tcp sport 7700 drop; }
+  chain out { type filter hook output priority 0; tcp dport 7700 drop; tcp sport 7700 drop; }
+}
+"""
+    subprocess.run(["ip", "netns", "exec", ns_a, nft, "-f", "-"], input=dark, text=True, check=True)
+    h.cleanups.append(lambda: subprocess.run(["ip", "netns", "exec", ns_a, nft, "delete", "table", "inet", "sluicedark"],
+                                             capture_output=True))
+    try:
+        _, err = p.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    failure = [l for l in err.splitlines() if l.startswith("sluice: run failed:")]
+    check(p.returncode == 1 and failure and "no word from any host daemon (host a (10.77.0.1:7700), host b "
+          "(10.77.0.2:7700))" in failure[0] and "this console's own link is down" in failure[0],
+          "the console's control link dark: reported as the console's own link: " + (failure[0] if failure else ""), err)
+    subprocess.run(["ip", "netns", "exec", ns_a, nft, "delete", "table", "inet", "sluicedark"], check=True)
+    apps = a.app_pids() + b.app_pids()
+    deadline = time.time() + 8
+    while time.time() < deadline and any(alive(x) for x in apps):
+        time.sleep(0.1)
+    check(not any(alive(x) for x in apps), "console link dark: each host daemon stopped its app daemon", b.text()[-1500:])
+
     # Take the link down mid-run.
     before = len(b.app_pids())
     p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token, "--no-progress"],
