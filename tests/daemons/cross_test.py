@@ -138,6 +138,9 @@ work: [one, two, three]
     text = err.read()
     check(p.returncode == 0 and "units of work: 3/3 finished" in text,
           f"hostile bytes at the data ports {ports} mid-run: refused, the run finishes", text)
+    check(re.search(r"^\d{4}-\d\d-\d\dT[0-9:.]+Z sluice-appd\([ab]\)\[\d+\] \[warn\] sluice data plane \([ab]\): "
+                    r"refused connection from 127\.0\.0\.1:", a.text() + b.text(), re.M),
+          "the data plane logs the refusals as the app daemon's lines, with a time", (a.text() + b.text())[-3000:])
 
     # A remote exception while streams cross.
     throw = h.topology("throw.yaml", f"""name: throw

@@ -236,7 +236,7 @@ void DataPlane::Impl::fail(const std::string& message) {
     failure = message;
     cb = callback;
   }
-  logging::plain_line(LogLevel::kError, "sluice data plane (" + routes.self_name() + "): " + message);
+  logging::process_line(LogLevel::kError, "sluice data plane (" + routes.self_name() + "): " + message);
   changed.notify_all();
   if (cb) cb(message);
 }

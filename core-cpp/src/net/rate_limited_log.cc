@@ -21,7 +21,7 @@ bool RateLimitedLog::line(const std::string& text) {
   }
   std::string out = prefix_ + text;
   if (held_back > 0) out += " (and " + std::to_string(held_back) + " more like it, not shown)";
-  logging::plain_line(LogLevel::kWarn, out);
+  logging::process_line(LogLevel::kWarn, out);
   return true;
 }
 
