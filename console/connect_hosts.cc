@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <thread>
+#include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
+
+#include <boost/asio/ip/address.hpp>
 
 #include "console/exit_codes.h"
 #include "console/remote.h"
@@ -14,6 +17,24 @@ namespace sluice::console {
 namespace {
 
 constexpr auto kConnectTimeout = std::chrono::seconds(5);  // connect + handshake, per host
+
+// A host reached at a loopback address gets its data plane on loopback (launch_app.h), where
+// a host on another machine cannot reach it: its streams would fail at launch with "could
+// not connect". Both on one machine is fine, so this warns rather than refuses.
+void warn_about_loopback_mix(const std::vector<std::unique_ptr<HostClient>>& clients) {
+  std::string on_loopback, elsewhere;
+  for (const auto& c : clients) {
+    boost::system::error_code ec;
+    const auto address = boost::asio::ip::make_address(c->peer_ip(), ec);
+    if (ec) continue;
+    std::string& list = address.is_loopback() ? on_loopback : elsewhere;
+    list += (list.empty() ? "" : ", ") + c->label();
+  }
+  if (on_loopback.empty() || elsewhere.empty()) return;
+  std::cerr << "sluice: warning: " << on_loopback << " reached at a loopback address, " << elsewhere
+            << " not: a data plane on a loopback address is reachable only from its own machine, so streams "
+               "between these hosts fail unless they all run here; give every host an address the others reach\n";
+}
 
 }  // namespace
 
@@ -82,6 +103,7 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
       std::cout << clients[i]->label() << ": ok, sluiced on " << clients[i]->daemon_hostname() << "\n";
     }
   }
+  if (ok) warn_about_loopback_mix(clients);
   if (!ok && problems != nullptr) {
     clients.clear();
   } else if (!ok) {

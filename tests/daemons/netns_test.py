@@ -64,6 +64,16 @@ work: [one, two]
 
     long = h.topology("long.yaml", open(topo).read().replace("COUNT", "1000000000"))
 
+    # A host at a loopback address beside one that is not: its data plane would listen on
+    # loopback, out of the other's reach. validate warns, naming both.
+    lo = h.start("lo", listen="127.0.0.1:7701", netns=ns_a)
+    mixed = h.topology("mixed.yaml", open(short).read().replace(f"  a: {a.address}\n", f"  a: {lo.address}\n"))
+    status, out, err, _ = h.run("validate", mixed, netns=ns_a, timeout=60)
+    check(status == 0 and f"sluice: warning: host a ({lo.address}) reached at a loopback address, host b "
+          f"({b.address}) not" in err, "validate warns about a loopback host beside a non-loopback one", out, err)
+    status, out, err, _ = h.run("validate", short, netns=ns_a, timeout=60)
+    check(status == 0 and "warning" not in err, "and not when no host is on loopback", out, err)
+
     # The data connections go dark while control still flows: a firewall in b's namespace
     # drops every TCP segment that is not to or from the control port (7700). The app
     # daemons' heartbeats on the data connections stop arriving; the run must fail naming
