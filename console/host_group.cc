@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <regex>
 
 namespace sluice::console {
 
@@ -30,6 +31,28 @@ int rank(const Failure& f) {
   if (f.stage == "link") return 2;
   if (f.stage == "network") return 3;
   return 4;
+}
+
+// The failure an app daemon's crash line (ExitReport.crash) names: "filter 'x' copy 1 on
+// host b crashed with SIGSEGV in process (unit of work 0)" gives filter, copy, host, stage
+// and unit; a crash outside any filter ("crashed with SIGSEGV outside any filter ...")
+// gives none of them. Stage "crash" either way until a filter is named.
+Failure crash_failure(const std::string& line, const std::string& host, std::uint64_t current_unit) {
+  static const std::regex kFilterCrash(
+      R"(^filter '([^']+)' copy (\d+) on host (\S+) crashed with \S+ in (\S+) \(unit of work (\d+)\))");
+  Failure f{"", -1, host, current_unit, "crash", ""};
+  std::smatch m;
+  if (std::regex_search(line, m, kFilterCrash)) {
+    f.filter = m[1];
+    f.copy = std::stoi(m[2]);
+    f.host = m[3];
+    f.stage = m[4];
+    // A stage outside units of work (destroy) carries no unit number of its own.
+    const std::string unit = m[5];
+    if (unit.size() < 20) f.unit = std::stoull(unit);
+    f.whole_message = true;
+  }
+  return f;
 }
 
 }  // namespace
@@ -163,10 +186,10 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
                                          : "was killed by " + signal_name(r.signal());
       if (!r.crash().empty()) {
         // Its crash handler said what crashed: the root cause, even while the run ends.
-        const bool in_filter = r.crash().rfind("filter '", 0) == 0;
-        fail(Failure{"", -1, c.name(), current_unit_, "crash",
-                     in_filter ? r.crash() + "; " + daemon + " " + how
-                               : "host " + c.name() + ": " + daemon + " " + r.crash()});
+        Failure f = crash_failure(r.crash(), c.name(), current_unit_);
+        f.message = f.filter.empty() ? "host " + c.name() + ": " + daemon + " " + r.crash()
+                                     : r.crash() + "; " + daemon + " " + how;
+        fail(std::move(f));
         return;
       }
       // An app daemon that reported its failure then exits: that exit is a consequence,

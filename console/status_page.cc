@@ -68,10 +68,12 @@ function draw(s){
   const st=document.getElementById("status");st.textContent=s.status+(s.ended?" (exit "+s.exit_code+")":"");st.className="st-"+s.status;st.dataset.status=s.status;
   document.getElementById("wall").textContent=s.wall_seconds.toFixed(1)+" s";
   const cur=s.units.find(u=>u.state==="running");
-  document.getElementById("unit").textContent=cur?("unit "+(cur.index+1)+"/"+(s.earlier_units+s.units.length)+" ["+cur.work+"]"):"";
+  // Units are numbered from 0, as in the table, the logs and sluice submit.
+  document.getElementById("unit").textContent=cur?("running unit "+cur.index+" ["+cur.work+"]"):"";
   const f=document.getElementById("failure");
   if(s.failure){const x=s.failure;f.style.display="block";f.dataset.filter=x.filter;
-    f.textContent="failed: filter "+(x.filter||"-")+" copy "+x.copy+" on host "+(x.host||"-")+" in "+x.stage+" (unit "+x.unit+"): "+x.message;}
+    f.textContent=x.filter?("failed: filter "+x.filter+" copy "+x.copy+" on host "+x.host+" in "+x.stage+" (unit "+x.unit+"): "+x.message)
+                          :("failed in unit "+x.unit+": "+x.message);}
   else f.style.display="none";
   // Layout: columns by depth, boxes sized by their copies.
   const W=220,GAP=150,LINE=15;const cols={};const pos={};

@@ -10,6 +10,7 @@ The filters come from core-cpp/tests/fixtures/crash_filters.cc (class Crash).
 
   crash_test.py BUILD_DIR SOURCE_DIR
 """
+import json
 import os
 import re
 import resource
@@ -22,7 +23,7 @@ resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_
 TIMESTAMPED = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
 
 
-def crash_run(h, a, b, name, crash_args, place="{a: 1, b: 1}", work="[one, two]", filters="", streams=""):
+def crash_run(h, a, b, name, crash_args, place="{a: 1, b: 1}", work="[one, two]", filters="", streams="", args=()):
     """Runs a producer on a feeding the Crash filter's copies (placed by `place`), and the
     extra `filters` and `streams` (YAML lines); returns (status, stderr, seconds, {host: app
     daemon pid of this run})."""
@@ -36,7 +37,7 @@ def crash_run(h, a, b, name, crash_args, place="{a: 1, b: 1}", work="[one, two]"
 {streams}work: {work}
 """)
     before = {d.name: len(d.app_pids()) for d in (a, b)}
-    status, out, err, secs = h.run("run", topo, "--no-progress", timeout=120)
+    status, out, err, secs = h.run("run", topo, "--no-progress", *args, timeout=120)
     pids = {d.name: d.app_pids()[-1] for d in (a, b) if len(d.app_pids()) > before[d.name]}
     return status, err, secs, pids
 
@@ -54,7 +55,8 @@ def test(h):
     b = h.start("b")
 
     # --- SIGSEGV in process, on the host the stream crosses to -------------------------------
-    status, err, secs, pids = crash_run(h, a, b, "segv", "signal: segv, copy: 1, after: 100")
+    metrics = os.path.join(h.dir, "segv.json")
+    status, err, secs, pids = crash_run(h, a, b, "segv", "signal: segv, copy: 1, after: 100", args=("--metrics", metrics))
     line = "filter 'boom' copy 1 on host b crashed with SIGSEGV in process (unit of work 0)"
     expect_crash(h, a, b, "SIGSEGV", status, err, secs, pids,
                  f"{line}; the app daemon (sluice-appd pid {pids['b']}) was killed by SIGSEGV")
@@ -63,6 +65,10 @@ def test(h):
     check(re.search(rf"sluice-appd pid {pids['b']} \(application 'segv-\w+'\) was killed by SIGSEGV after reporting: "
                     rf"{re.escape(line)}$", b.text(), re.M),
           "SIGSEGV: sluiced logs the death with the report", b.text()[-3000:])
+    failure = json.load(open(metrics))["failure"]
+    check({k: failure[k] for k in ("filter", "copy", "host", "unit", "stage")} ==
+          {"filter": "boom", "copy": 1, "host": "b", "unit": 0, "stage": "process"},
+          "SIGSEGV: the --metrics failure record names filter, copy, host, unit and stage", failure)
 
     # --- SIGBUS in init of the second unit of work, on the producer's host --------------------
     status, err, secs, pids = crash_run(h, a, b, "bus", "signal: bus, stage: init, copy: 0, unit: 1")

@@ -24,7 +24,7 @@
 namespace sluice {
 
 std::string Failure::str() const {
-  if (filter.empty()) return message;
+  if (filter.empty() || whole_message) return message;
   return "filter '" + filter + "' copy " + std::to_string(copy) + " on host " + host +
          " failed in " + stage + " (unit of work " + std::to_string(unit) + "): " + message;
 }
