@@ -34,12 +34,12 @@ int rank(const Failure& f) {
 }
 
 // The failure an app daemon's crash line (ExitReport.crash) names: "filter 'x' copy 1 on
-// host b crashed with SIGSEGV in process (unit of work 0)" gives filter, copy, host, stage
-// and unit; a crash outside any filter ("crashed with SIGSEGV outside any filter ...")
-// gives none of them. Stage "crash" either way until a filter is named.
+// host b crashed with SIGSEGV in process (unit of work 0)" (or "ended the JVM (...)")
+// gives filter, copy, host, stage and unit; a crash outside any filter ("crashed with
+// SIGSEGV outside any filter ...") gives none of them. Stage "crash" either way until a filter is named.
 Failure crash_failure(const std::string& line, const std::string& host, std::uint64_t current_unit) {
   static const std::regex kFilterCrash(
-      R"(^filter '([^']+)' copy (\d+) on host (\S+) crashed with \S+ in (\S+) \(unit of work (\d+)\))");
+      R"(^filter '([^']+)' copy (\d+) on host (\S+) .* in (\S+) \(unit of work (\d+)\)$)");
   Failure f{"", -1, host, current_unit, "crash", ""};
   std::smatch m;
   if (std::regex_search(line, m, kFilterCrash)) {

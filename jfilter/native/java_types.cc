@@ -4,6 +4,7 @@
 #include <string>
 
 #include "jni_util.h"
+#include "org_sluice_Bridge.h"
 #include "org_sluice_Buffer.h"
 #include "org_sluice_Context.h"
 #include "org_sluice_InputStream.h"
@@ -43,6 +44,7 @@ const NativeClass kNatives[] = {
       SLUICE_NATIVE(Context, nArgBoolean, "(JLjava/lang/String;)Z"),
       SLUICE_NATIVE(Context, nArgPath, "(JLjava/lang/String;)Ljava/lang/String;")}},
     {"org/sluice/Logger", {SLUICE_NATIVE(Logger, nLog, "(Ljava/lang/String;ILjava/lang/String;)V")}},
+    {"org/sluice/Bridge", {SLUICE_NATIVE(Bridge, nExitFrom, "(Ljava/lang/Thread;)V")}},
 };
 
 void load(JNIEnv* env) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "exit_watch.h"
 #include "java_types.h"
 #include "jni_util.h"
 #include "runtime/crash_report.h"
@@ -134,10 +135,27 @@ void JNICALL on_jvm_abort() {
   if (!exit_note().empty()) std::fprintf(stderr, "%s\n", exit_note().c_str());
   std::fflush(stderr);
 }
-// System.exit in a filter: HotSpot calls this, then exit() (process_exit.h ends it here).
+// System.exit or Runtime.halt (in a filter, or a thread it started): HotSpot calls this,
+// then exit() (process_exit.h ends it here). Once the JVM runs, the copy is named where a
+// crash would be (crash_report.h): its process cannot go on, and the status a filter chose
+// must not pass for one of sluice's own (3 means "the topology is invalid"), so it ends with 1.
 void JNICALL on_jvm_exit(jint code) {
   on_jvm_abort();
-  process::finish(code);
+  if (!exit_note().empty()) {  // the JVM did not start: explained above
+    process::finish(code);
+    return;
+  }
+  char what[160];
+  if (const crash::CopyRecord* caller = exit_caller()) {
+    std::snprintf(what, sizeof what, "called System.exit(%d)", static_cast<int>(code));
+    crash::report_event(what, caller);
+  } else {
+    std::snprintf(what, sizeof what,
+                  "ended the JVM (status %d) from a thread that runs no filter copy, or by Runtime.halt",
+                  static_cast<int>(code));
+    crash::report_event(what, nullptr);
+  }
+  process::finish(1);
 }
 
 // Creates the JVM on a thread of its own: its threads inherit a mask that blocks the signals
@@ -179,6 +197,7 @@ JavaVM* create(const std::vector<std::string>& options, const std::string& topol
     }
     try {
       load_types(env);
+      watch_exit(env);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -255,10 +274,14 @@ void attach_thread() {
   }
   attached_env = env;
   attached_here = true;
+  remember_copy_thread(env);
 }
 
 void detach_thread() {
-  if (attached_here) jvm()->DetachCurrentThread();
+  if (attached_here) {
+    forget_copy_thread(attached_env);
+    jvm()->DetachCurrentThread();
+  }
   attached_env = nullptr;
   attached_here = false;
 }

@@ -279,6 +279,10 @@ expect_crash 6 "sluice: filter 'boom' copy 1 on host local crashed with SIGABRT 
 crash_topology "$work/fpe.yaml" "signal: fpe, copy: 0, after: 10"
 expect_crash 8 "sluice: filter 'boom' copy 0 on host local crashed with SIGFPE in process (unit of work 0)" \
   "SIGFPE in process" -- "$sluice" run "$work/fpe.yaml"
+# exit() in a C++ filter: named like a crash; status 1, not the 7 it chose.
+crash_topology "$work/exit7.yaml" "signal: exit, copy: 1, after: 100"
+expect_status 1 "exit(7) in a C++ filter: status 1" -- "$sluice" run "$work/exit7.yaml"
+expect_in "$work/err" "sluice: filter 'boom' copy 1 on host local called exit(7) in process (unit of work 0)" "exit() named like a crash"
 crash_topology "$work/thread.yaml" "signal: segv, copy: 0, thread: true"
 "$sluice" run "$work/thread.yaml" > "$work/out" 2> "$work/err"
 status=$?
@@ -307,6 +311,14 @@ YAML
   else
     pass
   fi
+  # System.exit in a Java filter cannot be undone: named like a crash, status 1 (not the 3
+  # the filter chose, which would read as "the topology is invalid").
+  cat > "$work/exit.yaml" <<YAML
+filters:
+  quitter: {lang: java, class: org.sluice.nativetest.Thrower, classpath: [$javajar], args: {exit: process}}
+YAML
+  expect_status 1 "System.exit(3) in a Java filter: status 1" -- "$sluice" run "$work/exit.yaml"
+  expect_in "$work/err" "sluice: filter 'quitter' copy 0 on host local called System.exit(3) in process (unit of work 0)" "System.exit named like a crash"
   unset SLUICE_JVM_OPTIONS
 fi
 

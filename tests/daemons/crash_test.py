@@ -88,6 +88,12 @@ def test(h):
                  "filter 'boom' copy 0 on host b crashed with SIGFPE in process (unit of work 0); "
                  f"the app daemon (sluice-appd pid {pids['b']}) was killed by SIGFPE")
 
+    # --- exit() in a filter on b: named like a crash -------------------------------------------
+    status, err, secs, pids = crash_run(h, a, b, "exit", "signal: exit, copy: 1, after: 100")
+    expect_crash(h, a, b, "exit(7)", status, err, secs, pids,
+                 "filter 'boom' copy 1 on host b called exit(7) in process (unit of work 0); "
+                 f"the app daemon (sluice-appd pid {pids['b']}) exited with status 1")
+
     # --- a crash in a destructor, after every unit finished: the results stand (status 0) ----
     status, err, secs, pids = crash_run(h, a, b, "destroy", "signal: segv, stage: destroy, copy: 1")
     check(status == 0 and "units of work: 2/2 finished" in err, "destructor: every unit finished, exit 0", err)
@@ -117,6 +123,14 @@ def test(h):
         expect_crash(h, a, b, "SIGSEGV beside a JVM", status, err, secs, pids,
                      "filter 'boom' copy 1 on host b crashed with SIGSEGV in process (unit of work 0); "
                      f"the app daemon (sluice-appd pid {pids['b']}) was killed by SIGSEGV")
+        # System.exit in a Java filter on b: named like a crash, with the app daemon's exit.
+        status, err, secs, pids = crash_run(
+            h, a, b, "jexit", "signal: segv, copy: 9",
+            filters=f"  quit: {{lang: java, class: org.sluice.nativetest.Thrower, classpath: [{jar}], "
+                    "args: {exit: process}, place: {b: 1}}\n")
+        expect_crash(h, a, b, "System.exit in a Java filter", status, err, secs, pids,
+                     "filter 'quit' copy 0 on host b called System.exit(3) in process "
+                     f"(unit of work 0); the app daemon (sluice-appd pid {pids['b']}) exited with status 1")
     else:
         print("note: no Java test filters built; the JVM case is skipped")
 

@@ -195,6 +195,8 @@ const CopyRecord* set_current(const CopyRecord* record) {
 
 const CopyRecord* current() { return current_record; }
 
+const CopyRecord* const* current_slot() { return &current_record; }
+
 AltStack::AltStack() {
   stack_t existing{};
   if (::sigaltstack(nullptr, &existing) != 0 || (existing.ss_flags & SS_DISABLE) == 0) return;
@@ -258,25 +260,52 @@ bool handlers_installed() { return installed.load(std::memory_order_acquire); }
 
 std::size_t format_line(char* out, std::size_t size, int sig, const CopyRecord* record) {
   if (size < 2) return 0;
-  LineWriter w(out, size);
   const char* name = signal_name(sig);
-  char unnamed[32];
-  if (name == nullptr) {
-    LineWriter n(unnamed, sizeof unnamed);
+  char what[48];
+  LineWriter n(what, sizeof what - 1);
+  n.add("crashed with ");
+  if (name != nullptr) {
+    n.add(name);
+  } else {
     n.add("signal ").add_int(sig);
-    name = unnamed;
   }
+  what[n.length()] = '\0';
+  return format_event_line(out, size, what, record);
+}
+
+std::size_t format_event_line(char* out, std::size_t size, const char* what, const CopyRecord* record) {
+  if (size < 2) return 0;
+  LineWriter w(out, size);
   if (record != nullptr) {
     w.add("filter '").add(record->filter).add("' copy ").add_int(record->copy).add(" on host ").add(record->host);
-    w.add(" crashed with ").add(name).add(" in ").add(record->stage.load(std::memory_order_relaxed));
+    w.add(" ").add(what).add(" in ").add(record->stage.load(std::memory_order_relaxed));
     w.add(" (unit of work ").add(record->unit.load(std::memory_order_relaxed)).add(")").end_line();
   } else {
     char thread_name[17] = {};
     ::prctl(PR_GET_NAME, thread_name, 0, 0, 0);
-    w.add("crashed with ").add(name).add(" outside any filter (thread '").add(thread_name).add("', tid ");
+    w.add(what).add(" outside any filter (thread '").add(thread_name).add("', tid ");
     w.add_int(thread_id()).add(")").end_line();
   }
   return w.length();
+}
+
+void report_event(const char* what, const CopyRecord* record) {
+  const OutputData* out = output_data.load(std::memory_order_acquire);
+  char line[1024];
+  std::size_t line_length = 0;
+  if (record != nullptr) {
+    line_length = format_event_line(line, sizeof line, what, record);
+  } else {
+    LineWriter w(line, sizeof line - 1);
+    w.add(what).end_line();
+    line_length = w.length();
+  }
+  char full[1536];
+  LineWriter w(full, sizeof full);
+  if (out->timestamp) add_timestamp(w);
+  w.add(out->prefix).add(line);
+  write_all(STDERR_FILENO, full, w.length());
+  if (out->report_fd >= 0) write_all(out->report_fd, line, line_length);
 }
 
 }  // namespace sluice::crash

@@ -51,6 +51,10 @@ struct CopyRecord {
 // replaces. The record must stay alive while it is current.
 const CopyRecord* set_current(const CopyRecord* record);
 const CopyRecord* current();
+// Where the calling thread keeps its current record: another thread may read it through
+// this while the calling thread lives (the JVM's exit hook, for the thread that called
+// System.exit and waits for the process to end).
+const CopyRecord* const* current_slot();
 
 // Makes `record` current for the life of the object, then restores the previous one.
 class ScopedCurrent {
@@ -108,6 +112,15 @@ bool handlers_installed();
 // tid 1234)" for the calling thread. Async-signal-safe. Returns the length; the text is cut to
 // fit but always ends with '\n' and a NUL (REQUIRES: size >= 2).
 std::size_t format_line(char* out, std::size_t size, int sig, const CopyRecord* record);
+// The same line for another way a copy ends the process, `what` in place of "crashed with
+// SIGSEGV": "filter 'x' copy 1 on host b called System.exit(3) in process (unit of work 3)".
+std::size_t format_event_line(char* out, std::size_t size, const char* what, const CopyRecord* record);
+
+// Writes format_event_line's line for `record` where a crash line goes (stderr with the
+// output's prefix and time, and the report fd), or `what` alone when `record` is null: for
+// a process about to end for a reason other than a signal (the JVM's System.exit).
+// Async-signal-safe.
+void report_event(const char* what, const CopyRecord* record);
 
 }  // namespace sluice::crash
 

@@ -4,22 +4,17 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "runtime/crash_report.h"
+
 namespace sluice::process {
 
 namespace {
 std::atomic<bool> end_early{false};
 std::atomic<bool> jvm_running{false};
-}  // namespace
 
-void end_before_jvm_statics_at_exit() { end_early.store(true, std::memory_order_release); }
-
-void jvm_started() {
-  if (jvm_running.exchange(true, std::memory_order_acq_rel)) return;  // one JVM per process
-  ::on_exit([](int status, void*) { finish(status); }, nullptr);
-}
-
-void finish(int status) {
-  if (!end_early.load(std::memory_order_acquire) || !jvm_running.load(std::memory_order_acquire)) return;
+// Flushes stdout and stderr (skipping one whose lock another thread holds, where a flush
+// could hang) and ends the process with `status` at once.
+[[noreturn]] void flush_and_end(int status) {
   for (std::FILE* stream : {stdout, stderr}) {
     if (::ftrylockfile(stream) == 0) {
       ::fflush_unlocked(stream);
@@ -27,6 +22,40 @@ void finish(int status) {
     }
   }
   std::_Exit(status);
+}
+
+// exit() called on a thread that runs a filter copy: the copy ended the process. Named like
+// a crash (crash_report.h), and the status becomes 1: the one a filter chose must not pass
+// for one of the program's own (3 means "the topology is invalid"). Returns the status.
+int name_exit(int status) {
+  const crash::CopyRecord* copy = crash::current();
+  if (copy == nullptr) return status;
+  char what[48];
+  std::snprintf(what, sizeof what, "called exit(%d)", status);
+  crash::report_event(what, copy);
+  return 1;
+}
+}  // namespace
+
+void end_before_jvm_statics_at_exit() {
+  if (end_early.exchange(true, std::memory_order_acq_rel)) return;
+  ::on_exit(
+      [](int status, void*) {
+        const int named = name_exit(status);
+        if (named == status) return;
+        flush_and_end(named);
+      },
+      nullptr);
+}
+
+void jvm_started() {
+  if (jvm_running.exchange(true, std::memory_order_acq_rel)) return;  // one JVM per process
+  ::on_exit([](int status, void*) { finish(name_exit(status)); }, nullptr);
+}
+
+void finish(int status) {
+  if (!end_early.load(std::memory_order_acquire) || !jvm_running.load(std::memory_order_acquire)) return;
+  flush_and_end(status);
 }
 
 }  // namespace sluice::process

@@ -17,7 +17,9 @@
 
 namespace sluice::process {
 
-// The program owns its process: call early in main(), before any Java filter starts.
+// The program owns its process: call early in main(), before any Java filter starts. Also
+// names a filter copy that calls exit() as a crash would be named (crash_report.h), and ends
+// the process with status 1 then.
 void end_before_jvm_statics_at_exit();
 
 // The JVM holder, once it created the JVM (so after libjvm was loaded). Registers, with glibc's

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
@@ -249,4 +250,32 @@ final class Bridge {
     if (i < 0) i = Suggest.closestIndex(w, tails);
     return i < 0 ? null : known.get(i);
   }
+
+  // Called once by the native side when it created the JVM: a shutdown hook that finds the
+  // thread calling System.exit (it waits in java.lang.Shutdown.exit while hooks run) and
+  // tells the native side, so that the JVM's exit hook can name that thread's filter copy
+  // (exit_watch.h). A Thread subclass, not a lambda: see loader().
+  static void watchExit() {
+    Runtime.getRuntime().addShutdownHook(new ExitWatch());
+  }
+
+  private static final class ExitWatch extends Thread {
+    ExitWatch() {
+      super("sluice exit watch");
+    }
+
+    @Override
+    public void run() {
+      for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+        for (StackTraceElement frame : e.getValue()) {
+          if (frame.getClassName().equals("java.lang.Shutdown") && frame.getMethodName().equals("exit")) {
+            nExitFrom(e.getKey());
+            return;
+          }
+        }
+      }
+    }
+  }
+
+  private static native void nExitFrom(Thread thread);
 }

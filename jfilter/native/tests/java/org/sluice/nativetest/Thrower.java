@@ -4,7 +4,10 @@ import org.sluice.Buffer;
 import org.sluice.Context;
 import org.sluice.Filter;
 
-/** Throws from the stage named by arg `in` (init, process or finalize); otherwise drains. */
+/**
+ * Throws from the stage named by arg `in` (init, process or finalize), or calls System.exit(3)
+ * in the one named by arg `exit`; otherwise drains.
+ */
 public final class Thrower implements Filter {
   @Override
   public void init(Context ctx) {
@@ -26,5 +29,6 @@ public final class Thrower implements Filter {
 
   private static void maybe(Context ctx, String stage) {
     if (stage.equals(ctx.arg("in", ""))) throw new UnsupportedOperationException("boom in " + stage);
+    if (stage.equals(ctx.arg("exit", ""))) System.exit(3);
   }
 }
