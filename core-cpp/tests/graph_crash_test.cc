@@ -83,11 +83,25 @@ INSTANTIATE_TEST_SUITE_P(
              "^sluice: filter 'boom' copy 1 on host local crashed with SIGABRT in process \\(unit of work 0\\)\n"},
         Case{"StackOverflow", "signal: stack, copy: 0", SIGSEGV,
              "^sluice: filter 'boom' copy 0 on host local crashed with SIGSEGV in process \\(unit of work 0\\)\n"},
+        Case{"FrameLargerThanTheStack", "signal: frame, copy: 0", SIGSEGV,
+             "^sluice: filter 'boom' copy 0 on host local crashed with SIGSEGV in process \\(unit of work 0\\)\n"},
         Case{"SegvInDestructor", "signal: segv, stage: destroy, copy: 1", SIGSEGV,
              "^sluice: filter 'boom' copy 1 on host local crashed with SIGSEGV in destroy \\(unit of work 1\\)\n"},
         Case{"SegvOnAnotherThread", "signal: segv, thread: true, copy: 0", SIGSEGV,
              "^sluice: crashed with SIGSEGV outside any filter \\(thread '[^']*', tid [0-9]+\\)\n"}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// A copy's task stack is as large as a thread's (8 MiB): a filter with a 2 MiB frame runs as
+// it would on a thread of its own, on every copy at once.
+TEST(TaskStack, AFrameOfTwoMiBRunsInEveryCopy) {
+  testing_filters::RunOutcome outcome = testing_filters::run_yaml(
+      "filters:\n"
+      "  src: {class: \"testing_filters::TestSource\", args: {count: 1000}, copies: 2}\n"
+      "  big: {class: BigFrame, library: " SLUICE_CRASH_LIB ", copies: 8}\n"
+      "streams:\n"
+      "  - {from: src.out, to: big.in}\n");
+  EXPECT_FALSE(outcome.failure) << outcome.failure->str();
+}
 
 // The app daemon's way: a log-style line on stderr, and the bare line on a report fd.
 TEST_F(CrashDeathTest, WritesTheLogLineAndTheReportFd) {

@@ -32,8 +32,11 @@
 // taken again.
 //
 // Stacks: each task's stack is mapped with a guard page below it (stack_size, default
-// 1 MiB, taking memory only as it is touched); an overflow is a SIGSEGV that the crash
-// handler names (crash_report.h), on the worker's alternate signal stack.
+// 8 MiB like a thread's, so that a filter that runs on a thread runs as a task; it takes
+// memory only as it is touched); an overflow is a SIGSEGV that the crash handler names
+// (crash_report.h), on the worker's alternate signal stack. A frame larger than the guard
+// page could jump over it: filter code built with -fstack-clash-protection (which the CMake
+// package adds) touches a large frame's pages in order, so it faults on the guard.
 //
 // User code that keeps state in thread_local variables must not expect a copy to stay on
 // one thread: a task can move to another worker between two waits.
@@ -71,8 +74,8 @@ struct SchedulerOptions {
   // affinity mask), at most `tasks_hint` when that is given.
   int workers = 0;
   int tasks_hint = 0;
-  // Each task's stack. Default: 1 MiB.
-  std::size_t stack_size = std::size_t{1} << 20;
+  // Each task's stack. Default: 8 MiB, a thread's default.
+  std::size_t stack_size = std::size_t{8} << 20;
   // kAuto: start packed and let the monitor try both layouts, when `progress` is set (a
   // count that grows with the work done, read from the monitor thread about once a
   // millisecond; it must stay callable until the Scheduler is destroyed or abandoned).
