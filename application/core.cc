@@ -1,5 +1,6 @@
 #include "application/core.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "log/backend.h"
@@ -95,6 +96,11 @@ void AppCore::start() {
   if (start_failure_) throw Error("the application did not start: " + start_failure_->str());
 }
 
+std::optional<Failure> AppCore::start_failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return start_failure_;
+}
+
 std::shared_ptr<Unit::State> AppCore::submit(std::string payload) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) throw Error("the application is stopped; submit units before stop(), or open it again");
@@ -149,6 +155,7 @@ std::optional<DeploymentSample> AppCore::sample() const {
   if (current_ == nullptr && carried_.empty()) return std::nullopt;
   DeploymentSample s;
   if (current_ != nullptr) s = current_->sample();
+  s.deployed = current_ != nullptr;
   if (s.streams.empty()) {
     s.streams = carried_;
     for (StreamStats& st : s.streams) st.queued = st.capacity = 0;  // nothing is queued in a retired deployment
@@ -158,6 +165,20 @@ std::optional<DeploymentSample> AppCore::sample() const {
       old.queued = old.capacity = 0;
       add_counters(s.streams[i], old);
     }
+  }
+  // Hosts' counters, too, over the application's life: the retired deployments' and this one's.
+  for (const auto& [name, old] : carried_hosts_) {
+    auto it = std::find_if(s.hosts.begin(), s.hosts.end(), [&](const console::HostTraffic& h) { return h.host == name; });
+    if (it == s.hosts.end()) {
+      s.hosts.push_back(old);
+      s.hosts.back().report_age_seconds = -1;  // no deployment reports for it now
+      continue;
+    }
+    it->buffers_written += old.buffers_written;
+    it->bytes_written += old.bytes_written;
+    it->buffers_read += old.buffers_read;
+    it->producer_blocked_ns += old.producer_blocked_ns;
+    it->consumer_blocked_ns += old.consumer_blocked_ns;
   }
   return s;
 }
@@ -201,8 +222,19 @@ std::optional<Failure> AppCore::ensure_deployed() {
 
 void AppCore::let_go_of_deployment() {
   const std::vector<StreamStats> last = deployment_ ? deployment_->stream_stats() : std::vector<StreamStats>{};
+  const std::vector<console::HostTraffic> hosts =
+      deployment_ ? deployment_->sample().hosts : std::vector<console::HostTraffic>{};
   std::lock_guard<std::mutex> lock(mu_);
   current_ = nullptr;
+  for (const console::HostTraffic& h : hosts) {
+    console::HostTraffic& kept = carried_hosts_[h.host];
+    kept.host = h.host;
+    kept.buffers_written += h.buffers_written;
+    kept.bytes_written += h.bytes_written;
+    kept.buffers_read += h.buffers_read;
+    kept.producer_blocked_ns += h.producer_blocked_ns;
+    kept.consumer_blocked_ns += h.consumer_blocked_ns;
+  }
   if (carried_.empty()) {
     carried_ = last;
   } else {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +93,9 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
 
   // Deploys (on the runner thread) and waits; throws sluice::Error naming the failure.
   void start();
+  // Why start() failed (its stage says what: "connect" when a host daemon could not be
+  // reached), or nothing.
+  std::optional<Failure> start_failure() const;
   std::shared_ptr<Unit::State> submit(std::string payload);
   // Cancels unit `unit`: dropped when queued, aborted when running.
   void cancel(Unit::State& unit);
@@ -139,6 +143,7 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   Deployment* current_ = nullptr;  // the runner's deployment, for cancel() and sample()
   AppWatcher* watcher_ = nullptr;
   std::vector<StreamStats> carried_;  // counters of the deployments retired so far
+  std::map<std::string, console::HostTraffic> carried_hosts_;  // ... and their hosts' shares
   std::thread runner_;
 
   // The runner thread's own.

@@ -26,6 +26,9 @@ struct DeploymentSample {
   std::vector<StreamStats> streams;           // one per topology stream, counters since start
   std::vector<CopyActivity> copies;           // what each copy does
   std::vector<console::HostTraffic> hosts;    // each host's share (empty when embedded)
+  // False between a deployment that broke and the next (counters are the retired ones'; no
+  // copy runs, no host reports).
+  bool deployed = true;
 };
 
 class InputPort;

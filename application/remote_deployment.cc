@@ -69,7 +69,7 @@ class RemoteDeployment final : public Deployment {
     std::vector<std::unique_ptr<console::HostClient>> clients = console::connect_all(t_, *credentials, false, &unreachable);
     if (clients.empty()) {
       return Failure{"", -1, "", 0, "connect",
-                     "cannot reach every host daemon (" + unreachable + "); start sluiced there, or check its address"};
+                     "cannot reach every host daemon: " + unreachable};
     }
     placements_ = console::place_with_client(t_);
     const bool has_client = t_.client_stream() != nullptr;
@@ -144,7 +144,9 @@ class RemoteDeployment final : public Deployment {
         hosts_->fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", *lost});
       }
     }
-    if (hosts_->keep_alive()) return std::nullopt;
+    const bool alive = hosts_->keep_alive();
+    publish_sample(false);  // between units too: report ages grow, late reports show
+    if (alive) return std::nullopt;
     return fail();
   }
 

@@ -73,6 +73,7 @@ struct ServeOptions {
 struct SubmitOptions {
   std::string address;
   std::string work;
+  std::string work_file;  // --work-file: read `work` from it ("-" = stdin) instead
   std::string results_path;  // "" = count the results only; "-" = stdout
   ControlOptions control;
 };

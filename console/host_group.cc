@@ -164,6 +164,7 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
       return;
     case Envelope::kUnitDone:
       stats_.store(e.host, m.unit_done().streams());
+      stats_.mark_idle(e.host, m.unit_done().index());
       if (m.unit_done().index() != unit) return;
       break;
     case Envelope::kFailure: {

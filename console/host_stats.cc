@@ -37,6 +37,16 @@ void HostStats::store_activity(int host, const std::string& name,
   }
 }
 
+void HostStats::mark_idle(int host, std::uint64_t unit) {
+  for (CopyActivity& c : activity_[static_cast<std::size_t>(host)]) {
+    c.stage = "idle";
+    c.waiting_for.clear();
+    c.stream.clear();
+    c.waiting_seconds = 0;
+    c.unit = unit;
+  }
+}
+
 void HostStats::store_in_flight(int host, const std::string& name, const std::string& in_flight) {
   in_flight_[static_cast<std::size_t>(host)] = {name, in_flight};
 }

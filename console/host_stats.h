@@ -48,6 +48,9 @@ class HostStats {
   // One row per stream, in the topology's order, summed over the hosts; the copy counts
   // are the topology's.
   std::vector<StreamStats> merged() const;
+  // Host `host` ended unit `unit`: its copies are idle now, whatever its last progress said
+  // (a short unit ends before its next report).
+  void mark_idle(int host, std::uint64_t unit);
   // Every host's copies, as last reported.
   std::vector<CopyActivity> activity() const;
   // Host `name`'s latest word on what its data plane holds ("" when it was moving).

@@ -140,7 +140,17 @@ int main(int argc, char** argv) {
   CLI::App* submit_cmd = app.add_subcommand("submit", "append a unit of work to a sluice serve, write its results, "
                                                       "print its summary");
   submit_cmd->add_option("ADDRESS", submit.address, "where sluice serve listens, ADDR:PORT")->required();
-  submit_cmd->add_option("--work", submit.work, "the unit of work's payload")->required();
+  CLI::Option* work_text = submit_cmd->add_option("--work", submit.work, "the unit of work's payload");
+  CLI::Option* work_file =
+      submit_cmd->add_option("--work-file", submit.work_file,
+                             "read the payload from FILE (- for stdin), for one past the 128 KiB an argument may have");
+  work_text->excludes(work_file);
+  submit_cmd->require_option(0);  // options checked below: one of --work and --work-file
+  submit_cmd->callback([&] {
+    if (work_text->count() + work_file->count() != 1) {
+      throw CLI::RequiredError("one of --work PAYLOAD and --work-file FILE");
+    }
+  });
   submit_cmd->add_option("--results", submit.results_path,
                          "write the bytes of the to: client stream's buffers to FILE (- for stdout), in order per "
                          "producer copy");

@@ -138,6 +138,16 @@ void RunStatus::unit_ended(const UnitRecord& unit) {
   std::lock_guard<std::mutex> lock(mu_);
   record_end(unit);
   if (current_unit_ == unit.index) current_unit_.reset();
+  // Every copy is done with it, whatever the last sample said: a short unit across hosts
+  // ends before a host's next report.
+  for (CopyActivity& c : copies_) {
+    if (c.stage == "not deployed") continue;
+    c.stage = "idle";
+    c.waiting_for.clear();
+    c.stream.clear();
+    c.waiting_seconds = 0;
+    c.unit = unit.index;
+  }
 }
 
 void RunStatus::serving() {
@@ -175,7 +185,7 @@ void RunStatus::record_end(const UnitRecord& unit) {
 }
 
 void RunStatus::sample(std::vector<StreamStats> streams, const std::vector<CopyActivity>& copies,
-                       const std::vector<HostTraffic>& hosts) {
+                       const std::vector<HostTraffic>& hosts, bool deployed) {
   const Clock::time_point now = Clock::now();
   std::lock_guard<std::mutex> lock(mu_);
   if (ended_ || streams.size() != base_.streams.size()) return;
@@ -192,6 +202,15 @@ void RunStatus::sample(std::vector<StreamStats> streams, const std::vector<CopyA
     }
   }
   for (const HostTraffic& h : hosts) traffic_[h.host] = h;
+  if (!deployed) {
+    for (CopyActivity& mine : copies_) {
+      mine.stage = "not deployed";
+      mine.waiting_for.clear();
+      mine.stream.clear();
+      mine.waiting_seconds = 0;
+    }
+    for (auto& [name, t] : traffic_) t.report_age_seconds = -1;
+  }
 }
 
 void RunStatus::finish(const RunReport& report) {

@@ -115,8 +115,10 @@ class RunStatus {
   // The latest counters: `streams` one per topology stream, in order; `copies` what each
   // copy does (those not listed keep what they said last); `hosts` each host's traffic
   // (ignored when embedded: the streams are all of it).
+  // `deployed` false: no deployment runs (sluice serve between a broken one and the next):
+  // every copy shows "not deployed", every host has no recent report.
   void sample(std::vector<StreamStats> streams, const std::vector<CopyActivity>& copies,
-              const std::vector<HostTraffic>& hosts = {});
+              const std::vector<HostTraffic>& hosts = {}, bool deployed = true);
   // The run is over: its final counters, units, failure and exit status.
   void finish(const RunReport& report);
 

@@ -170,6 +170,27 @@ TEST(RunStatus, OpenEndedUnitsAsSluiceServeFeedsThem) {
 
 // A payload of megabytes (sluice serve takes what a client sends) is kept and shown cut, with
 // its size: the view and the metrics stay small.
+// sluice serve between a deployment that broke and the next: no copy runs and no host
+// reports, whatever the last samples said.
+TEST(RunStatus, WithoutADeploymentCopiesAreNotDeployedAndHostsHaveNoReport) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t);
+  status.started();
+  const std::vector<StreamStats> streams = {counters("a.out -> b.in", 10, 100, 0, 0, 1, 2),
+                                            counters("b.out -> c.in", 5, 50, 0, 0, 2, 1)};
+  HostTraffic host;
+  host.host = "local";
+  host.buffers_written = 15;
+  host.report_age_seconds = 0.2;
+  status.sample(streams, {CopyActivity{"b", 1, "local", "process", "read", "a.out -> b.in", 0.5, 0}}, {host});
+  status.sample(streams, {}, {host}, false);
+  const StatusSnapshot s = status.snapshot();
+  ASSERT_EQ(s.copies.size(), 4u);
+  EXPECT_EQ(s.copies[2].stage, "not deployed");
+  EXPECT_EQ(s.copies[2].waiting_for, "");
+  EXPECT_EQ(s.streams[0].totals.buffers, 10u);  // the counters stay
+}
+
 TEST(RunStatus, APayloadIsKeptCutToItsStart) {
   const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
   RunStatus status(t);

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 
+#include "application/core.h"
 #include "console/commands.h"
 #include "console/exit_codes.h"
 #include "console/remote.h"
@@ -145,7 +146,10 @@ int serve_command(const ServeOptions& options) {
     app->start();
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
-    return kExitRunFailed;
+    // As sluice run: a host daemon that cannot be reached (or refuses the handshake) is 4.
+    const std::shared_ptr<AppCore> core = core_of(*app);
+    const std::optional<Failure> why = core ? core->start_failure() : std::nullopt;
+    return why && why->stage == "connect" ? kExitHostUnavailable : kExitRunFailed;
   }
   if (ui) ui->started();
   const std::string at = server->bound_address();

@@ -22,7 +22,7 @@ ServeUi::ServeUi(const topo::Topology& topology, std::shared_ptr<AppCore> core)
   status_.serving();
   core_->set_watcher(this);
   sampler_ = std::make_unique<StatusSampler>(&status_, [core = core_](RunStatus& s) {
-    if (std::optional<DeploymentSample> sample = core->sample()) s.sample(std::move(sample->streams), sample->copies, sample->hosts);
+    if (std::optional<DeploymentSample> sample = core->sample()) s.sample(std::move(sample->streams), sample->copies, sample->hosts, sample->deployed);
   });
 }
 

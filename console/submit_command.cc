@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "console/commands.h"
@@ -15,6 +17,8 @@
 #include "console/report.h"
 #include "console/serve_client.h"
 #include "runtime/failure.h"
+#include "text/address.h"
+#include "text/shortened.h"
 
 namespace sluice::console {
 
@@ -106,7 +110,8 @@ class ResultsOut {
 int print_unit(const control::UnitEnded& ended, const ResultsOut& results, std::uint64_t buffers) {
   RunReport report;
   report.wall_seconds = ended.seconds();
-  report.units.push_back(UnitRecord{ended.index(), ended.work(), ended.seconds(), ended.finished(), ""});
+  report.units.push_back(
+      UnitRecord{ended.index(), text::shortened(ended.work(), 200), ended.seconds(), ended.finished(), ""});
   for (const control::UnitStream& s : ended.streams()) {
     StreamStats stats;
     stats.label = s.stream();
@@ -127,13 +132,53 @@ int print_unit(const control::UnitEnded& ended, const ResultsOut& results, std::
   return kExitRunFailed;
 }
 
+// A malformed ADDR:PORT is a bad command line (status 2), found before anything is tried.
+bool address_ok(const std::string& address) {
+  std::string why;
+  if (text::parse_host_port(address, text::AddressRules{}, &why)) return true;
+  std::cerr << "sluice: " << why << "; give serve's ADDR:PORT, as its --listen says\n";
+  return false;
+}
+
+// --work-file: the payload, read whole (up to one byte past what a submit may carry, so
+// that a longer one is told as such), or nothing after printing why.
+std::optional<std::string> read_work_file(const std::string& path, std::size_t limit) {
+  FILE* file = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    std::cerr << "sluice: cannot read --work-file '" << path << "': " << std::strerror(errno) << "\n";
+    return std::nullopt;
+  }
+  std::string work;
+  char chunk[65536];
+  std::size_t n = 0;
+  while (work.size() <= limit && (n = std::fread(chunk, 1, sizeof chunk, file)) > 0) work.append(chunk, n);
+  const bool failed = std::ferror(file) != 0;
+  if (file != stdin) std::fclose(file);
+  if (failed) {
+    std::cerr << "sluice: cannot read --work-file '" << path << "'\n";
+    return std::nullopt;
+  }
+  return work;
+}
+
 }  // namespace
 
-int submit_command(const SubmitOptions& options) {
+int submit_command(const SubmitOptions& given) {
+  if (!address_ok(given.address)) return kExitUsage;
+  SubmitOptions options = given;
   // The submit message must fit in one control frame (16 MiB), with room for its framing.
-  if (options.work.size() > control::kMaxFrame - 64) {
-    std::cerr << "sluice: --work is " << options.work.size() << " bytes; a payload may be at most "
-              << control::kMaxFrame - 64 << " bytes: pass a file's path or a key in it instead of its content\n";
+  const std::size_t limit = control::kMaxFrame - 64;
+  if (!options.work_file.empty()) {
+    std::optional<std::string> work = read_work_file(options.work_file, limit);
+    if (!work) return kExitUsage;
+    options.work = std::move(*work);
+  }
+  if (options.work.size() > limit) {
+    std::cerr << "sluice: "
+              << (options.work_file.empty() ? "--work is " + std::to_string(options.work.size()) + " bytes"
+                                            : "--work-file '" + options.work_file + "' holds more")
+              << "; a payload may be at most " << limit
+              << " bytes: pass a file's path or a key in it instead of its content\n";
     return kExitUsage;
   }
   ResultsOut results(options.results_path);
@@ -177,7 +222,7 @@ int submit_command(const SubmitOptions& options) {
         if (!m.result_chunk().more()) ++buffers;
       } else if (m.has_accepted()) {
         index = m.accepted().index();
-        std::cerr << "sluice: " << who << " accepted unit " << *index << " [" << options.work << "]"
+        std::cerr << "sluice: " << who << " accepted unit " << *index << " [" << text::shortened(options.work, 200) << "]"
                   << (m.accepted().ahead() == 0 ? "" : ", behind " + std::to_string(m.accepted().ahead()) + " unit(s)")
                   << "\n";
       } else if (m.has_unit_ended()) {
@@ -220,6 +265,7 @@ int submit_command(const SubmitOptions& options) {
 }
 
 int stop_command(const std::string& address, const ControlOptions& control) {
+  if (!address_ok(address)) return kExitUsage;
   const std::optional<Credentials> credentials = load_credentials(control);
   if (!credentials) return kExitHostUnavailable;
   ServeClient client(address);

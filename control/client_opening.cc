@@ -6,18 +6,19 @@ namespace sluice::control {
 
 using Clock = std::chrono::steady_clock;
 
-std::string channel_error(const TlsChannel& channel, const Credentials& credentials, bool* explained) {
+std::string channel_error(const TlsChannel& channel, const Credentials& credentials, bool* explained,
+                          const char* kind) {
   if (explained != nullptr) *explained = false;
   const auto& failure = channel.failure();
   if (!failure || (failure->eof && failure->established)) return channel.error();
   if (explained != nullptr) *explained = true;
-  return tls::explain_client_failure(*failure, credentials.tls->options(), credentials.token_file);
+  return tls::explain_client_failure(*failure, credentials.tls->options(), credentials.token_file, kind);
 }
 
 std::optional<std::string> open_client(TlsChannel& channel, const std::string& host, const std::string& client,
                                        const Credentials& credentials, const ServerNames& names,
                                        Clock::time_point deadline, AuthResult* answer) {
-  if (!channel.handshake(host, deadline)) return channel_error(channel, credentials);
+  if (!channel.handshake(host, deadline)) return channel_error(channel, credentials, nullptr, names.kind);
   // TLS has authenticated both sides; the hello opens the session (and, in certificate
   // mode, is where the server's refusal of our certificate shows: TLS 1.3 sends it after
   // the client has finished its handshake).

@@ -52,7 +52,9 @@ std::optional<std::string> open_client(TlsChannel& channel, const std::string& h
 
 // The channel's last error, as a sentence: a TLS failure explained (`*explained` true:
 // "the TLS handshake failed because the tokens differ; ..."), else as the channel says it.
-std::string channel_error(const TlsChannel& channel, const Credentials& credentials, bool* explained = nullptr);
+// `kind`: what was expected at the other end (ServerNames::kind).
+std::string channel_error(const TlsChannel& channel, const Credentials& credentials, bool* explained = nullptr,
+                          const char* kind = "a sluiced");
 
 }  // namespace sluice::control
 

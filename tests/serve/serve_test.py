@@ -228,6 +228,27 @@ def serve_submit_stop(h, topology):
     check(re.search(rf"unit {u0} \[count=50 size=100\] finished in \d+\.\d+ s", serve.text()),
           "serve prints a line per unit (index, payload, finished, seconds)", serve.text())
 
+    # A payload past what one argument may hold (128 KiB), from --work-file: submitted whole,
+    # echoed cut to its start with its control characters escaped.
+    big = os.path.join(h.dir, "big.work")
+    with open(big, "wb") as f:
+        f.write(b"count=7 size=64 \x1b[31m" + b"x" * 300000)
+    results = os.path.join(h.dir, "big.results")
+    p = subprocess.run([h.console, "submit", serve.address, "--work-file", big, "--results", results,
+                        "--token-file", h.token], capture_output=True, timeout=SAFETY)
+    err = p.stderr.decode()
+    check(p.returncode == 0 and "[count=7 size=64 \\x1b[31mxxx" in err and "... (300021 bytes)]" in err
+          and len(err) < 5000 and "\x1b" not in err,
+          "--work-file takes a payload past 128 KiB; submit echoes it cut, control characters escaped", p.returncode, err)
+    verify(results, u1 + 1, 7, 64, "the unit from --work-file")
+    p = subprocess.run([h.console, "submit", serve.address, "--work", "x", "--work-file", big, "--token-file", h.token],
+                       capture_output=True, text=True)
+    check(p.returncode == 2 and "excludes" in p.stderr, "--work and --work-file together: a usage error (2)", p.stderr)
+    for cmd in (["submit", "127.0.0.1", "--work", "x"], ["stop", "127.0.0.1"]):
+        p = subprocess.run([h.console] + cmd + ["--token-file", h.token], capture_output=True, text=True)
+        check(p.returncode == 2 and "has no port" in p.stderr, f"sluice {cmd[0]} ADDR without a port: status 2",
+              p.returncode, p.stderr)
+
     fifo = Fifo(h, "stop.fifo")
     running = Submit(h, serve, "count=10000 size=4000", fifo.path)
     unit = running.wait_accepted()
@@ -252,7 +273,7 @@ def serve_submit_stop(h, topology):
           and "stopped" in stop_err, "sluice stop says it waits for the accepted unit, then exits 0", stop_err)
     check(serve.wait() == 0, "serve exits 0 after sluice stop", serve.text()[-3000:])
     check(not listening(serve.port), "serve's port is closed")
-    check("the application stopped; 3 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
+    check("the application stopped; 4 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
 
 
 def two_submitters(h, topology):
@@ -492,6 +513,13 @@ def across_hosts(h, topology):
                                      rf"\(unit of work {unit}\): .*AppStage was told to fail", err),
           "a failed unit across hosts names filter, copy and host", err)
     good_unit(h, serve, 3, 2500000, "the unit after a failed one, across hosts")
+    # The failed unit retired its deployment; the hosts' counters still cover the whole life
+    # (as the streams' do), and once the unit ended every copy is idle, short as it was.
+    def settled():
+        s = api_status(url)
+        return (sum(x["buffers_written"] for x in s["hosts"]) == sum(x["buffers"] for x in s["streams"])
+                and all(c["stage"] == "idle" for c in s["copies"] if c["filter"] != "client"))
+    wait_for(settled, "--ui's host counters to cover both deployments and the copies to be idle")
     running = Submit(h, serve, "count=100000 sleep_ms=1")
     running.wait_accepted()
     serve.proc.send_signal(signal.SIGINT)
@@ -501,6 +529,12 @@ def across_hosts(h, topology):
     check(not listening(serve.port), "serve's port is closed")
     h.no_orphans([p for d in (a, b) for p in d.app_pids()], "after SIGINT on serve")
     check(a.serving() and b.serving(), "the host daemons go on serving")
+    # A host daemon that refuses serve's token: status 4, as for sluice run, with its reason.
+    wrong = h.write_token("another-token-of-16+")
+    p = subprocess.run([h.console, "serve", topology, "--listen", "127.0.0.1:0", "--token-file", wrong,
+                        "--hosts", f"a={a.address},b={b.address}"], capture_output=True, text=True, timeout=SAFETY)
+    check(p.returncode == 4 and "tokens differ" in p.stderr and "start sluiced there" not in p.stderr,
+          "serve whose host daemons refuse its token: status 4, saying why", p.returncode, p.stderr)
 
 
 def ui_url(serve):

@@ -1,13 +1,37 @@
 #include "text/shortened.h"
 
+#include <cstdio>
+
 namespace sluice::text {
 
+namespace {
+
+// Control characters (and DEL) as \xNN: a payload's ESC must not reach a terminal, a log
+// or a Prometheus label as itself. Tab stays.
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", u);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string shortened(std::string_view text, std::size_t max) {
-  if (text.size() <= max) return std::string(text);
+  if (text.size() <= max) return printable(text);
   std::size_t cut = max;
   // Back off continuation bytes (10xxxxxx), then the lead byte of the sequence they belong to.
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
-  return std::string(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+  return printable(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 }  // namespace sluice::text

@@ -12,7 +12,9 @@
 namespace sluice::text {
 
 // `text` itself when it has at most `max` bytes; else its first `max` bytes (never ending
-// inside a UTF-8 sequence) and "... (N bytes)", N being the whole text's size.
+// inside a UTF-8 sequence) and "... (N bytes)", N being the whole text's size. Either way
+// with control characters but tab written as \xNN ("\x1b[31m"), so that what a peer chose
+// cannot drive a terminal or forge a line.
 std::string shortened(std::string_view text, std::size_t max);
 
 }  // namespace sluice::text

@@ -22,5 +22,10 @@ TEST(Shortened, NeverCutsInsideAUtf8Sequence) {
   EXPECT_EQ(shortened("a\xc3\xa9zzz", 3), "a\xc3\xa9... (6 bytes)");
 }
 
+TEST(Shortened, ControlCharactersAreWrittenAsEscapes) {
+  EXPECT_EQ(shortened("a\x1b[31mred\ttab\nline\x7f", 64), "a\\x1b[31mred\ttab\\x0aline\\x7f");
+  EXPECT_EQ(shortened("\x1b\x1b\x1b", 2), "\\x1b\\x1b... (3 bytes)");
+}
+
 }  // namespace
 }  // namespace sluice::text

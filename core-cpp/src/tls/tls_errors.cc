@@ -55,7 +55,8 @@ bool tampered(const TlsFailure& f) {
   return reason(f) == SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC || received_alert(f.error) == SSL_AD_BAD_RECORD_MAC;
 }
 
-std::string explain_client_failure(const TlsFailure& f, const TlsOptions& options, const std::string& token_file) {
+std::string explain_client_failure(const TlsFailure& f, const TlsOptions& options, const std::string& token_file,
+                                   const std::string& kind) {
   const int r = reason(f);
   const int alert = received_alert(f.error);
   if (r == SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC) {
@@ -117,6 +118,11 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
       return "refused the connection: the daemon refused this console's certificate (TLS alert: " + alert_text(alert) +
              "); check that " + options.cert_file + " is valid and signed by the daemon's --ca";
     }
+  }
+  if (kind != "a sluiced" && (f.eof || (r == 0 && !f.established) || not_tls(r))) {
+    return "the service at that address does not speak TLS 1.3 (" +
+           (f.eof || r == 0 ? std::string("it closed the connection during the handshake") : openssl_text(f.error)) +
+           "): not " + kind + " of this version; check the address (" + kind + " prints the address it serves at)";
   }
   if (f.eof || (r == 0 && !f.established)) {
     return "the daemon closed the connection during the TLS handshake: it does not speak TLS (an older sluiced?) "

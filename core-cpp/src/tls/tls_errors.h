@@ -32,9 +32,10 @@ struct TlsFailure {
 int received_alert(unsigned long error);
 
 // The console's view, to follow "host a (10.0.0.5:7700): ". `token_file`: where the console
-// read its token (PSK mode), for the advice.
+// read its token (PSK mode), for the advice. `kind`: what the client expected to reach ("a
+// sluiced", "a sluice serve"), for a peer that does not speak TLS.
 std::string explain_client_failure(const TlsFailure& failure, const TlsOptions& options,
-                                   const std::string& token_file);
+                                   const std::string& token_file, const std::string& kind = "a sluiced");
 
 // The daemon's view, to follow "console #3 (10.0.0.9:41234): ".
 std::string explain_server_failure(const TlsFailure& failure, const TlsOptions& options);
