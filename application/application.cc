@@ -1,6 +1,7 @@
 // The public Application and Unit (sluice/application.h): thin handles on AppCore.
 #include "sluice/application.h"
 
+#include <iomanip>
 #include <sstream>
 
 #include "application/core.h"
@@ -13,7 +14,7 @@ std::string UnitReport::str() const {
   std::ostringstream out;
   out << "unit " << index << " [" << work << "] ";
   if (finished) {
-    out << "finished in " << seconds << " s";
+    out << "finished in " << std::fixed << std::setprecision(3) << seconds << " s";
   } else {
     Failure f{filter, copy, host, index, stage, message};
     out << "failed: " << f.str();

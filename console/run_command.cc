@@ -158,7 +158,8 @@ class StallMonitor {
       if (verdict == StallWatch::Verdict::kMoving) continue;
       const std::string report = stall_report(watch_.quiet_seconds(), engine_.activity());
       if (verdict == StallWatch::Verdict::kReport) {
-        std::cerr << "\r\033[Ksluice: warning: " << report << "\n(sluice keeps waiting; --stall-timeout SECONDS "
+        // Over a progress line only on a terminal: a log file gets no escape codes.
+        std::cerr << (isatty(STDERR_FILENO) ? "\r\033[K" : "") << "sluice: warning: " << report << "\n(sluice keeps waiting; --stall-timeout SECONDS "
                   << "makes such a run fail)" << std::endl;
       } else {
         engine_.cancel(report + "\n(stopped by --stall-timeout)", "stall");

@@ -43,7 +43,8 @@ std::string what(const CopyActivity& a) {
   if (a.waiting_for == "write") return "waiting " + seconds(a.waiting_seconds) + " to write to " + a.stream;
   if (a.waiting_for == "allocate") {
     return "waiting " + seconds(a.waiting_seconds) + " for a free buffer of " + a.stream +
-           " (every one is held downstream)";
+           " (every one is held: queued downstream, or kept by a copy; a filter that allocates "
+           "buffers and never writes nor drops them holds them itself)";
   }
   if (a.stage == "idle") return "done with this unit of work";
   return "busy in its own code (" + a.stage + "), not waiting on a stream";

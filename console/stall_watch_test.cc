@@ -55,7 +55,9 @@ TEST(StallWatchTest, TheReportPutsWaitingCopiesFirstAndSaysWhatEachWaitsOn) {
             "no buffer has moved for 12.3 s; what each copy is doing:\n"
             "  join#1 on host b: waiting 12.2 s to read from z.out -> join.in2\n"
             "  fwd#0 on host b: waiting 11.0 s to write to fwd.out -> join.in1\n"
-            "  src#0 on host a: waiting 9.5 s for a free buffer of src.out -> fwd.in (every one is held downstream)\n"
+            "  src#0 on host a: waiting 9.5 s for a free buffer of src.out -> fwd.in (every one is held: "
+            "queued downstream, or kept by a copy; a filter that allocates buffers and never writes nor drops "
+            "them holds them itself)\n"
             "  count#0 on host b: busy in its own code (process), not waiting on a stream\n"
             "  read#0 on host a: done with this unit of work");
 }

@@ -174,6 +174,12 @@ streams:
           "3000 buffers" in err, "a filter on b that fails after 3000 buffers is named", err)
     check(re.search(r"f\.out -> d\.in\s+3000\s+3\.1\s", err),
           "the failed run's summary counts the 3000 buffers the failing host wrote", err)
+    # A message larger than a control frame may carry (16 MiB): cut, the failure still named.
+    huge = h.topology("huge.yaml", open(fail).read().replace("count: 3000}", "count: 3, pad: 20000000}"))
+    status, out, err, secs = h.run("run", huge, "--no-progress", timeout=60)
+    check(status == 1 and "filter 'f' copy 0 on host b failed in process (unit of work 0): failing as asked after "
+          "3 buffersxxx" in err and "bytes in all: cut to 1 MiB to cross to the console)" in err and len(err) < 3 << 20,
+          "a failure message of 20 MB across hosts: named, cut to 1 MiB", err[:300], err[-300:])
 
     # kill -9 an app daemon while streams cross: the app daemon is named, not its peer's
     # broken connection.

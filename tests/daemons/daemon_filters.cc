@@ -5,7 +5,8 @@
 //            stdout in process, the last one ended in finalize. No ports. (logs_test.py: log
 //            lines and stdout from a copy on another host.)
 //   Fail     writes `count` buffers of 1 KiB to `out`, then throws "failing as asked after
-//            N buffers". (faults_test.py: a failed run's summary keeps the counts.)
+//            N buffers", followed by `pad` bytes 'x' (default 0). (cross_test.py: a failed
+//            run's summary keeps the counts; a message past what a control frame holds.)
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -51,7 +52,8 @@ class Fail : public sluice::Filter {
       buffer.resize(std::min<std::size_t>(1024, buffer.capacity()));
       out.write(std::move(buffer));
     }
-    throw sluice::Error("failing as asked after " + std::to_string(count) + " buffers");
+    throw sluice::Error("failing as asked after " + std::to_string(count) + " buffers" +
+                        std::string(ctx.arg<std::size_t>("pad", 0), 'x'));
   }
 };
 

@@ -13,8 +13,9 @@
 // objects live across units. A unit that fails (a filter throws, crashes, or a host is lost)
 // is reported to its own Unit only; before the next unit the application is deployed again
 // (every copy is created anew, because a failed copy's state is whatever the failure left),
-// and the units after it run as usual. Only when deploying again fails does the application
-// stop (every later unit reports that failure).
+// and the units after it run as usual. When deploying again fails (a host daemon is gone),
+// that unit reports it, and so does each later one until deploying succeeds again (the host
+// daemon is back): the application goes on.
 //
 // Results: the buffers producer copies write to the stream `to: client` during a unit, in
 // order per producer copy. Embedded, they are the producers' own pool blocks (nothing is
