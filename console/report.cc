@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sluice/error.h"
+#include "text/shortened.h"
 
 namespace sluice::console {
 
@@ -183,7 +184,8 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
 
 int print_report(const RunReport& report, const std::string& metrics_path, const std::string& stuck_note) {
   std::cerr << summary_table(report);
-  if (report.failure) std::cerr << "sluice: run failed: " << report.failure->str() << "\n";
+  // A filter chose the message (an exception's): no terminal escapes pass, newlines do.
+  if (report.failure) std::cerr << "sluice: run failed: " << text::printable(report.failure->str(), true) << "\n";
   if (!report.stuck.empty()) {
     std::cerr << "sluice: these copies did not stop after the failure (" << stuck_note << "):";
     for (const std::string& s : report.stuck) std::cerr << " " << s;

@@ -4,16 +4,14 @@
 
 namespace sluice::text {
 
-namespace {
-
 // Control characters (and DEL) as \xNN: a payload's ESC must not reach a terminal, a log
 // or a Prometheus label as itself. Tab stays.
-std::string printable(std::string_view text) {
+std::string printable(std::string_view text, bool keep_newlines) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\t') || u == 0x7f) {
+    if ((u < 0x20 && c != '\t' && !(keep_newlines && c == '\n')) || u == 0x7f) {
       char escaped[5];
       std::snprintf(escaped, sizeof escaped, "\\x%02x", u);
       out += escaped;
@@ -24,14 +22,12 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-}  // namespace
-
 std::string shortened(std::string_view text, std::size_t max) {
-  if (text.size() <= max) return printable(text);
+  if (text.size() <= max) return printable(text, false);
   std::size_t cut = max;
   // Back off continuation bytes (10xxxxxx), then the lead byte of the sequence they belong to.
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
-  return printable(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+  return printable(text.substr(0, cut), false) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 }  // namespace sluice::text

@@ -27,5 +27,11 @@ TEST(Shortened, ControlCharactersAreWrittenAsEscapes) {
   EXPECT_EQ(shortened("\x1b\x1b\x1b", 2), "\\x1b\\x1b... (3 bytes)");
 }
 
+TEST(Printable, KeepsNewlinesWhenAskedAndEscapesTheRest) {
+  EXPECT_EQ(printable("java.lang.Error: \x1b]0;title\x07\n\tat X.y(X.java:1)", true),
+            "java.lang.Error: \\x1b]0;title\\x07\n\tat X.y(X.java:1)");
+  EXPECT_EQ(printable("a\nb", false), "a\\x0ab");
+}
+
 }  // namespace
 }  // namespace sluice::text

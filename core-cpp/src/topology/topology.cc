@@ -414,14 +414,20 @@ void Parser::parse_jvm(const Field& f) {
                            kind(options->value));
     return;
   }
+  std::string previous;  // the flag before, for the value of a two-word option
   for (const YAML::Node& item : options->value) {
     const Mark at = item.IsNull() ? options->at : mark_of(item);
     const std::optional<std::string> flag = text({"options", options->key_mark, item, at});
     if (flag && !flag->starts_with('-')) {
-      error(at, "JVM option '" + *flag + "' must start with '-', e.g. -" + *flag);
+      // "--add-opens", "java.base/..." as two items: the JVM takes only the one-word form.
+      error(at, previous.starts_with("--") && previous.find('=') == std::string::npos
+                    ? "JVM option '" + *flag + "' must start with '-'; as the value of " + previous +
+                          ", write them as one item: " + previous + "=" + *flag
+                    : "JVM option '" + *flag + "' must start with '-', e.g. -" + *flag);
     } else if (flag) {
       t_.jvm.options.push_back(*flag);
     }
+    previous = flag.value_or("");
   }
 }
 

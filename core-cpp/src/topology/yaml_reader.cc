@@ -59,7 +59,7 @@ bool is_identifier(std::string_view s) {
 }
 
 std::string not_identifier(const std::string& what, const std::string& name) {
-  return what + " '" + name + "' is not a valid name; use letters, digits, '_' and '-', " +
+  return what + " '" + name + "' is not a valid name; use ASCII letters, digits, '_' and '-', " +
          "starting with a letter or '_'";
 }
 

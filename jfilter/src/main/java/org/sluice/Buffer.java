@@ -123,7 +123,11 @@ public final class Buffer implements AutoCloseable {
    */
   public void size(int n) {
     check();
-    if (n < 0 || n > capacity) {
+    if (n < 0) {
+      throw new IllegalArgumentException("size(" + n + ") is negative; a size is 0.." + capacity
+          + ", the buffer's capacity");
+    }
+    if (n > capacity) {
       throw new IllegalArgumentException("size(" + n + ") is outside 0.." + capacity
           + ", the buffer's capacity; raise the stream's buffer_size or split the data");
     }
