@@ -39,7 +39,12 @@ std::string describe_plan(const topo::Topology& t) {
            topo::format_size(s.buffer_size) + " buffers, depth " + std::to_string(s.depth) +
            ", pool " + std::to_string(count) + " buffers (" + topo::format_size(count * s.buffer_size) + ")\n";
   }
-  out += "buffer memory: " + topo::format_size(total) + "\n";
+  std::size_t lanes = 0;
+  for (const topo::StreamSpec& s : t.streams) {
+    lanes += Graph::lane_bytes(s, static_cast<std::size_t>(t.copies_of(s.from.filter)),
+                               static_cast<std::size_t>(t.copies_of(s.to.filter)));
+  }
+  out += "buffer memory: " + topo::format_size(total) + " (and queues: " + topo::format_size(lanes) + ")\n";
   out += "units of work: " + std::to_string(t.work.size());
   for (const std::string& w : t.work) out += " [" + w + "]";
   out += "\n";

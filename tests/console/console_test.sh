@@ -122,6 +122,19 @@ expect_in "$work/err" "bad.yaml:5:" "policy error position"
 expect_in "$work/err" "unknown policy 'round-robin'" "policy error text"
 expect_status 3 "invalid topology (validate)" -- "$sluice" validate "$work/bad.yaml"
 expect_in "$work/err" "bad.yaml:5:" "validate reports too"
+# More memory than the machine has (pools, and the queues of 1000 x 1000 copies): refused by
+# validate and run alike, before anything starts, naming the largest stream.
+cat > "$work/wide.yaml" <<YAML
+filters:
+  produce: {class: Produce, library: $lib, copies: 1000}
+  consume: {class: Consume, library: $lib, copies: 1000}
+streams:
+  - {from: produce.out, to: consume.in, buffer_size: 64KiB, depth: 1024}
+YAML
+for cmd in validate run; do
+  expect_status 3 "more memory than the machine has ($cmd)" -- "$sluice" $cmd "$work/wide.yaml"
+  expect_in "$work/err" "wide.yaml:5:5: the streams' buffer pools and queues need" "memory refusal at the stream ($cmd)"
+done
 sed -i 's/round-robin/round_robin/' "$work/bad.yaml"
 expect_status 3 "unknown class" -- "$sluice" validate "$work/bad.yaml"
 expect_in "$work/err" "bad.yaml:3:" "class error position"

@@ -53,14 +53,29 @@ std::size_t Graph::pool_bytes(const topo::StreamSpec& spec, std::size_t blocks) 
   return blocks * spec.buffer_size + ReturnLanes::bytes_at_most(blocks);
 }
 
-Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
-             StreamWiring* wiring) {
-  // Check the memory first, so an absurd topology fails before allocating anything.
+std::size_t Graph::lane_bytes(const topo::StreamSpec& spec, std::size_t producers, std::size_t consumers) {
+  const std::size_t cells = std::bit_ceil(std::max<std::size_t>(spec.depth, 2));
+  return producers * consumers * cells * sizeof(detail::QueueCell);
+}
+
+void Graph::check_memory(std::size_t total) {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
   const std::size_t physical = pages > 0 && page_size > 0
                                    ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
                                    : 0;
+  if (physical != 0 && total > physical / 4 * 3) {
+    throw Error("the streams' buffer pools and queues need " + topo::format_size_rounded(total) +
+                " but this machine has " + topo::format_size_rounded(physical) + "; lower buffer_size or depth, or the copies of wide streams (each "
+                "stream's pool holds depth x consumer copies + producer copies + consumer copies buffers, and " +
+                std::to_string(kJavaCloseGroup) + " more for each Java consumer copy; its queues hold depth cells "
+                "of " + std::to_string(sizeof(detail::QueueCell)) + " B per producer copy and consumer copy)");
+  }
+}
+
+Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
+             StreamWiring* wiring) {
+  // Check the memory first, so an absurd topology fails before allocating anything.
   auto index_of = [&](const topo::StreamSpec& spec) { return static_cast<int>(&spec - topology.streams.data()); };
   // A stream's blocks in this process: for its copies here, and for what lands here.
   auto local_here = [&](const topo::StreamSpec& spec) { return local_blocks(topology, spec, placement); };
@@ -68,13 +83,12 @@ Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement&
     return landing_blocks(topology, spec, placement, wiring != nullptr ? wiring->landing_room(index_of(spec)) : 0);
   };
   std::size_t total = 0;
-  for (const topo::StreamSpec& spec : topology.streams) total += pool_bytes(spec, local_here(spec) + landing_here(spec));
-  if (physical != 0 && total > physical / 4 * 3) {
-    throw Error("the streams' buffer pools need " + topo::format_size(total) + " but this machine has " +
-                topo::format_size(physical) + "; lower buffer_size or depth (each stream's pool holds "
-                "depth x consumer copies + producer copies + consumer copies buffers, and " +
-                std::to_string(kJavaCloseGroup) + " more for each Java consumer copy)");
+  for (const topo::StreamSpec& spec : topology.streams) {
+    total += pool_bytes(spec, local_here(spec) + landing_here(spec));
+    total += lane_bytes(spec, static_cast<std::size_t>(placement.count_here(spec.from.filter)),
+                        static_cast<std::size_t>(placement.count_here(spec.to.filter)));
   }
+  check_memory(total);
 
   for (std::size_t i = 0; i < topology.streams.size(); ++i) {
     const topo::StreamSpec& spec = topology.streams[i];

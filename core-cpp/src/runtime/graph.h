@@ -87,6 +87,13 @@ class Graph {
                                     const Placement& placement, std::size_t credit);
   // The memory a pool of `blocks` of `spec`'s buffers takes, its return lanes included.
   static std::size_t pool_bytes(const topo::StreamSpec& spec, std::size_t blocks);
+  // The cells of `spec`'s queues with `producers` and `consumers` copies in one process: a
+  // lane of `depth` cells (a power of two) per (producer copy, consumer copy). Small for
+  // narrow streams, the larger part for wide ones (1000 x 1000 copies at depth 1024: 32 GiB).
+  static std::size_t lane_bytes(const topo::StreamSpec& spec, std::size_t producers, std::size_t consumers);
+  // Throws sluice::Error saying what to lower when `bytes` (pools and lanes of a process)
+  // exceed three quarters of this machine's memory.
+  static void check_memory(std::size_t bytes);
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;

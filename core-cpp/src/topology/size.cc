@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 
@@ -119,6 +120,20 @@ std::string format_size(std::size_t bytes) {
   const SizeSuffix& unit = *std::find_if(std::begin(kSuffixes), std::end(kSuffixes),
                                    [bytes](const SizeSuffix& u) { return bytes % u.bytes == 0; });
   return std::to_string(bytes / unit.bytes) + unit.name;
+}
+
+std::string format_size_rounded(std::size_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
+  return text;
 }
 
 }  // namespace sluice::topo

@@ -15,6 +15,9 @@ std::optional<std::size_t> parse_size(std::string_view text, std::string* why);
 
 // "64KiB", "1MiB", "100B": the shortest exact spelling.
 std::string format_size(std::size_t bytes);
+// "18.0 GiB", "512.5 KiB", "100 B": rounded to a tenth of the largest unit that fits, for
+// totals in messages (an exact "19327355392B" is hard to read).
+std::string format_size_rounded(std::size_t bytes);
 
 }  // namespace sluice::topo
 

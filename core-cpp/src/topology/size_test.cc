@@ -102,6 +102,12 @@ TEST(FormatSize, ShortestExactSpelling) {
   EXPECT_EQ(format_size(std::size_t{1} << 40), "1024GiB");
 }
 
+TEST(FormatSize, RoundedForMessages) {
+  EXPECT_EQ(format_size_rounded(100), "100 B");
+  EXPECT_EQ(format_size_rounded(1536), "1.5 KiB");
+  EXPECT_EQ(format_size_rounded(std::size_t{19327355392}), "18.0 GiB");
+}
+
 TEST(FormatSize, RoundTripsThroughParseSize) {
   for (std::size_t bytes : {std::size_t{1}, std::size_t{512}, std::size_t{4096},
                             std::size_t{3} << 20, (std::size_t{5} << 30) + 1}) {
