@@ -27,11 +27,20 @@ Watch& watch() {
   return *instance;
 }
 
+// java.lang.Thread.currentThread(), or null (with no exception left pending).
 jobject current_thread(JNIEnv* env) {
   jclass type = env->FindClass("java/lang/Thread");
-  if (type == nullptr) return nullptr;
+  if (env->ExceptionCheck() || type == nullptr) {
+    env->ExceptionClear();
+    return nullptr;
+  }
   jmethodID current = env->GetStaticMethodID(type, "currentThread", "()Ljava/lang/Thread;");
-  jobject thread = current != nullptr ? env->CallStaticObjectMethod(type, current) : nullptr;
+  jobject thread = nullptr;
+  if (!env->ExceptionCheck() && current != nullptr) thread = env->CallStaticObjectMethod(type, current);
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    thread = nullptr;
+  }
   env->DeleteLocalRef(type);
   return thread;
 }
@@ -39,17 +48,19 @@ jobject current_thread(JNIEnv* env) {
 }  // namespace
 
 void watch_exit(JNIEnv* env) {
+  // Without the watch, System.exit is still reported, unnamed: failures here are cleared.
   jmethodID install = env->GetStaticMethodID(types().bridge, "watchExit", "()V");
-  if (install != nullptr) env->CallStaticVoidMethod(types().bridge, install);
-  env->ExceptionClear();  // without the watch, System.exit is still reported, unnamed
+  if (env->ExceptionCheck() || install == nullptr) {
+    env->ExceptionClear();
+    return;
+  }
+  env->CallStaticVoidMethod(types().bridge, install);
+  if (env->ExceptionCheck()) env->ExceptionClear();
 }
 
 void remember_copy_thread(JNIEnv* env) {
   jobject thread = current_thread(env);
-  if (thread == nullptr) {
-    env->ExceptionClear();
-    return;
-  }
+  if (thread == nullptr) return;
   jobject global = env->NewGlobalRef(thread);
   env->DeleteLocalRef(thread);
   std::lock_guard<std::mutex> lock(watch().mu);
