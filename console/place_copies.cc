@@ -37,6 +37,7 @@ void apply_hosts_option(topo::Topology& topology, const std::string& hosts) {
                            [&](const topo::HostSpec& s) { return s.name == name; });
     if (it != topology.hosts.end()) {
       it->address = item.substr(eq + 1);
+      it->mark = {};  // the address is the command line's now: its problems are not the file's
     } else {
       topology.hosts.push_back(topo::HostSpec{name, item.substr(eq + 1), {}});
     }

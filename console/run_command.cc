@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <condition_variable>
 #include <iostream>
 #include <mutex>
@@ -61,8 +63,18 @@ class SignalWatcher {
       int sig = 0;
       while (sigwait(&set_, &sig) == 0) {
         if (sig == SIGUSR1) return;
-        interrupted_ = true;
-        engine_.cancel(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+        const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        if (interrupted_.exchange(true)) {
+          // A second one: the user will not wait for copies stuck in their own code (the
+          // first waits up to 5 s for them), as sluice serve's second Ctrl-C.
+          std::fprintf(stderr, "\nsluice: interrupted again by %s; exiting now, without the summary\n", name);
+          std::fflush(stderr);
+          std::_Exit(kExitInterrupted);
+        }
+        if (isatty(STDERR_FILENO)) {
+          std::fprintf(stderr, "\r\033[Ksluice: interrupted by %s; stopping (again to exit at once)\n", name);
+        }
+        engine_.cancel(std::string("interrupted by ") + name);
       }
     });
   }

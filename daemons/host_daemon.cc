@@ -40,8 +40,7 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
       stop_signals_(server_.io(), SIGINT, SIGTERM),
       child_signals_(server_.io(), SIGCHLD),
       stop_timer_(server_.io()) {
-  dlog::info("listening on " + server_.bound_address() + "; " + server_.security() + "; app daemon: " +
-             config_.appd_path);
+  // The metrics port first: a daemon that cannot have it stops before saying it listens.
   if (!config_.metrics_listen.empty()) {
     metrics_ = std::make_unique<http::HttpServer>(
         server_.io(),
@@ -59,8 +58,10 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
         },
         "--metrics");
     metrics_->start();
-    dlog::info("metrics at http://" + http::endpoint_text(metrics_->local_endpoint()) + "/metrics");
   }
+  dlog::info("listening on " + server_.bound_address() + "; " + server_.security() + "; app daemon: " +
+             config_.appd_path);
+  if (metrics_) dlog::info("metrics at http://" + http::endpoint_text(metrics_->local_endpoint()) + "/metrics");
   do_await_stop();
   do_await_child();
   server_.start([this](tcp::socket socket, std::uint64_t id, control::Admission::Ticket ticket) {

@@ -296,6 +296,24 @@ expect_crash 8 "sluice: filter 'boom' copy 0 on host local crashed with SIGFPE i
 crash_topology "$work/exit7.yaml" "signal: exit, copy: 1, after: 100"
 expect_status 1 "exit(7) in a C++ filter: status 1" -- "$sluice" run "$work/exit7.yaml"
 expect_in "$work/err" "sluice: filter 'boom' copy 1 on host local called exit(7) in process (unit of work 0)" "exit() named like a crash"
+# Ctrl-C (here SIGTERM: a script's background job ignores SIGINT) waits up to 5 s for a copy
+# stuck in its own code; a second one exits at once.
+crash_topology "$work/spin.yaml" "signal: spin, copy: 0, after: 10"
+"$sluice" run "$work/spin.yaml" --no-progress > "$work/out" 2> "$work/err" &
+spin_pid=$!
+sleep 1.5
+kill -TERM $spin_pid
+sleep 0.3
+kill -TERM $spin_pid
+started=$(date +%s%N)
+wait $spin_pid
+status=$?
+took_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+if [ $status -eq 130 ] && [ $took_ms -lt 3000 ] && grep -q "interrupted again by SIGTERM; exiting now" "$work/err"; then
+  pass
+else
+  fail "a second Ctrl-C: exit $status after $took_ms ms"; sed 's/^/  | /' "$work/err" >&2
+fi
 crash_topology "$work/thread.yaml" "signal: segv, copy: 0, thread: true"
 "$sluice" run "$work/thread.yaml" > "$work/out" 2> "$work/err"
 status=$?

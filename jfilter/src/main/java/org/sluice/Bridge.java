@@ -181,10 +181,17 @@ final class Bridge {
   }
 
   // The full stack trace, as printStackTrace writes it, without the final newline.
+  // When the exception's own toString() or getMessage() throws, its class and frames still
+  // say where it came from.
   static String stackTrace(Throwable t) {
     StringWriter text = new StringWriter();
     try (PrintWriter out = new PrintWriter(text)) {
       t.printStackTrace(out);
+    } catch (RuntimeException | Error e) {
+      StringBuilder b = new StringBuilder(t.getClass().getName());
+      b.append(" (its description could not be printed: ").append(e.getClass().getName()).append(')');
+      for (StackTraceElement frame : t.getStackTrace()) b.append(System.lineSeparator()).append("\tat ").append(frame);
+      return b.toString();
     }
     String s = text.toString();
     return s.endsWith(System.lineSeparator()) ? s.substring(0, s.length() - System.lineSeparator().length()) : s;

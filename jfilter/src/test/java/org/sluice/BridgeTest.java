@@ -39,6 +39,28 @@ class BridgeTest {
     return Bridge.check(name, new String[] {Graphs.classes()});
   }
 
+  /** An exception whose own description throws. */
+  static final class Evil extends RuntimeException {
+    @Override
+    public String getMessage() {
+      throw new IllegalStateException("no message for you");
+    }
+
+    @Override
+    public String toString() {
+      throw new IllegalStateException("no description either");
+    }
+  }
+
+  @Test
+  void aStackTraceWhoseDescriptionThrowsStillNamesItsClassAndFrames() {
+    String trace = Bridge.stackTrace(new Evil());
+    assertTrue(trace.startsWith("org.sluice.BridgeTest$Evil (its description could not be printed: "
+        + "java.lang.IllegalStateException)"), trace);
+    assertTrue(trace.contains("\tat org.sluice.BridgeTest.aStackTraceWhoseDescriptionThrowsStillNamesItsClassAndFrames("),
+        trace);
+  }
+
   @Test
   void acceptsAPublicConcreteFilterWithANoArgumentConstructor() {
     assertNull(check("org.sluice.BridgeTest$Good"));
