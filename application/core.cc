@@ -174,11 +174,7 @@ std::optional<DeploymentSample> AppCore::sample() const {
       s.hosts.back().report_age_seconds = -1;  // no deployment reports for it now
       continue;
     }
-    it->buffers_written += old.buffers_written;
-    it->bytes_written += old.bytes_written;
-    it->buffers_read += old.buffers_read;
-    it->producer_blocked_ns += old.producer_blocked_ns;
-    it->consumer_blocked_ns += old.consumer_blocked_ns;
+    console::add_traffic(*it, old);
   }
   return s;
 }
@@ -229,11 +225,7 @@ void AppCore::let_go_of_deployment() {
   for (const console::HostTraffic& h : hosts) {
     console::HostTraffic& kept = carried_hosts_[h.host];
     kept.host = h.host;
-    kept.buffers_written += h.buffers_written;
-    kept.bytes_written += h.bytes_written;
-    kept.buffers_read += h.buffers_read;
-    kept.producer_blocked_ns += h.producer_blocked_ns;
-    kept.consumer_blocked_ns += h.consumer_blocked_ns;
+    console::add_traffic(kept, h);
   }
   if (carried_.empty()) {
     carried_ = last;

@@ -34,23 +34,25 @@ int rank(const Failure& f) {
 }
 
 // The failure an app daemon's crash line (ExitReport.crash) names: "filter 'x' copy 1 on
-// host b crashed with SIGSEGV in process (unit of work 0)" (or "ended the JVM (...)")
-// gives filter, copy, host, stage and unit; a crash outside any filter ("crashed with
-// SIGSEGV outside any filter ...") gives none of them. Stage "crash" either way until a filter is named.
+// host b crashed with SIGSEGV in process (unit of work 0)", or "... called exit(7) in ...",
+// gives filter, copy, host, stage (which may hold spaces: "end of work") and unit; a line
+// without a copy ("crashed with SIGSEGV outside any filter ...", "ended the JVM ...") gives
+// none of them, and stage "crash".
 Failure crash_failure(const std::string& line, const std::string& host, std::uint64_t current_unit) {
-  static const std::regex kFilterCrash(
-      R"(^filter '([^']+)' copy (\d+) on host (\S+) .* in (\S+) \(unit of work (\d+)\)$)");
+  static const std::regex kCopyLine(
+      R"(^filter '([^']+)' copy (\d+) on host (\S+) (?:crashed with \S+|called (?:System\.)?exit\(-?\d+\)) in )"
+      R"((.+) \(unit of work (\d+)\)$)");
   Failure f{"", -1, host, current_unit, "crash", ""};
   std::smatch m;
-  if (std::regex_search(line, m, kFilterCrash)) {
+  if (std::regex_match(line, m, kCopyLine)) {
     f.filter = m[1];
     f.copy = std::stoi(m[2]);
     f.host = m[3];
     f.stage = m[4];
-    // A stage outside units of work (destroy) carries no unit number of its own.
+    // The unit is the copy's latest (for destroy, the run's last); a number past what fits is
+    // no unit to name.
     const std::string unit = m[5];
     if (unit.size() < 20) f.unit = std::stoull(unit);
-    f.whole_message = true;
   }
   return f;
 }

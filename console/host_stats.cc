@@ -37,12 +37,24 @@ void HostStats::store_activity(int host, const std::string& name,
   }
 }
 
+void add_traffic(HostTraffic& into, const HostTraffic& more) {
+  into.buffers_written += more.buffers_written;
+  into.bytes_written += more.bytes_written;
+  into.buffers_read += more.buffers_read;
+  into.producer_blocked_ns += more.producer_blocked_ns;
+  into.consumer_blocked_ns += more.consumer_blocked_ns;
+}
+
+void settle(CopyActivity& copy, const std::string& stage) {
+  copy.stage = stage;
+  copy.waiting_for.clear();
+  copy.stream.clear();
+  copy.waiting_seconds = 0;
+}
+
 void HostStats::mark_idle(int host, std::uint64_t unit) {
   for (CopyActivity& c : activity_[static_cast<std::size_t>(host)]) {
-    c.stage = "idle";
-    c.waiting_for.clear();
-    c.stream.clear();
-    c.waiting_seconds = 0;
+    settle(c, "idle");
     c.unit = unit;
   }
 }

@@ -32,6 +32,10 @@ struct HostTraffic {
 
 // Host `host`'s traffic from its share of every stream (`streams`, one per stream).
 HostTraffic traffic_of(const std::string& host, const std::vector<StreamStats>& streams);
+// Adds `more`'s counters (not its report age) to `into`'s.
+void add_traffic(HostTraffic& into, const HostTraffic& more);
+// `copy` runs nothing now: in `stage` ("idle", "not deployed"), waiting on no stream.
+void settle(CopyActivity& copy, const std::string& stage);
 
 class HostStats {
  public:

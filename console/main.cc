@@ -150,6 +150,9 @@ int main(int argc, char** argv) {
     if (work_text->count() + work_file->count() != 1) {
       throw CLI::RequiredError("one of --work PAYLOAD and --work-file FILE");
     }
+    if (work_file->count() > 0 && submit.work_file.empty()) {
+      throw CLI::ValidationError("--work-file", "names no file (give a path, or - for stdin)");
+    }
   });
   submit_cmd->add_option("--results", submit.results_path,
                          "write the bytes of the to: client stream's buffers to FILE (- for stdout), in order per "

@@ -146,8 +146,9 @@ std::string summary_table(const RunReport& report, bool blocked) {
 }
 
 std::string failure_text(const Failure& f) {
-  if (!f.filter.empty() || f.stage.empty()) return f.str();
-  return f.stage + ": " + f.message;
+  // A filter chose the message (an exception's): no terminal escapes pass, newlines do.
+  if (!f.filter.empty() || f.stage.empty()) return text::printable(f.str(), true);
+  return text::printable(f.stage + ": " + f.message, true);
 }
 
 void write_metrics_json(const RunReport& report, const std::string& path) {

@@ -22,6 +22,7 @@
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
 #include "runtime/engine.h"
+#include "runtime/graph.h"
 #include "stream/input_port.h"
 #include "log/log_output.h"
 
@@ -202,6 +203,7 @@ int run_command(const RunOptions& options) {
     if (!options.work.empty()) topology.work = options.work;
     if (!options.hosts.empty()) apply_hosts_option(topology, options.hosts);
     check_loadable(topology);
+    if (topology.hosts.empty() && options.launch.launcher.empty()) Graph::check_embedded_memory(topology);
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return kExitBadTopology;

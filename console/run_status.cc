@@ -145,10 +145,7 @@ void RunStatus::unit_ended(const UnitRecord& unit) {
   // ends before a host's next report.
   for (CopyActivity& c : copies_) {
     if (c.stage == "not deployed") continue;
-    c.stage = "idle";
-    c.waiting_for.clear();
-    c.stream.clear();
-    c.waiting_seconds = 0;
+    settle(c, "idle");
     c.unit = unit.index;
   }
 }
@@ -206,12 +203,7 @@ void RunStatus::sample(std::vector<StreamStats> streams, const std::vector<CopyA
   }
   for (const HostTraffic& h : hosts) traffic_[h.host] = h;
   if (!deployed) {
-    for (CopyActivity& mine : copies_) {
-      mine.stage = "not deployed";
-      mine.waiting_for.clear();
-      mine.stream.clear();
-      mine.waiting_seconds = 0;
-    }
+    for (CopyActivity& mine : copies_) settle(mine, "not deployed");
     for (auto& [name, t] : traffic_) t.report_age_seconds = -1;
   }
 }

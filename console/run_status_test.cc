@@ -168,11 +168,10 @@ TEST(RunStatus, OpenEndedUnitsAsSluiceServeFeedsThem) {
   ASSERT_TRUE(s.failure.has_value());  // still shown
 }
 
-// A payload of megabytes (sluice serve takes what a client sends) is kept and shown cut, with
-// its size: the view and the metrics stay small.
-// sluice serve between a deployment that broke and the next: no copy runs and no host
-// reports, whatever the last samples said.
-TEST(RunStatus, WithoutADeploymentCopiesAreNotDeployedAndHostsHaveNoReport) {
+// sluice serve between a deployment that broke and the next: no copy runs, whatever the
+// last samples said (embedded here: hosts' report ages are the remote view's, see
+// console.serve's across_hosts).
+TEST(RunStatus, WithoutADeploymentCopiesAreNotDeployed) {
   const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
   RunStatus status(t);
   status.started();
@@ -191,6 +190,8 @@ TEST(RunStatus, WithoutADeploymentCopiesAreNotDeployedAndHostsHaveNoReport) {
   EXPECT_EQ(s.streams[0].totals.buffers, 10u);  // the counters stay
 }
 
+// A payload of megabytes (sluice serve takes what a client sends) is kept and shown cut, with
+// its size: the view and the metrics stay small.
 TEST(RunStatus, APayloadIsKeptCutToItsStart) {
   const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
   RunStatus status(t);

@@ -17,6 +17,7 @@
 #include "http/listen_address.h"
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
+#include "runtime/graph.h"
 #include "sluice/application.h"
 
 namespace sluice::console {
@@ -111,6 +112,7 @@ int serve_command(const ServeOptions& options) {
     topology = topo::parse_topology_file(options.topology_path);
     if (!options.hosts.empty()) apply_hosts_option(topology, options.hosts);
     check_loadable(topology);
+    if (topology.hosts.empty() && options.launch.launcher.empty()) Graph::check_embedded_memory(topology);
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return kExitBadTopology;

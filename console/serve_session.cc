@@ -3,6 +3,7 @@
 #include "console/serve_server.h"
 #include "control/client_opening.h"
 #include "daemons/log.h"
+#include "text/shortened.h"
 
 namespace sluice::console {
 
@@ -63,7 +64,7 @@ void ServeSession::ended(const UnitReport& report) {
     Envelope e;
     control::UnitEnded* m = e.mutable_unit_ended();
     m->set_index(report.index);
-    m->set_work(report.work);
+    m->set_work(text::shortened(report.work, 200));  // all submit prints; the whole may be 16 MiB
     m->set_finished(report.finished);
     m->set_seconds(report.seconds);
     if (!report.finished) {

@@ -111,7 +111,8 @@ int print_unit(const control::UnitEnded& ended, const ResultsOut& results, std::
   RunReport report;
   report.wall_seconds = ended.seconds();
   report.units.push_back(
-      UnitRecord{ended.index(), text::shortened(ended.work(), 200), ended.seconds(), ended.finished(), ""});
+      // serve sends the payload cut to its start; escaped again, in case another serve did not
+      UnitRecord{ended.index(), text::printable(ended.work(), false), ended.seconds(), ended.finished(), ""});
   for (const control::UnitStream& s : ended.streams()) {
     StreamStats stats;
     stats.label = s.stream();
@@ -152,10 +153,10 @@ std::optional<std::string> read_work_file(const std::string& path, std::size_t l
   char chunk[65536];
   std::size_t n = 0;
   while (work.size() <= limit && (n = std::fread(chunk, 1, sizeof chunk, file)) > 0) work.append(chunk, n);
-  const bool failed = std::ferror(file) != 0;
+  const int error = std::ferror(file) != 0 ? errno : 0;
   if (file != stdin) std::fclose(file);
-  if (failed) {
-    std::cerr << "sluice: cannot read --work-file '" << path << "'\n";
+  if (error != 0) {
+    std::cerr << "sluice: cannot read --work-file '" << path << "': " << std::strerror(error) << "\n";
     return std::nullopt;
   }
   return work;

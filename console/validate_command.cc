@@ -44,7 +44,7 @@ std::string describe_plan(const topo::Topology& t) {
     lanes += Graph::lane_bytes(s, static_cast<std::size_t>(t.copies_of(s.from.filter)),
                                static_cast<std::size_t>(t.copies_of(s.to.filter)));
   }
-  out += "buffer memory: " + topo::format_size(total) + " (and queues: " + topo::format_size(lanes) + ")\n";
+  out += "buffer memory: " + topo::format_size(total) + " (and queues: " + topo::format_size_rounded(lanes) + ")\n";
   out += "units of work: " + std::to_string(t.work.size());
   for (const std::string& w : t.work) out += " [" + w + "]";
   out += "\n";
@@ -81,6 +81,7 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
     topo::Topology topology = topo::parse_topology_file(topology_path);
     if (!hosts.empty()) apply_hosts_option(topology, hosts);
     check_loadable(topology);
+    if (topology.hosts.empty() && launch.launcher.empty()) Graph::check_embedded_memory(topology);
     std::cout << describe_plan(topology);
     if (!topology.hosts.empty()) {
       std::cout << "hosts:\n";

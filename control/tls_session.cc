@@ -68,8 +68,9 @@ void TlsSession::stop(const std::string& why) {
   server_.forget(shared_from_this());
 }
 
-void TlsSession::finish(const std::string& why) {
+void TlsSession::finish(const std::string& why, bool linger) {
   if (phase_ == Phase::kClosed || phase_ == Phase::kClosing) return;
+  if (linger) linger_once_ = true;
   close_after_queue(why);
 }
 
@@ -78,7 +79,7 @@ void TlsSession::close_after_queue(const std::string& why) {
   closing_reason_ = why;
   phase_ = Phase::kClosing;
   if (!writes_.empty()) return;  // do_write() goes on when they are out
-  if (style_.linger) return linger();
+  if (style_.linger || linger_once_) return linger();
   stop(why);
 }
 
@@ -208,7 +209,7 @@ void TlsSession::do_write() {
                       if (results > 0) self->written(results);
                       if (!self->writes_.empty()) return self->do_write();
                       if (self->phase_ == Phase::kClosing) {
-                        if (self->style_.linger) return self->linger();
+                        if (self->style_.linger || self->linger_once_) return self->linger();
                         self->stop(self->closing_reason_);
                       }
                     });

@@ -81,8 +81,9 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   // Closes the connection now; logs `why` (the subclass logs an authenticated peer's, in
   // ending()). Idempotent.
   void stop(const std::string& why);
-  // Closes once everything queued is written (as close_after_queue), unless closing already.
-  void finish(const std::string& why);
+  // Closes once everything queued is written (as close_after_queue), unless closing already;
+  // with `linger`, as Style::linger says whatever the style (a last word that must be read).
+  void finish(const std::string& why, bool linger = false);
   // The peer has authenticated (TLS and hello).
   bool authenticated() const { return opened_; }
   // "client #3 (127.0.0.1:41234)", for logs.
@@ -158,6 +159,7 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   bool opened_ = false;
   std::string closing_reason_;  // kClosing: stop with it once the queue is written
   bool lingering_ = false;      // our end is shut down; waiting for the peer's
+  bool linger_once_ = false;    // finish(why, true): linger this time
   std::array<char, 16384> read_buffer_{};
   std::deque<Outgoing> writes_;  // the front one is being written
   boost::asio::steady_timer deadline_;

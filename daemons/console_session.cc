@@ -46,7 +46,7 @@ void ConsoleSession::daemon_stopping(const std::string& why) {
   Envelope m;
   m.mutable_error()->set_message(why);
   send(m);
-  finish(why);
+  finish(why, true);  // and wait for the console to close its end: a reset could lose it
 }
 
 void ConsoleSession::ending(const std::string& why) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "java_types.h"
+#include "jni_util.h"
 #include "org_sluice_Bridge.h"
 
 namespace sluice::jni {
@@ -88,12 +89,14 @@ const crash::CopyRecord* exit_caller() {
 }  // namespace sluice::jni
 
 JNIEXPORT void JNICALL Java_org_sluice_Bridge_nExitFrom(JNIEnv* env, jclass, jobject thread) {
-  auto& w = sluice::jni::watch();
-  std::lock_guard<std::mutex> lock(w.mu);
-  for (const auto& t : w.threads) {
-    if (env->IsSameObject(t.thread, thread)) {
-      w.caller.store(t.record, std::memory_order_release);
-      return;
+  return sluice::jni::guarded(env, [&] {
+    auto& w = sluice::jni::watch();
+    std::lock_guard<std::mutex> lock(w.mu);
+    for (const auto& t : w.threads) {
+      if (env->IsSameObject(t.thread, thread)) {
+        w.caller.store(t.record, std::memory_order_release);
+        return;
+      }
     }
-  }
+  });
 }

@@ -7,7 +7,9 @@
 // shutdown hook, so it names no copy.
 //
 // Only in a JVM sluice created (a JVM that loaded sluice has exit handling of its own).
-// Thread safety: every function may be called from any thread.
+// Thread safety: watch_exit and exit_caller from any thread; remember_copy_thread and
+// forget_copy_thread on the copy's own thread (forget finds the entry by that thread's
+// crash record slot).
 #ifndef SLUICE_JNI_EXIT_WATCH_H_
 #define SLUICE_JNI_EXIT_WATCH_H_
 

@@ -137,8 +137,10 @@ void JNICALL on_jvm_abort() {
 }
 // System.exit or Runtime.halt (in a filter, or a thread it started): HotSpot calls this,
 // then exit() (process_exit.h ends it here). Once the JVM runs, the copy is named where a
-// crash would be (crash_report.h): its process cannot go on, and the status a filter chose
-// must not pass for one of sluice's own (3 means "the topology is invalid"), so it ends with 1.
+// crash would be (crash_report.h): its process cannot go on, and in a program that owns its
+// process (the console, sluice-appd) the status a filter chose must not pass for one of
+// sluice's own (3 means "the topology is invalid"), so it ends with 1; a program that
+// embeds sluice keeps the filter's status (process::finish returns there).
 void JNICALL on_jvm_exit(jint code) {
   on_jvm_abort();
   if (!exit_note().empty()) {  // the JVM did not start: explained above

@@ -129,7 +129,7 @@ filters:
   produce: {class: Produce, library: $lib, copies: 1000}
   consume: {class: Consume, library: $lib, copies: 1000}
 streams:
-  - {from: produce.out, to: consume.in, buffer_size: 64KiB, depth: 1024}
+  - {from: produce.out, to: consume.in, buffer_size: 1GiB, depth: 65536}
 YAML
 for cmd in validate run; do
   expect_status 3 "more memory than the machine has ($cmd)" -- "$sluice" $cmd "$work/wide.yaml"

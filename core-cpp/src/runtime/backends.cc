@@ -7,9 +7,7 @@
 #include <mutex>
 #include <set>
 
-#include "runtime/graph.h"
 #include "runtime/plugin_loader.h"
-#include "topology/size.h"
 
 namespace sluice {
 
@@ -135,34 +133,6 @@ void check_loadable(const topo::Topology& topology) {
       bool classpath_problem = what.rfind("classpath ", 0) == 0;
       topo::Mark mark = library_problem ? spec.library_mark : classpath_problem ? spec.classpath_mark : spec.class_mark;
       problems.push_back({topology.file, mark, "filter '" + spec.name + "': " + what});
-    }
-  }
-  // Embedded, the memory the Graph would check at start (runtime/graph.h) is known now: a
-  // topology this machine cannot hold is refused here, by validate too, not once a run began.
-  // (Across hosts each host's app daemon checks its share.)
-  if (topology.hosts.empty() && !topology.streams.empty()) {
-    std::size_t total = 0;
-    const topo::StreamSpec* widest = &topology.streams.front();
-    std::size_t widest_bytes = 0;
-    for (const topo::StreamSpec& s : topology.streams) {
-      const auto producers = static_cast<std::size_t>(topology.copies_of(s.from.filter));
-      const auto consumers = static_cast<std::size_t>(topology.copies_of(s.to.filter));
-      const std::size_t bytes =
-          Graph::pool_bytes(s, Graph::pool_count(s, static_cast<int>(producers), static_cast<int>(consumers), 0,
-                                                 Graph::java_consumer(topology, s))) +
-          Graph::lane_bytes(s, producers, consumers);
-      total += bytes;
-      if (bytes > widest_bytes) {
-        widest_bytes = bytes;
-        widest = &s;
-      }
-    }
-    try {
-      Graph::check_memory(total);
-    } catch (const std::exception& e) {
-      problems.push_back({topology.file, widest->mark,
-                          std::string(e.what()) + "; the largest is " + widest->label() + " (" +
-                              topo::format_size_rounded(widest_bytes) + ")"});
     }
   }
   if (!problems.empty()) throw topo::TopologyError(std::move(problems));

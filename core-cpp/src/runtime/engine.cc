@@ -24,9 +24,10 @@
 namespace sluice {
 
 std::string Failure::str() const {
-  if (filter.empty() || whole_message) return message;
-  return "filter '" + filter + "' copy " + std::to_string(copy) + " on host " + host +
-         " failed in " + stage + " (unit of work " + std::to_string(unit) + "): " + message;
+  if (filter.empty()) return message;
+  const std::string who = "filter '" + filter + "' copy " + std::to_string(copy) + " on host " + host + " ";
+  if (message.rfind(who, 0) == 0) return message;  // a crash line: it says who itself
+  return who + "failed in " + stage + " (unit of work " + std::to_string(unit) + "): " + message;
 }
 
 namespace {

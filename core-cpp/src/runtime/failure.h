@@ -14,11 +14,10 @@ struct Failure {
   std::uint64_t unit = 0;  // unit of work index
   std::string stage;     // create, init, process, finalize, or what the runtime was doing
   std::string message;   // the exception's message (for Java, with the stack trace)
-  // The message names the filter, copy, host, stage and unit itself (a crash line), so
-  // str() is the message alone.
-  bool whole_message = false;
 
-  // "filter 'count' copy 1 on host local failed in process (unit of work 0): message"
+  // "filter 'count' copy 1 on host local failed in process (unit of work 0): message", or
+  // the message alone when it names the copy itself ("filter 'count' copy 1 on host b
+  // crashed with SIGSEGV in ...", a crash line) or no filter failed.
   std::string str() const;
 };
 

@@ -73,6 +73,32 @@ void Graph::check_memory(std::size_t total) {
   }
 }
 
+void Graph::check_embedded_memory(const topo::Topology& topology) {
+  if (topology.streams.empty()) return;
+  std::size_t total = 0;
+  const topo::StreamSpec* widest = &topology.streams.front();
+  std::size_t widest_bytes = 0;
+  for (const topo::StreamSpec& s : topology.streams) {
+    const int producers = topology.copies_of(s.from.filter);
+    const int consumers = topology.copies_of(s.to.filter);
+    const std::size_t bytes =
+        pool_bytes(s, pool_count(s, producers, consumers, 0, java_consumer(topology, s))) +
+        lane_bytes(s, static_cast<std::size_t>(producers), static_cast<std::size_t>(consumers));
+    total += bytes;
+    if (bytes > widest_bytes) {
+      widest_bytes = bytes;
+      widest = &s;
+    }
+  }
+  try {
+    check_memory(total);
+  } catch (const std::exception& e) {
+    throw topo::TopologyError({{topology.file, widest->mark,
+                                std::string(e.what()) + "; the largest is " + widest->label() + " (" +
+                                    topo::format_size_rounded(widest_bytes) + ")"}});
+  }
+}
+
 Graph::Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
              StreamWiring* wiring) {
   // Check the memory first, so an absurd topology fails before allocating anything.

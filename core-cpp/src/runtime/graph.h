@@ -94,6 +94,11 @@ class Graph {
   // Throws sluice::Error saying what to lower when `bytes` (pools and lanes of a process)
   // exceed three quarters of this machine's memory.
   static void check_memory(std::size_t bytes);
+  // For a topology that will run embedded (every copy in this process): the same check the
+  // Graph makes at start, made before anything starts (sluice validate and run), so that it
+  // is a topology error at the widest stream's line. Throws topo::TopologyError. Not for a
+  // topology run across hosts: each app daemon checks its own share when it builds its Graph.
+  static void check_embedded_memory(const topo::Topology& topology);
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;

@@ -25,32 +25,32 @@ std::atomic<bool> jvm_running{false};
 }
 
 // exit() called on a thread that runs a filter copy: the copy ended the process. Named like
-// a crash (crash_report.h), and the status becomes 1: the one a filter chose must not pass
-// for one of the program's own (3 means "the topology is invalid"). Returns the status.
-int name_exit(int status) {
+// a crash (crash_report.h). Returns whether it was one.
+bool name_exit(int status) {
   const crash::CopyRecord* copy = crash::current();
-  if (copy == nullptr) return status;
+  if (copy == nullptr) return false;
   char what[48];
   std::snprintf(what, sizeof what, "called exit(%d)", status);
   crash::report_event(what, copy);
-  return 1;
+  return true;
 }
 }  // namespace
 
 void end_before_jvm_statics_at_exit() {
   if (end_early.exchange(true, std::memory_order_acq_rel)) return;
+  // A copy that calls exit() ends the process at once with status 1: the status it chose
+  // must not pass for one of the program's own (3 means "the topology is invalid"), and the
+  // exit handlers and static destructors must not run under the copies still running.
   ::on_exit(
       [](int status, void*) {
-        const int named = name_exit(status);
-        if (named == status) return;
-        flush_and_end(named);
+        if (name_exit(status)) flush_and_end(1);
       },
       nullptr);
 }
 
 void jvm_started() {
   if (jvm_running.exchange(true, std::memory_order_acq_rel)) return;  // one JVM per process
-  ::on_exit([](int status, void*) { finish(name_exit(status)); }, nullptr);
+  ::on_exit([](int status, void*) { finish(name_exit(status) ? 1 : status); }, nullptr);
 }
 
 void finish(int status) {

@@ -119,10 +119,14 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
              "); check that " + options.cert_file + " is valid and signed by the daemon's --ca";
     }
   }
-  if (kind != "a sluiced" && (f.eof || (r == 0 && !f.established) || not_tls(r))) {
-    return "the service at that address does not speak TLS 1.3 (" +
-           (f.eof || r == 0 ? std::string("it closed the connection during the handshake") : openssl_text(f.error)) +
-           "): not " + kind + " of this version; check the address (" + kind + " prints the address it serves at)";
+  if (kind != "a sluiced" && (f.eof || (r == 0 && !f.established))) {
+    return "the service at that address closed the connection during the TLS handshake: it is not " + kind +
+           " of this version (check the address: " + kind + " prints the address it serves at), or it refused "
+           "this client; its log says why";
+  }
+  if (kind != "a sluiced" && not_tls(r)) {
+    return "the service at that address does not speak TLS 1.3 (" + openssl_text(f.error) + "): not " + kind +
+           " of this version; check the address (" + kind + " prints the address it serves at)";
   }
   if (f.eof || (r == 0 && !f.established)) {
     return "the daemon closed the connection during the TLS handshake: it does not speak TLS (an older sluiced?) "

@@ -271,16 +271,24 @@ final class Bridge {
       super("sluice exit watch");
     }
 
+    // The caller runs the hooks (Shutdown.exit, then Shutdown.runHooks on its stack); a second
+    // thread calling System.exit meanwhile waits in Shutdown.exit without it.
     @Override
     public void run() {
+      Thread waiting = null;
       for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+        boolean exits = false;
         for (StackTraceElement frame : e.getValue()) {
-          if (frame.getClassName().equals("java.lang.Shutdown") && frame.getMethodName().equals("exit")) {
+          if (!frame.getClassName().equals("java.lang.Shutdown")) continue;
+          if (frame.getMethodName().equals("runHooks")) {
             nExitFrom(e.getKey());
             return;
           }
+          exits |= frame.getMethodName().equals("exit");
         }
+        if (exits) waiting = e.getKey();
       }
+      if (waiting != null) nExitFrom(waiting);
     }
   }
 
