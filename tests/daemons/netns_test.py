@@ -64,6 +64,24 @@ work: [one, two]
 
     long = h.topology("long.yaml", open(topo).read().replace("COUNT", "1000000000"))
 
+    def long_run():
+        """The long run, from a's namespace, once it runs on b."""
+        before = len(b.app_pids())
+        p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token,
+                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
+        h.wait_for(lambda: len(b.app_pids()) > before, 15, "the run to launch on b")
+        time.sleep(2.0)
+        check(p.poll() is None, "the long run is running")
+        return p
+
+    def app_daemons_gone(seconds, what):
+        apps = a.app_pids() + b.app_pids()
+        deadline = time.time() + seconds
+        while time.time() < deadline and any(alive(x) for x in apps):
+            time.sleep(0.1)
+        check(not any(alive(x) for x in apps), what, b.text()[-1500:])
+
     # A host at a loopback address beside one that is not: its data plane would listen on
     # loopback, out of the other's reach. validate warns, naming both.
     lo = h.start("lo", listen="127.0.0.1:7701", netns=ns_a)
@@ -80,13 +98,7 @@ work: [one, two]
     # both hosts within 5 s, and leave nothing behind.
     nft = shutil.which("nft")
     check(nft is not None, "nft is installed (scripts/install-deps.sh installs nftables)")
-    before = len(b.app_pids())
-    p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token, "--no-progress"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
-    h.wait_for(lambda: len(b.app_pids()) > before, 15, "the run to launch on b")
-    time.sleep(2.0)
-    check(p.poll() is None, "the long run is running")
+    p = long_run()
     # (Accept the control port, then drop the rest of TCP: on some kernels a rule that
     # matches "dport != 7700" drops port 7700 too.)
     ruleset = """table inet sluicetest {
@@ -109,11 +121,7 @@ work: [one, two]
     failure = [l for l in err.splitlines() if l.startswith("sluice: run failed:")]
     check(failure and "host 'a'" in failure[0] and "host 'b'" in failure[0] and "data connection" in failure[0],
           "data ports dropped: reported naming both hosts: " + (failure[0] if failure else ""), err)
-    apps = a.app_pids() + b.app_pids()
-    deadline = time.time() + 6
-    while time.time() < deadline and any(alive(x) for x in apps):
-        time.sleep(0.1)
-    check(not any(alive(x) for x in apps), "data ports dropped: no app daemon left on either side", b.text()[-1500:])
+    app_daemons_gone(6, "data ports dropped: no app daemon left on either side")
     check(a.serving() and b.serving(), "data ports dropped: both host daemons still serving")
 
     # With the data ports dropped before the run, the data plane cannot connect at launch:
@@ -127,13 +135,7 @@ work: [one, two]
     # The console's own control connections go dark (all of them, as when its own link
     # fails): a firewall in the console's namespace drops the control port both ways. Every
     # host falls silent at once, and the console says so instead of blaming one host.
-    before = len(b.app_pids())
-    p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token, "--no-progress"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
-    h.wait_for(lambda: len(b.app_pids()) > before, 15, "the run to launch on b")
-    time.sleep(2.0)
-    check(p.poll() is None, "the long run is running")
+    p = long_run()
     dark = """table inet sluicedark {
   chain in { type filter hook input priority 0; tcp dport 7700 drop; tcp sport 7700 drop; }
   chain out { type filter hook output priority 0; tcp dport 7700 drop; tcp sport 7700 drop; }
@@ -152,20 +154,10 @@ work: [one, two]
           "(10.77.0.2:7700))" in failure[0] and "this console's own link is down" in failure[0],
           "the console's control link dark: reported as the console's own link: " + (failure[0] if failure else ""), err)
     subprocess.run(["ip", "netns", "exec", ns_a, nft, "delete", "table", "inet", "sluicedark"], check=True)
-    apps = a.app_pids() + b.app_pids()
-    deadline = time.time() + 8
-    while time.time() < deadline and any(alive(x) for x in apps):
-        time.sleep(0.1)
-    check(not any(alive(x) for x in apps), "console link dark: each host daemon stopped its app daemon", b.text()[-1500:])
+    app_daemons_gone(8, "console link dark: each host daemon stopped its app daemon")
 
     # Take the link down mid-run.
-    before = len(b.app_pids())
-    p = subprocess.Popen(["ip", "netns", "exec", ns_a, h.console, "run", long, "--token-file", h.token, "--no-progress"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
-    h.wait_for(lambda: len(b.app_pids()) > before, 15, "the run to launch on b")
-    time.sleep(2.0)
-    check(p.poll() is None, "the long run is running")
+    p = long_run()
     ip("-n", ns_b, "link", "set", veth_b, "down")
     down = time.time()
     try:
@@ -178,11 +170,7 @@ work: [one, two]
     failure = [l for l in err.splitlines() if l.startswith("sluice: run failed:")]
     check(failure and "host b" in failure[0], "link down: reported naming the host: " + (failure[0] if failure else ""), err)
     # sluiced on b stops hearing the console and kills the app daemon there.
-    apps = a.app_pids() + b.app_pids()
-    deadline = time.time() + 6
-    while time.time() < deadline and any(alive(x) for x in apps):
-        time.sleep(0.1)
-    check(not any(alive(x) for x in apps), "link down: no app daemon left on either side", b.text()[-1500:])
+    app_daemons_gone(6, "link down: no app daemon left on either side")
     check(a.serving() and b.serving(), "both host daemons still serving")
 
 
