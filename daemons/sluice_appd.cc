@@ -50,6 +50,7 @@
 #include "topology/topology.h"
 #include "sluice/version.h"
 #include "text/cli_options.h"
+#include "text/shortened.h"
 
 namespace dlog = sluice::daemon;
 using sluice::control::Envelope;
@@ -135,9 +136,7 @@ void AppDaemon::flush_logs(bool stage_end) {
 std::string cut_for_the_wire(const std::string& message) {
   constexpr std::size_t kMax = std::size_t{1} << 20;
   if (message.size() <= kMax) return message;
-  std::size_t cut = kMax;
-  while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xc0) == 0x80) --cut;  // not inside UTF-8
-  return message.substr(0, cut) + "\n... (" + std::to_string(message.size()) +
+  return message.substr(0, sluice::text::utf8_cut(message, kMax)) + "\n... (" + std::to_string(message.size()) +
          " bytes in all: cut to 1 MiB to cross to the console)";
 }
 

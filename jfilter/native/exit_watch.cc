@@ -30,32 +30,19 @@ Watch& watch() {
 
 // java.lang.Thread.currentThread(), or null (with no exception left pending).
 jobject current_thread(JNIEnv* env) {
-  jclass type = env->FindClass("java/lang/Thread");
-  if (env->ExceptionCheck() || type == nullptr) {
+  jobject thread = env->CallStaticObjectMethod(types().thread, types().thread_current);
+  if (env->ExceptionCheck()) {
     env->ExceptionClear();
     return nullptr;
   }
-  jmethodID current = env->GetStaticMethodID(type, "currentThread", "()Ljava/lang/Thread;");
-  jobject thread = nullptr;
-  if (!env->ExceptionCheck() && current != nullptr) thread = env->CallStaticObjectMethod(type, current);
-  if (env->ExceptionCheck()) {
-    env->ExceptionClear();
-    thread = nullptr;
-  }
-  env->DeleteLocalRef(type);
   return thread;
 }
 
 }  // namespace
 
 void watch_exit(JNIEnv* env) {
-  // Without the watch, System.exit is still reported, unnamed: failures here are cleared.
-  jmethodID install = env->GetStaticMethodID(types().bridge, "watchExit", "()V");
-  if (env->ExceptionCheck() || install == nullptr) {
-    env->ExceptionClear();
-    return;
-  }
-  env->CallStaticVoidMethod(types().bridge, install);
+  // Without the watch, System.exit is still reported, unnamed: a failure here is cleared.
+  env->CallStaticVoidMethod(types().bridge, types().bridge_watch_exit);
   if (env->ExceptionCheck()) env->ExceptionClear();
 }
 

@@ -79,6 +79,9 @@ void load(JNIEnv* env) {
   jclass throwable = java.global_class("java/lang/Throwable");
   t.throwable_to_string = java.method(throwable, "toString", "()Ljava/lang/String;");
   env->DeleteGlobalRef(throwable);
+  t.thread = java.global_class("java/lang/Thread");
+  t.thread_current = java.static_method(t.thread, "currentThread", "()Ljava/lang/Thread;");
+  t.bridge_watch_exit = java.static_method(t.bridge, "watchExit", "()V");
 
   for (const NativeClass& c : kNatives) register_natives(env, c.name, c.methods);
   loaded = t;

@@ -21,6 +21,9 @@ struct JavaTypes {
   jmethodID bindings_put;
   jmethodID bridge_check, bridge_create, bridge_stack_trace;
   jmethodID throwable_to_string;
+  jclass thread;                   // java.lang.Thread (exit_watch.h)
+  jmethodID thread_current;        // Thread.currentThread()
+  jmethodID bridge_watch_exit;     // Bridge.watchExit()
 };
 
 // REQUIRES: load_types() succeeded (the JVM holder guarantees this before any filter runs).

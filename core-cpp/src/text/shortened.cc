@@ -22,12 +22,17 @@ std::string printable(std::string_view text, bool keep_newlines) {
   return out;
 }
 
+std::size_t utf8_cut(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return text.size();
+  std::size_t cut = max;
+  // Back off continuation bytes (10xxxxxx): the cut then falls before their lead byte.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  return cut;
+}
+
 std::string shortened(std::string_view text, std::size_t max) {
   if (text.size() <= max) return printable(text, false);
-  std::size_t cut = max;
-  // Back off continuation bytes (10xxxxxx), then the lead byte of the sequence they belong to.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
-  return printable(text.substr(0, cut), false) + "... (" + std::to_string(text.size()) + " bytes)";
+  return printable(text.substr(0, utf8_cut(text, max)), false) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 }  // namespace sluice::text

@@ -17,6 +17,10 @@ namespace sluice::text {
 // cannot drive a terminal or forge a line.
 std::string shortened(std::string_view text, std::size_t max);
 
+// Where to cut `text` to keep at most `max` bytes without ending inside a UTF-8 sequence:
+// `max` itself, or less, backed off to the start of the sequence there.
+std::size_t utf8_cut(std::string_view text, std::size_t max);
+
 // `text` whole, with control characters written as \xNN but tab and, when `keep_newlines`,
 // newline (a Java stack trace's lines), for a message whose text a filter chose.
 std::string printable(std::string_view text, bool keep_newlines);
