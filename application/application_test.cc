@@ -139,6 +139,62 @@ TEST(Application, AUnitDroppedUnreadOrCancelledDoesNotBreakTheNext) {
   EXPECT_TRUE(check.complete()) << check.problem();
 }
 
+// A client that reads a later unit's results first waits for the earlier unit, which cannot
+// end before its own results are read: that used to wait forever in silence. The waiting
+// read now says which unit holds it back and what to do, and goes on once that one is read.
+TEST(Application, ReadingALaterUnitFirstSaysWhichUnitHoldsItBack) {
+  Application app = open_app();
+  app.start();
+  Unit first = app.submit("count=20 size=100");
+  Unit second = app.submit("count=20 size=100");
+  testing::internal::CaptureStderr();
+  std::atomic<bool> second_read{false};
+  std::thread reader([&] {
+    ResultsCheck check(second.index(), 2, 20, 100);
+    while (auto b = second.results().read()) check.add(*b);
+    EXPECT_TRUE(check.complete()) << check.problem();
+    second_read = true;
+  });
+  // The warning comes after two 2.5 s windows without a read of the first unit's results.
+  std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+  EXPECT_FALSE(second_read.load()) << "the second unit ran before the first one's results were read";
+  ResultsCheck check(first.index(), 2, 20, 100);
+  while (auto b = first.results().read()) check.add(*b);
+  EXPECT_TRUE(first.wait().finished);
+  EXPECT_TRUE(check.complete()) << check.problem();
+  reader.join();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(second_read.load());
+  EXPECT_TRUE(second.wait().finished);
+  const std::string expected = "unit " + std::to_string(second.index()) + "'s results are waited for, but unit " +
+                               std::to_string(first.index()) + " runs first and no one has read its results for 5 s";
+  EXPECT_NE(err.find(expected), std::string::npos) << err;
+  EXPECT_NE(err.find("Read unit " + std::to_string(first.index()) + "'s results"), std::string::npos) << err;
+  // Said once, not every window.
+  EXPECT_EQ(err.find(expected), err.rfind(expected)) << err;
+  app.stop();
+}
+
+// The same wait is quiet while another thread reads the earlier unit, however slowly.
+TEST(Application, AWaitBehindAUnitThatIsBeingReadIsQuiet) {
+  Application app = open_app();
+  app.start();
+  Unit first = app.submit("count=15 size=100");  // 30 results, read over 6 s
+  Unit second = app.submit("count=5 size=100");
+  testing::internal::CaptureStderr();
+  std::thread slow_reader([&] {
+    while (auto b = first.results().read()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  while (second.results().read()) {
+  }
+  slow_reader.join();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(first.wait().finished);
+  EXPECT_TRUE(second.wait().finished);
+  EXPECT_EQ(err.find("runs first and no one has read its results"), std::string::npos) << err;
+  app.stop();
+}
+
 TEST(Application, StopFinishesQueuedUnitsAndRefusesNewOnes) {
   Application app = open_app();
   std::vector<Unit> units;

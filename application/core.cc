@@ -16,6 +16,10 @@ using Clock = std::chrono::steady_clock;
 // the 500 ms heartbeat a host daemon expects.
 constexpr auto kKeepAliveEvery = std::chrono::milliseconds(200);
 
+// A reader of a queued unit says the earlier unit holds it back (its results unread) once no
+// one has read them over two such windows in a row.
+constexpr auto kHeldBackWindow = std::chrono::milliseconds(2500);
+
 UnitReport failed_report(std::uint64_t index, const std::string& work, const Failure& f) {
   UnitReport r;
   r.index = index;
@@ -42,7 +46,29 @@ std::optional<Buffer> UnitResults::read_more() {
   Unit::State& u = unit_;
   {
     std::unique_lock<std::mutex> lock(u.mu);
-    u.changed.wait(lock, [&] { return u.phase != Unit::State::Phase::kQueued || u.results_closed; });
+    const auto can_go = [&] { return u.phase != Unit::State::Phase::kQueued || u.results_closed; };
+    // Queued: it waits for the units before it. One whose results nobody reads never ends,
+    // so a client that reads a later unit first would wait forever, in silence: say so.
+    std::optional<AppCore::RunningUnread> seen;
+    bool said = false;
+    while (!u.changed.wait_for(lock, kHeldBackWindow, can_go)) {
+      lock.unlock();
+      const std::optional<AppCore::RunningUnread> now = u.core->running_unread_before(u.index);
+      lock.lock();
+      if (now && seen && now->index == seen->index && now->results_read == seen->results_read && !said) {
+        said = true;
+        const std::string earlier = "unit " + std::to_string(now->index);
+        logging::process_line(
+            LogLevel::kWarn,
+            "unit " + std::to_string(u.index) + "'s results are waited for, but " + earlier +
+                " runs first and no one has read its results for " +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(2 * kHeldBackWindow).count()) +
+                " s: units run one at a time in submission order, and a unit ends only once its "
+                "results are read to the end. Read " + earlier + "'s results (or wait for it, cancel it, or drop it: "
+                "in Java read(), waitFor(), cancel() or close()) first, or from another thread");
+      }
+      seen = now;
+    }
     if (u.results_closed) return std::nullopt;
   }
   std::unique_lock<std::mutex> reading(u.read_mu);
@@ -58,6 +84,7 @@ std::optional<Buffer> UnitResults::read_more() {
   } catch (const Aborted&) {
     // The unit failed or was cancelled: wait() says how.
   }
+  if (buffer) u.results_read.fetch_add(1, std::memory_order_relaxed);
   if (!buffer) {
     reading.unlock();
     std::lock_guard<std::mutex> lock(u.mu);
@@ -138,6 +165,17 @@ void AppCore::stop(bool abort) {
   }
   for (auto& unit : dropped) end_unit(*unit, failed_report(unit->index, unit->work, cancelled(unit->index, "the application was aborted before this unit ran")));
   if (runner_.joinable()) runner_.join();
+}
+
+std::optional<AppCore::RunningUnread> AppCore::running_unread_before(std::uint64_t index) const {
+  std::lock_guard<std::mutex> lock(mu_);  // keeps running_ alive
+  if (running_ == nullptr || running_->index >= index) return std::nullopt;
+  Unit::State& running = *running_;
+  // Only probes (no waiting under mu_): a reader inside read() holds read_mu.
+  std::unique_lock<std::mutex> reading(running.read_mu, std::try_to_lock);
+  std::unique_lock<std::mutex> state(running.mu, std::try_to_lock);
+  if (!reading.owns_lock() || !state.owns_lock() || running.results_closed) return std::nullopt;
+  return RunningUnread{running.index, running.results_read.load(std::memory_order_relaxed)};
 }
 
 std::uint64_t AppCore::units_ended() const {

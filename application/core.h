@@ -11,6 +11,7 @@
 #ifndef SLUICE_APPLICATION_CORE_H_
 #define SLUICE_APPLICATION_CORE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -72,6 +73,9 @@ struct sluice::Unit::State {
   std::optional<UnitReport> report;  // once ended
 
   std::mutex read_mu;  // held while reading from `port`
+  // Results handed to the client so far: how a reader of a later unit tells this unit's
+  // results are not being read (UnitResults::read_more).
+  std::atomic<std::uint64_t> results_read{0};
 };
 
 namespace sluice {
@@ -103,6 +107,15 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   // every deployment. Idempotent.
   void stop(bool abort);
   std::uint64_t units_ended() const;
+  // The unit running now, when it runs ahead of unit `index` and no one is in the middle of
+  // reading its results (nor did they end): its index and how many results were read so
+  // far. What a reader of a later unit, waiting for it to start, checks for a client that
+  // reads units out of order (a unit ends only once its results are read to the end).
+  struct RunningUnread {
+    std::uint64_t index = 0;
+    std::uint64_t results_read = 0;
+  };
+  std::optional<RunningUnread> running_unread_before(std::uint64_t index) const;
 
   // Tells `watcher` about every unit from now on (null: nobody). Call before start(); the
   // watcher must outlive stop().
