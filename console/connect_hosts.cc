@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
 
@@ -31,9 +33,19 @@ void warn_about_loopback_mix(const std::vector<std::unique_ptr<HostClient>>& cli
     list += (list.empty() ? "" : ", ") + c->label();
   }
   if (on_loopback.empty() || elsewhere.empty()) return;
-  std::cerr << "sluice: warning: " << on_loopback << " reached at a loopback address, " << elsewhere
-            << " not: a data plane on a loopback address is reachable only from its own machine, so streams "
-               "between these hosts fail unless they all run here; give every host an address the others reach\n";
+  const std::string warning = "sluice: warning: " + on_loopback + " reached at a loopback address, " + elsewhere +
+                              " not: a data plane on a loopback address is reachable only from its own machine, so "
+                              "streams between these hosts fail unless they all run here; give every host an address "
+                              "the others reach\n";
+  // Once per process: a deployed application (sluice serve) connects again for every
+  // redeployment, to the same hosts.
+  static std::mutex mu;
+  static std::set<std::string> said;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!said.insert(warning).second) return;
+  }
+  std::cerr << warning;
 }
 
 }  // namespace
