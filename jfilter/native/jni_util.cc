@@ -132,6 +132,20 @@ void throw_to_java(JNIEnv* env) noexcept {
   }
 }
 
+namespace {
+
+// A Java string may hold U+0000, which would end the text wherever it travels as a C string
+// (an exception's what(), a control message read back): shown as \x00, as failure texts
+// show other control characters.
+std::string nul_escaped(std::string text) {
+  for (std::size_t at = text.find('\0'); at != std::string::npos; at = text.find('\0', at + 4)) {
+    text.replace(at, 1, "\\x00");
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string take_pending(JNIEnv* env) {
   if (!env->ExceptionCheck()) return {};
   jthrowable t = env->ExceptionOccurred();
@@ -140,7 +154,8 @@ std::string take_pending(JNIEnv* env) {
   jmethodID to_string = env->GetMethodID(type, "toString", "()Ljava/lang/String;");
   auto text = to_string == nullptr ? nullptr : static_cast<jstring>(env->CallObjectMethod(t, to_string));
   env->ExceptionClear();
-  std::string out = text == nullptr ? "a Java exception whose description could not be printed" : to_utf8(env, text);
+  std::string out =
+      text == nullptr ? "a Java exception whose description could not be printed" : nul_escaped(to_utf8(env, text));
   env->DeleteLocalRef(text);
   env->DeleteLocalRef(type);
   env->DeleteLocalRef(t);
@@ -159,7 +174,7 @@ std::string stack_trace(JNIEnv* env, jthrowable t) {
       return "a Java exception whose description could not be printed";
     }
   }
-  std::string out = to_utf8(env, text);
+  std::string out = nul_escaped(to_utf8(env, text));
   env->DeleteLocalRef(text);
   return out;
 }

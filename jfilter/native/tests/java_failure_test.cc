@@ -68,6 +68,23 @@ INSTANTIATE_TEST_SUITE_P(Stages, JavaStageFailureTest,
                          ::testing::Values(StageCase{"init"}, StageCase{"process"}, StageCase{"finalize"}),
                          [](const auto& info) { return std::string(info.param.stage); });
 
+// A NUL inside a Java exception's message does not end the report there (C strings would):
+// it is shown escaped, and the rest and the stack trace follow.
+TEST_F(JavaFailureTest, ANulInTheMessageDoesNotCutTheReport) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 10, size: 64}}
+  bad:  {lang: java, class: org.sluice.nativetest.Thrower, classpath: [@JAR@], args: {in: process, nul: yes}}
+streams:
+  - {from: src.out, to: bad.in}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->message.rfind("java.lang.UnsupportedOperationException: boom in process\\x00after a NUL\n", 0), 0u)
+      << out.failure->message;
+  EXPECT_NE(out.failure->message.find("\tat org.sluice.nativetest.Thrower.maybe(Thrower.java:"), std::string::npos)
+      << out.failure->message;
+}
+
 TEST_F(JavaFailureTest, ConstructorExceptionIsReportedAtCreate) {
   testing_filters::RunOutcome out = run(R"(
 filters:

@@ -6,7 +6,7 @@ import org.sluice.Filter;
 
 /**
  * Throws from the stage named by arg `in` (init, process or finalize), or calls System.exit(3)
- * in the one named by arg `exit`; otherwise drains.
+ * in the one named by arg `exit`; otherwise drains. With arg `nul`, the message holds a NUL.
  */
 public final class Thrower implements Filter {
   @Override
@@ -28,7 +28,11 @@ public final class Thrower implements Filter {
   }
 
   private static void maybe(Context ctx, String stage) {
-    if (stage.equals(ctx.arg("in", ""))) throw new UnsupportedOperationException("boom in " + stage);
+    if (stage.equals(ctx.arg("in", ""))) {
+      // arg `nul`: a message with a NUL character inside, which C strings would end at.
+      String nul = ctx.arg("nul", "").isEmpty() ? "" : "\u0000after a NUL";
+      throw new UnsupportedOperationException("boom in " + stage + nul);
+    }
     if (stage.equals(ctx.arg("exit", ""))) System.exit(3);
   }
 }
