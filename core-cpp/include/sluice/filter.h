@@ -48,6 +48,10 @@ inline namespace SLUICE_FILTER_ABI {
 bool register_filter(const char* class_name, FilterFactory factory);
 // The same, with the names of the arguments the class needs (SLUICE_FILTER_ARGS).
 bool register_filter(const char* class_name, FilterFactory factory, std::initializer_list<const char*> required_args);
+// Records that the library defining `factory` was compiled without optimization (the stream
+// calls these headers compile into it run many times slower): loading it then warns once.
+// Used by SLUICE_FILTER; returns true.
+bool note_unoptimized(FilterFactory factory);
 }  // namespace SLUICE_FILTER_ABI
 }  // namespace detail
 
@@ -61,8 +65,17 @@ bool register_filter(const char* class_name, FilterFactory factory, std::initial
 #define SLUICE_FILTER_AS2_(Class, n)                                                     \
   namespace {                                                                            \
   [[maybe_unused]] const bool sluice_registered_##n = ::sluice::detail::register_filter( \
-      #Class, []() -> std::unique_ptr<::sluice::Filter> { return std::make_unique<Class>(); }); \
+      #Class, SLUICE_FACTORY_(Class)) && SLUICE_NOTE_BUILD_(Class);                      \
   }
+
+// Internal to the macros. The build note says whether the code that includes this header
+// (the filter library) is optimized: __OPTIMIZE__ is what GCC and Clang define under -O1+.
+#define SLUICE_FACTORY_(Class) []() -> std::unique_ptr<::sluice::Filter> { return std::make_unique<Class>(); }
+#if defined(__OPTIMIZE__)
+#define SLUICE_NOTE_BUILD_(Class) true
+#else
+#define SLUICE_NOTE_BUILD_(Class) ::sluice::detail::note_unoptimized(SLUICE_FACTORY_(Class))
+#endif
 
 // Registers `Class` like SLUICE_FILTER and declares the arguments it cannot run without:
 //   SLUICE_FILTER_ARGS(LineReader, "path")
@@ -75,8 +88,7 @@ bool register_filter(const char* class_name, FilterFactory factory, std::initial
 #define SLUICE_FILTER_ARGS_AS2_(Class, n, ...)                                           \
   namespace {                                                                            \
   [[maybe_unused]] const bool sluice_registered_##n = ::sluice::detail::register_filter( \
-      #Class, []() -> std::unique_ptr<::sluice::Filter> { return std::make_unique<Class>(); }, \
-      {__VA_ARGS__});                                                                    \
+      #Class, SLUICE_FACTORY_(Class), {__VA_ARGS__}) && SLUICE_NOTE_BUILD_(Class);       \
   }
 
 #endif  // SLUICE_FILTER_H_

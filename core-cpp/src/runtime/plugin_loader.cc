@@ -1,13 +1,18 @@
 #include "runtime/plugin_loader.h"
 
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 
+#include "log/backend.h"
 #include "sluice/error.h"
 #include "sluice/version.h"
 #include "topology/suggest.h"
@@ -28,9 +33,11 @@ struct Registration {
 };
 
 struct Registry {
-  std::mutex mu;  // guards both members; never held across dlopen (initialisers register)
+  std::mutex mu;  // guards every member; never held across dlopen (initialisers register)
   std::vector<Registration> registrations;
   std::set<std::string> opened;  // libraries we dlopen()ed, canonical paths
+  std::set<std::string> unoptimized;  // objects built without -O (note_unoptimized)
+  std::set<std::string> warned;       // ... and those this process has warned about
 };
 
 Registry& registry() {
@@ -57,6 +64,23 @@ std::string defining_object(FilterFactory factory) {
   return canonical(info.dli_fname);
 }
 
+// " (that is: helper(int))" when dlerror's undefined symbol (from `at`) is a mangled C++
+// name, else "".
+std::string demangled_symbol(const std::string& reason, std::size_t at) {
+  if (at == std::string::npos) return "";
+  const std::size_t start = reason.find("_Z", at);
+  if (start == std::string::npos) return "";
+  std::size_t end = start;
+  while (end < reason.size() && (std::isalnum(static_cast<unsigned char>(reason[end])) || reason[end] == '_' ||
+                                 reason[end] == '.' || reason[end] == '$')) {
+    ++end;
+  }
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(
+      abi::__cxa_demangle(reason.substr(start, end - start).c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? std::string(" (that is: ") + name.get() + ")" : "";
+}
+
 void load(const std::string& library, const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(registry().mu);
@@ -76,7 +100,8 @@ void load(const std::string& library, const std::string& path) {
         : undefined
             ? "; link the library against everything it uses (and Sluice::sluice)"
             : "; build it first, or fix the path (relative paths are relative to the topology file)";
-    throw Error("cannot load filter library '" + library + "': " + reason + hint);
+    throw Error("cannot load filter library '" + library + "': " + reason + demangled_symbol(reason, undefined_at) +
+                hint);
   }
   std::lock_guard<std::mutex> lock(registry().mu);
   registry().opened.insert(path);
@@ -96,6 +121,14 @@ bool register_filter(const char* class_name, FilterFactory factory, std::initial
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
   reg.registrations.push_back(std::move(registration));
+  return true;
+}
+
+bool note_unoptimized(FilterFactory factory) {
+  std::string object = defining_object(factory);
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  reg.unoptimized.insert(std::move(object));
   return true;
 }
 }  // namespace SLUICE_FILTER_ABI
@@ -118,7 +151,17 @@ FoundFilter find_filter(const std::string& library, const std::string& class_nam
     names.insert(r.class_name);
     if (r.class_name == class_name && (found == nullptr || r.object == program_path())) found = &r;
   }
-  if (found != nullptr) return {found->factory, found->required_args};
+  if (found != nullptr) {
+    if (reg.unoptimized.count(found->object) != 0 && reg.warned.insert(found->object).second) {
+      logging::process_line(
+          LogLevel::kWarn,
+          "filter library '" + found->object +
+              "' was compiled without optimization (no -O: CMake's CMAKE_BUILD_TYPE empty, or Debug): the stream "
+              "calls sluice's headers compile into it (read, write, allocate) run about 15 times slower; build it "
+              "with -DCMAKE_BUILD_TYPE=Release (or RelWithDebInfo, to keep debug information)");
+    }
+    return {found->factory, found->required_args};
+  }
   std::vector<std::string> sorted(names.begin(), names.end());
   std::string where = library.empty() ? "this program" : "library '" + library + "'";
   std::string message = where + " has no filter class '" + class_name + "'";
@@ -142,6 +185,7 @@ FoundFilter find_filter(const std::string& library, const std::string& class_nam
     message += "; it registers none: add SLUICE_FILTER(" + class_name + ") to the library's sources";
   } else {
     message += " (it registers: " + topo::join(sorted) + ")";
+    if (near.empty()) message += "; if the class is in this library, register it: SLUICE_FILTER(" + class_name + ") in one of its .cc files";
   }
   throw Error(message);
 }

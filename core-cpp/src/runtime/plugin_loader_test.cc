@@ -49,6 +49,33 @@ TEST(PluginLoader, ALibraryWithAnUndefinedSymbolSaysSo) {
                              "link the library against everything it uses"}));
 }
 
+TEST(PluginLoader, AnUndefinedCppSymbolIsShownDemangled) {
+  const std::string message = load_error(SLUICE_UNDEFINED_CPP_LIB, "NeedsMissingHelper");
+  EXPECT_TRUE(Says(message, {"undefined symbol", "_Z26sluice_test_missing_helperi",
+                             "(that is: sluice_test_missing_helper(int))",
+                             "link the library against everything it uses"}));
+}
+
+// A library built without -O (CMake with no build type) works, and says once that its
+// stream calls are slow and how to build it.
+TEST(PluginLoader, ALibraryBuiltWithoutOptimizationWarnsOnce) {
+  testing::internal::CaptureStderr();
+  EXPECT_NE(find_filter_factory(SLUICE_UNOPTIMIZED_LIB, "BuiltWithoutOptimization"), nullptr);
+  EXPECT_NE(find_filter_factory(SLUICE_UNOPTIMIZED_LIB, "BuiltWithoutOptimization"), nullptr);
+  EXPECT_NE(find_filter_factory(SLUICE_EXAMPLES_LIB, "WordCount"), nullptr);  // optimized: quiet
+  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string warning = "' was compiled without optimization";
+  EXPECT_TRUE(Says(err, {"filter library '", "sluice_test_unoptimized", warning, "-DCMAKE_BUILD_TYPE=Release"}));
+  EXPECT_EQ(err.find(warning), err.rfind(warning)) << "warned more than once: " << err;
+  EXPECT_EQ(err.find("examples"), std::string::npos) << err;
+}
+
+TEST(PluginLoader, AClassTheLibraryDoesNotRegisterSuggestsSluiceFilter) {
+  EXPECT_TRUE(Says(load_error(SLUICE_EXAMPLES_LIB, "Forgotten"),
+                   {"has no filter class 'Forgotten'", "(it registers: ",
+                    "register it: SLUICE_FILTER(Forgotten) in one of its .cc files"}));
+}
+
 TEST(PluginLoader, ALibraryBuiltAgainstOtherHeadersSaysToRebuildIt) {
   const std::string message = load_error(SLUICE_OLDER_ABI_LIB, "BuiltAgainstOlderHeaders");
   EXPECT_TRUE(Says(message, {"cannot load filter library '" SLUICE_OLDER_ABI_LIB "'", "register_filter",
