@@ -63,6 +63,15 @@ class RemoteDeployment final : public Deployment {
   ~RemoteDeployment() override { release_hosts(); }
 
   std::optional<Failure> start() override {
+    if (shared_->launcher && !shared_->launched) {
+      // Starts a sluiced per logical host and fills in their addresses (t_ is the shared
+      // topology) and this run's token. Like an unreachable host daemon, a failure here is
+      // the "connect" stage: sluice serve exits 4, as sluice run does.
+      if (shared_->launcher->start(shared_->topology, shared_->control) != console::kExitOk) {
+        return Failure{"", -1, "", 0, "connect", "the launcher could not start the host daemons (see above)"};
+      }
+      shared_->launched = true;
+    }
     const std::optional<console::Credentials> credentials = console::load_credentials(shared_->control);
     if (!credentials) return Failure{"", -1, "", 0, "connect", "the credentials cannot be used (see above)"};
     std::string unreachable;
@@ -240,16 +249,7 @@ DeploymentFactory remote_deployment_factory(topo::Topology& topology, const Appl
   shared->control.key_file = options.key_file;
   shared->control.ca_file = options.ca_file;
   shared->topology = topology;
-  return [shared](const topo::Topology&) -> std::unique_ptr<Deployment> {
-    if (shared->launcher && !shared->launched) {
-      // Starts a sluiced per logical host and fills in their addresses and this run's token.
-      if (shared->launcher->start(shared->topology, shared->control) != console::kExitOk) {
-        throw Error("the launcher could not start the host daemons (see above)");
-      }
-      shared->launched = true;
-    }
-    return std::make_unique<RemoteDeployment>(shared);
-  };
+  return [shared](const topo::Topology&) -> std::unique_ptr<Deployment> { return std::make_unique<RemoteDeployment>(shared); };
 }
 
 }  // namespace sluice

@@ -19,7 +19,7 @@ left (their environment carries SLURM_JOB_ID):
   - an allocation Slurm refuses (no such partition): status 4 with Slurm's reason;
   - SIGINT while the allocation is pending: status 130, the request withdrawn;
   - sluice serve --launcher slurm: units from sluice submit, results byte for byte, sluice
-    stop ends the steps.
+    stop ends the steps; an allocation Slurm refuses: status 4, as for run.
 
   slurm_test.py BUILD_DIR SOURCE_DIR
 Needs root and Debian's slurmctld, slurmd, slurm-client and munge (scripts/install-deps.sh).
@@ -406,6 +406,13 @@ streams:
     p.wait(60)
     check(p.returncode == 0, "serve exits 0", read(err_path))
     c.nothing_left(job, "after sluice serve --launcher slurm and sluice stop")
+
+    # Slurm refuses serve's request: status 4, as for sluice run (it was 1, "run failed").
+    r = subprocess.run([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm", "--partition",
+                        "nosuch", "--token-file", h.token], env=env, capture_output=True, text=True, timeout=120)
+    check(r.returncode == 4 and "invalid partition" in r.stderr.lower(),
+          "sluice serve on an allocation Slurm refuses: status 4 with Slurm's reason", r.returncode, r.stderr)
+    check(c.queue() == "", "after serve's refused allocation: squeue is empty", c.queue())
 
 
 if __name__ == "__main__":
