@@ -123,6 +123,49 @@ TEST(NetPeerTest, AStrangerWhoKnowsTheTopologyButNotTheKeyCannotInjectOrLockOutT
   EXPECT_TRUE(refused_proof) << ::testing::PrintToString(b.plane().rejected());
 }
 
+// The same from a chosen source address (127.0.0.0/8 is all loopback).
+boost::asio::ip::tcp::socket raw_connect_from(boost::asio::io_context& io, const std::string& address,
+                                              const std::string& from) {
+  boost::asio::ip::tcp::socket s(io);
+  s.open(boost::asio::ip::tcp::v4());
+  s.bind({boost::asio::ip::make_address(from), 0});
+  const auto colon = address.rfind(':');
+  s.connect({boost::asio::ip::make_address(address.substr(0, colon)),
+             static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)))});
+  return s;
+}
+
+// Idle sockets that fill the caps on unauthenticated connections (8 per source address, 64
+// in all), opened as soon as the port appears, used to keep the real host out of every run:
+// the newest connection was refused. Now the oldest idle one makes room.
+void the_real_host_gets_past_idle_sockets(const std::vector<std::string>& squatters) {
+  RealB b(kTwoToOne, two_to_one());
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::socket> idle;
+  for (const std::string& from : squatters) {
+    for (int i = 0; i < 8; ++i) idle.push_back(raw_connect_from(io, b.plane().listen_address(), from));
+  }
+  // The listener accepts in arrival order: every idle socket is taken before the real host's.
+  FakePeer real(b.a_routes(), Cluster::key());
+  ASSERT_TRUE(real.connect(b.plane().listen_address()))
+      << ::testing::PrintToString(b.plane().rejected());
+  b.plane().connect({}, std::chrono::seconds(5));
+  EXPECT_FALSE(b.plane().failure());
+  bool made_room = false;
+  for (const auto& r : b.plane().rejected()) made_room |= r.find("closed to make room for a newer one") != std::string::npos;
+  EXPECT_TRUE(made_room) << ::testing::PrintToString(b.plane().rejected());
+}
+
+TEST(NetPeerTest, IdleSocketsFromTheRealHostsAddressDoNotKeepItOut) {
+  the_real_host_gets_past_idle_sockets({"127.0.0.1"});
+}
+
+TEST(NetPeerTest, IdleSocketsFromManyAddressesDoNotKeepTheRealHostOut) {
+  std::vector<std::string> squatters;
+  for (int i = 2; i <= 9; ++i) squatters.push_back("127.0.0." + std::to_string(i));  // 64 in all
+  the_real_host_gets_past_idle_sockets(squatters);
+}
+
 TEST(NetPeerTest, AnImpostorsDataNeverReachesTheConsumer) {
   RealB b(kTwoToOne, two_to_one());
   observed().reset();

@@ -520,7 +520,9 @@ void Connection::connection_lost(const boost::system::error_code& ec) {
   if (!authenticated_) {
     if (side_ == Side::kConnector) {
       env_.events.connect_problem(host_, "closed during the handshake (" + ec.message() +
-                                             "): the peer refused this host's proof of the run key");
+                                             "): the peer refused this host's proof of the run key, or "
+                                             "closed this connection to make room in a flood of connections that "
+                                             "do not authenticate; its log says which");
     } else {
       env_.events.stranger_refused(peer_ + ": closed before authenticating (" + ec.message() + ")");
     }

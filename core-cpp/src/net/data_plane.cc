@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <future>
+#include <list>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -161,7 +162,7 @@ struct DataPlane::Impl final : net::ConnectionEvents {
   // Set up before the I/O thread uses them; then changed only by the I/O thread.
   std::vector<std::shared_ptr<OutboundLink>> outbound;  // [host]
   std::vector<std::vector<std::unique_ptr<net::RemoteEndpoint>>> endpoints;  // [stream][copy]
-  std::set<std::shared_ptr<InboundLink>> unauthenticated;
+  std::list<std::shared_ptr<InboundLink>> unauthenticated;  // oldest first
   std::map<std::string, std::size_t> unauthenticated_from;  // source address -> count
   bool give_up_connecting = false;
 
@@ -278,25 +279,36 @@ void DataPlane::Impl::on_accept(tcp::socket socket, const std::string& remote) {
   }
   forget_unauthenticated();
   const std::string address = address_part(remote);
-  std::string refusal;
-  if (unauthenticated.size() >= kMaxUnauthenticated) {
-    refusal = "already " + std::to_string(kMaxUnauthenticated) + " connections that have not authenticated";
-  } else if (unauthenticated_from[address] >= kMaxUnauthenticatedPerAddress) {
-    refusal = "already " + std::to_string(kMaxUnauthenticatedPerAddress) +
-              " connections from that address that have not authenticated";
+  // Full: room is made by closing the oldest unauthenticated connection (from this address,
+  // when its share is what is full), not by refusing the newest. Refusing let a few idle
+  // sockets, opened as soon as the port appeared and renewed every 5 s, keep the real host
+  // out of every run; now holding it out takes a flood that outpaces its handshake (a few
+  // milliseconds), the denial of service docs/operations.md accepts on the control port.
+  std::string full;
+  bool from_address = false;
+  if (unauthenticated_from.count(address) != 0 && unauthenticated_from[address] >= kMaxUnauthenticatedPerAddress) {
+    full = "already " + std::to_string(kMaxUnauthenticatedPerAddress) +
+           " connections from that address that have not authenticated";
+    from_address = true;
+  } else if (unauthenticated.size() >= kMaxUnauthenticated) {
+    full = "already " + std::to_string(kMaxUnauthenticated) + " connections that have not authenticated";
   }
-  if (!refusal.empty()) {
-    if (unauthenticated_from[address] == 0) unauthenticated_from.erase(address);
-    socket.close(ignored);
-    stranger_refused("connection from " + remote + ": " + refusal + "; closed at once");
-    return;
+  if (!full.empty()) {
+    for (const std::shared_ptr<InboundLink>& oldest : unauthenticated) {
+      if (oldest->is_closed() || (from_address && address_part(oldest->remote()) != address)) continue;
+      stranger_refused("connection from " + oldest->remote() + ": closed to make room for a newer one from " + remote +
+                       " (" + full + ")");
+      oldest->close();
+      break;
+    }
+    forget_unauthenticated();
   }
   socket.set_option(tcp::no_delay(true), ignored);
   auto link = std::make_shared<InboundLink>(env, receive, [this](const std::shared_ptr<InboundLink>& l, std::string* why) {
     return admit(l, why);
   });
   link->socket() = std::move(socket);
-  unauthenticated.insert(link);
+  unauthenticated.push_back(link);
   ++unauthenticated_from[address];
   link->start(remote);
 }
