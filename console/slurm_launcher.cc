@@ -1,10 +1,13 @@
 #include "console/slurm_launcher.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -184,15 +187,13 @@ void SlurmLauncher::make_run_dir() {
   if (own_run_dir_) ::chmod(run_dir_.c_str(), 0700);
   // The token: only this run knows it; readable by the user alone.
   token_file_ = run_dir_ + "/token-" + run_id_;
-  const mode_t old = ::umask(077);
-  {
-    std::ofstream out(token_file_, std::ios::trunc);
-    out << control::random_hex(32) << "\n";
-    out.close();
-    ::umask(old);
-    if (!out) throw Error("cannot write the run's token to '" + token_file_ + "'");
-  }
-  ::chmod(token_file_.c_str(), 0600);
+  // Created exclusively (never through a file or symlink someone put there first), 0600.
+  const int fd = ::open(token_file_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const std::string token = control::random_hex(32) + "\n";
+  const bool written = fd >= 0 && ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size());
+  const std::string why = std::strerror(errno);
+  if (fd >= 0) ::close(fd);
+  if (!written) throw Error("cannot write the run's token to '" + token_file_ + "': " + why);
 }
 
 bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupted) {

@@ -24,11 +24,15 @@
 // the app daemon it launched. This file reads the command line and the token file.
 // (docs/operations.md: how to run it, the threat model, what each refusal means.)
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -55,18 +59,23 @@ std::string default_appd_path() {
   return (self.parent_path() / "sluice-appd").string();
 }
 
-// Writes `address` to `path` atomically: a temporary file in the same directory, renamed.
+// Writes `address` to `path` atomically: a temporary file of a fresh name in the same
+// directory (mkstemp: created exclusively, so a symlink planted there by someone who can
+// write to the directory is never followed), renamed over `path`.
 void write_ready_file(const std::string& path, const std::string& address) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << address << "\n";
-    out.close();
-    if (!out) throw sluice::Error("--ready-file: cannot write '" + tmp + "'; is its directory there and writable?");
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    throw sluice::Error("--ready-file: cannot create a file beside '" + path + "': " + std::strerror(errno) +
+                        "; is its directory there and writable?");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw sluice::Error("--ready-file: cannot rename '" + tmp + "' to '" + path + "'");
+  const std::string line = address + "\n";
+  const bool written = ::fchmod(fd, 0644) == 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw sluice::Error("--ready-file: cannot write '" + path + "': " + why);
   }
 }
 

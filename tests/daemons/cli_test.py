@@ -1,7 +1,9 @@
 """sluiced's and sluice-appd's command lines: a bad or missing value is refused at once with a
 message that names the option and says what it accepts, exit status 2 (as the console's);
 --help and --version work. Nothing is started: every refusal comes before the daemon
-listens or reads its control socket."""
+listens or reads its control socket. Then one sluiced writes its --ready-file in a directory
+where symlinks were planted, and follows none."""
+import os
 import subprocess
 
 from harness import check, main
@@ -55,6 +57,33 @@ def test(h):
     check(p.returncode == 0 and "--control-fd FD" in p.stdout, "sluice-appd --help lists the options", p.stdout)
     p = run([h.appd, "--version"])
     check(p.returncode == 0 and p.stdout.startswith("sluice-appd "), "sluice-appd --version", p.stdout)
+
+    # --ready-file in a directory others can write to: the temporary file beside it is made
+    # exclusively under a fresh name, so symlinks planted at the names it used to use
+    # (ready.tmp.PID) lead nowhere, and a symlink at the ready file itself is replaced.
+    ready_dir = os.path.join(h.dir, "pub")
+    os.mkdir(ready_dir)
+    os.chmod(ready_dir, 0o1777)
+    victim = os.path.join(h.dir, "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    with open("/proc/sys/kernel/ns_last_pid") as f:
+        last = int(f.read())
+    for pid in range(last + 1, last + 500):
+        os.symlink(victim, os.path.join(ready_dir, f"ready.tmp.{pid}"))
+    ready = os.path.join(ready_dir, "ready")
+    os.symlink(victim, ready)
+    d = h.start("ready", args=("--ready-file", ready))
+    h.wait_for(lambda: not os.path.islink(ready) and os.path.exists(ready), 10, "sluiced to write its ready file")
+    with open(ready) as f:
+        written = f.read()
+    with open(victim) as f:
+        kept = f.read()
+    check(written == d.address + "\n" and oct(os.stat(ready).st_mode & 0o777) == "0o644",
+          "sluiced writes ADDR:PORT to its ready file, mode 0644", written)
+    check(kept == "precious\n", "and follows no symlink planted in the directory", kept)
+    left = [n for n in os.listdir(ready_dir) if n.startswith("ready.tmp.") and not os.path.islink(os.path.join(ready_dir, n))]
+    check(not left, "and leaves no temporary file behind", left)
 
 
 if __name__ == "__main__":
