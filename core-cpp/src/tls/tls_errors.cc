@@ -129,8 +129,9 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
            " of this version; check the address (" + kind + " prints the address it serves at)";
   }
   if (f.eof || (r == 0 && !f.established)) {
-    return "the daemon closed the connection during the TLS handshake: it does not speak TLS (an older sluiced?) "
-           "or refused this console; its log says why";
+    return "the daemon closed the connection during the TLS handshake: it refused this console (it was busy with "
+           "too many connections authenticating at once, say: try again) or does not speak TLS (an older "
+           "sluiced?); its log says which";
   }
   if (not_tls(r)) {
     return "the service at that address does not speak TLS 1.3 (" + openssl_text(f.error) +
