@@ -156,5 +156,25 @@ TEST_F(JavaFailureTest, AMissingDependencyJarIsReportedAtTheClasspath) {
 )"), "");
 }
 
+// The verifier loads library types while linking the class (a subtype passed where the
+// library takes its supertype): that too is a missing jar, said at classpath:, not a raw
+// NoClassDefFoundError at class:.
+TEST_F(JavaFailureTest, AMissingDependencyFoundWhileLinkingIsReportedAtTheClasspath) {
+  const std::string dependent = JAVA_TEST_DEPENDENT_JAR;
+  const std::string errors = validation_errors(R"(filters:
+  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [)" + dependent + R"(]}
+)");
+  EXPECT_NE(errors.find("test.yaml:3:82: filter 'uses': classpath [" + dependent + "] lacks class 'org.sluice.nativedep."),
+            std::string::npos) << errors;
+  EXPECT_NE(errors.find("which class 'org.sluice.nativedependent.PassesDerived' needs (its code uses it); add the "
+                        "jar that holds it to classpath:"),
+            std::string::npos) << errors;
+  EXPECT_EQ(errors.find("\tat "), std::string::npos) << "no stack trace: " << errors;
+  EXPECT_EQ(validation_errors(R"(filters:
+  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [)" + dependent + ", " +
+                              JAVA_TEST_DEPENDENCY_JAR + R"(]}
+)"), "");
+}
+
 }  // namespace
 }  // namespace jtest

@@ -70,7 +70,14 @@ final class Bridge {
       return "class '" + className + "' cannot be loaded: " + e
           + "; compile it for Java 17 against the sluice jfilter jar, with its dependencies on classpath:";
     }
-    String problem = problem(type);
+    String problem;
+    try {
+      problem = problem(type);
+    } catch (NoClassDefFoundError e) {
+      // Looking for its constructor links the class, and the verifier loads the types its
+      // code hands to other classes (a library subtype passed as the library's supertype).
+      return missing(className, missingName(e), "its code uses it", classpath);
+    }
     return problem != null ? problem : missingDependency(type, loader, classpath);
   }
 

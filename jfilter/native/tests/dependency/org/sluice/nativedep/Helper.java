@@ -7,4 +7,8 @@ public final class Helper {
   public static String greeting(String name) {
     return "hello, " + name;
   }
+
+  public static String describe(Base thing) {
+    return thing.toString();
+  }
 }

@@ -1,0 +1,4 @@
+package org.sluice.nativedep;
+
+/** A library subtype of Base (see PassesDerived). */
+public final class Derived extends Base {}
