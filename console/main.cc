@@ -1,5 +1,7 @@
 // sluice: the console. `sluice validate TOPOLOGY`, `sluice run TOPOLOGY [...]`, `sluice serve
 // TOPOLOGY [...]`, `sluice submit ADDR:PORT [...]`, `sluice stop ADDR:PORT`, `sluice new`.
+#include <signal.h>
+
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -78,6 +80,10 @@ int main(int argc, char** argv) {
   // The console owns its process: once a JVM ran, it ends without running libjvm's static
   // destructors under the JVM's threads (runtime/process_exit.h).
   sluice::process::end_before_jvm_statics_at_exit();
+  // A closed pipe on stdout or stderr (`sluice run ... 2>&1 | head`) makes a write fail
+  // (EPIPE), not kill the console before it has ended its steps and released its allocation.
+  // Children get SIGPIPE back (subprocess.cc).
+  ::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"sluice: run filter-stream applications written in C++ and Java"};
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   app.require_subcommand(1);

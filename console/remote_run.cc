@@ -37,6 +37,7 @@
 #include "console/report.h"
 #include "console/run_status.h"
 #include "console/stall_watch.h"
+#include "console/subprocess.h"
 #include "console/ui_server.h"
 #include "control/auth.h"
 #include "log/log_output.h"
@@ -236,8 +237,7 @@ int run_remote(const RunOptions& options, topo::Topology& topology) {
   // (host_group.h), before any thread or child starts.
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  add_stop_signals(&set);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ControlOptions control = options.control;
   std::unique_ptr<Launcher> launcher;

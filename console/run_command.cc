@@ -18,6 +18,7 @@
 #include "console/run_status.h"
 #include "console/stall_watch.h"
 #include "console/status_sampler.h"
+#include "console/subprocess.h"
 #include "console/ui_server.h"
 #include "runtime/backends.h"
 #include "runtime/crash_report.h"
@@ -40,8 +41,7 @@ double seconds_since(Clock::time_point start) {
 sigset_t watched_signals() {
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  add_stop_signals(&set);
   sigaddset(&set, SIGUSR1);
   return set;
 }
@@ -64,7 +64,8 @@ class SignalWatcher {
       int sig = 0;
       while (sigwait(&set_, &sig) == 0) {
         if (sig == SIGUSR1) return;
-        const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        const std::string signal = signal_name(sig);
+        const char* name = signal.c_str();
         if (interrupted_.exchange(true)) {
           // A second one: the user will not wait for copies stuck in their own code (the
           // first waits up to 5 s for them), as sluice serve's second Ctrl-C.

@@ -12,6 +12,7 @@
 #include "console/remote.h"
 #include "console/serve_server.h"
 #include "console/serve_ui.h"
+#include "console/subprocess.h"
 #include "control/auth.h"
 #include "daemons/log.h"
 #include "http/listen_address.h"
@@ -88,8 +89,7 @@ std::shared_ptr<tls::TlsContext> client_tls(const ControlOptions& control) {
 void block_signals(bool block) {
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  add_stop_signals(&set);
   pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
 }
 

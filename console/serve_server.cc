@@ -5,6 +5,7 @@
 
 #include "console/exit_codes.h"
 #include "console/report.h"
+#include "console/subprocess.h"
 #include "daemons/log.h"
 #include "http/listen_address.h"
 #include "runtime/failure.h"
@@ -35,7 +36,7 @@ std::string unit_line(const UnitReport& r) {
 ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, std::shared_ptr<tls::TlsContext> tls)
     : app_(app),
       server_(listen, http::endpoint_text(listen), std::move(tls)),
-      signals_(server_.io(), SIGINT, SIGTERM),
+      signals_(server_.io(), SIGINT, SIGTERM, SIGHUP),
       finish_deadline_(server_.io()),
       pump_([this](const std::shared_ptr<UnitJob>& job, const UnitReport& report) {
         asio::post(server_.io(), [this, job, report] { unit_ended(job, report); });
@@ -121,7 +122,7 @@ void ServeServer::stop_requested(const std::shared_ptr<ServeSession>& session) {
 void ServeServer::do_await_signal() {
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (ec) return;
-    const std::string name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    const std::string name = signal_name(sig);
     if (mode_ == Mode::kAborting) {
       dlog::error("second " + name + " while stopping: exiting now");
       _exit(kExitInterrupted);

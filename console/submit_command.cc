@@ -16,6 +16,7 @@
 #include "console/exit_codes.h"
 #include "console/report.h"
 #include "console/serve_client.h"
+#include "console/subprocess.h"
 #include "runtime/failure.h"
 #include "text/address.h"
 #include "text/shortened.h"
@@ -26,22 +27,21 @@ namespace {
 
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
 
-// SIGINT and SIGTERM end the connection (serve then cancels the unit) from a thread of its
+// SIGINT, SIGTERM and SIGHUP end the connection (serve then cancels the unit) from a thread of its
 // own (sigwait), so the main thread sees a closed connection and says why. Blocks them in
 // every thread: construct before any other thread starts.
 class InterruptWatcher {
  public:
   explicit InterruptWatcher(ServeClient& client) : client_(client) {
     sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
+    add_stop_signals(&set_);
     sigaddset(&set_, SIGUSR1);  // our own wake-up
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
     thread_ = std::thread([this] {
       int sig = 0;
       while (sigwait(&set_, &sig) == 0) {
         if (sig == SIGUSR1) return;
-        interrupted_ = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        interrupted_ = sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
         client_.shutdown();
       }
     });

@@ -53,11 +53,16 @@ std::string signal_name(int sig) {
   return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
 }
 
+void add_stop_signals(sigset_t* set) {
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGHUP);
+}
+
 int take_interrupt() {
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  add_stop_signals(&set);
   timespec zero{0, 0};
   const int sig = sigtimedwait(&set, nullptr, &zero);
   return sig > 0 ? sig : 0;

@@ -9,10 +9,13 @@
 #ifndef SLUICE_CONSOLE_SUBPROCESS_H_
 #define SLUICE_CONSOLE_SUBPROCESS_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
 #include <optional>
+#include <signal.h>
+
 #include <string>
 #include <vector>
 
@@ -58,8 +61,13 @@ class Child {
   std::string how_;
 };
 
-// The SIGINT or SIGTERM pending for this process, taken (REQUIRES: both blocked in every
-// thread); 0 when none.
+// Adds the signals that stop the console as an interrupt would, SIGINT, SIGTERM and SIGHUP
+// (a closed terminal or a dropped ssh session), to `set`: each is cleaned up after (steps
+// ended, an allocation released), never a sudden death.
+void add_stop_signals(sigset_t* set);
+
+// The stop signal pending for this process, taken (REQUIRES: all blocked in every thread);
+// 0 when none.
 int take_interrupt();
 
 // "SIGINT", "SIGTERM", ...

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "console/status_views.h"
+#include "console/subprocess.h"
 #include "http/listen_address.h"
 #include "http/metrics_text.h"
 
@@ -68,8 +69,7 @@ void linger(const std::string& url, double seconds) {
             << " s (--ui-linger); Ctrl-C to leave now" << std::endl;
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  add_stop_signals(&set);
   timespec wait{};
   wait.tv_sec = static_cast<time_t>(seconds);
   wait.tv_nsec = static_cast<long>((seconds - std::floor(seconds)) * 1e9);

@@ -15,7 +15,8 @@ left (their environment carries SLURM_JOB_ID):
   - a filter that throws: named with its logical host and its Slurm node;
   - one node's sluiced killed mid-run: reported by Slurm node name, every step ended, the
     allocation released (and, while it ran, the run's token file had mode 0600);
-  - SIGINT to the console mid-run: status 130, the same clean end;
+  - SIGINT to the console mid-run: status 130, the same clean end; SIGHUP with nobody
+    reading its stderr, the same;
   - an allocation Slurm refuses (no such partition): status 4 with Slurm's reason;
   - SIGINT while the allocation is pending: status 130, the request withdrawn;
   - sluice serve --launcher slurm: units from sluice submit, results byte for byte, sluice
@@ -366,6 +367,26 @@ streams:
         else:
             check(p.returncode == 130 and "interrupted by SIGINT" in text, "SIGINT mid-run: status 130", text)
         c.nothing_left(job, f"after {how}")
+
+    # stderr a pipe whose reader goes away (`sluice run ... 2>&1 | head -1`), then SIGHUP (the
+    # terminal closed): the console's last words fail with EPIPE instead of killing it (it
+    # used to die of SIGPIPE, or of SIGHUP, leaving the allocation and its steps in squeue).
+    cmd, run_dir = runs.args("run", long, "--no-progress")
+    p = subprocess.Popen(cmd, env=c.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
+    job = None
+    for line in p.stderr:
+        job = job_of(line)
+        if job:
+            break
+    check(job, "the run with a piped stderr got its allocation")
+    h.wait_for(lambda: "launched application" in read(os.path.join(run_dir, "sluiced-b.log")), 30,
+               "the run with a piped stderr to launch")
+    p.stderr.close()
+    p.send_signal(signal.SIGHUP)
+    p.wait(60)
+    check(p.returncode == 130, "SIGHUP with nobody reading stderr: status 130, not a death by signal", p.returncode)
+    c.nothing_left(job, "after SIGHUP with nobody reading stderr")
 
     # sluice serve --launcher slurm: the daemons start once for the deployment, units come
     # from sluice submit, and sluice stop ends the steps and releases the allocation.
