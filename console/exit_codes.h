@@ -10,7 +10,7 @@ inline constexpr int kExitUsage = 2;        // bad command line
 inline constexpr int kExitBadTopology = 3;  // the topology is invalid; nothing was started
 inline constexpr int kExitHostUnavailable = 4;  // a host daemon did not answer or authenticate;
                                                 // nothing was started
-inline constexpr int kExitInterrupted = 130;  // stopped by SIGINT/SIGTERM
+inline constexpr int kExitInterrupted = 130;  // stopped by SIGINT/SIGTERM/SIGHUP
 
 }  // namespace sluice::console
 
