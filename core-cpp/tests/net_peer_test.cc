@@ -92,9 +92,15 @@ class RealB {
   std::unique_ptr<sluice::net::Routes> a_routes_;
 };
 
-// A plain TCP connection to `address` ("addr:port").
-boost::asio::ip::tcp::socket raw_connect(boost::asio::io_context& io, const std::string& address) {
+// A plain TCP connection to `address` ("addr:port"), from the source address `from` when
+// given (127.0.0.0/8 is all loopback).
+boost::asio::ip::tcp::socket raw_connect(boost::asio::io_context& io, const std::string& address,
+                                         const std::string& from = "") {
   boost::asio::ip::tcp::socket s(io);
+  if (!from.empty()) {
+    s.open(boost::asio::ip::tcp::v4());
+    s.bind({boost::asio::ip::make_address(from), 0});
+  }
   const auto colon = address.rfind(':');
   s.connect({boost::asio::ip::make_address(address.substr(0, colon)),
              static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)))});
@@ -123,18 +129,6 @@ TEST(NetPeerTest, AStrangerWhoKnowsTheTopologyButNotTheKeyCannotInjectOrLockOutT
   EXPECT_TRUE(refused_proof) << ::testing::PrintToString(b.plane().rejected());
 }
 
-// The same from a chosen source address (127.0.0.0/8 is all loopback).
-boost::asio::ip::tcp::socket raw_connect_from(boost::asio::io_context& io, const std::string& address,
-                                              const std::string& from) {
-  boost::asio::ip::tcp::socket s(io);
-  s.open(boost::asio::ip::tcp::v4());
-  s.bind({boost::asio::ip::make_address(from), 0});
-  const auto colon = address.rfind(':');
-  s.connect({boost::asio::ip::make_address(address.substr(0, colon)),
-             static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)))});
-  return s;
-}
-
 // Idle sockets that fill the caps on unauthenticated connections (8 per source address, 64
 // in all), opened as soon as the port appears, used to keep the real host out of every run:
 // the newest connection was refused. Now the oldest idle one makes room.
@@ -143,7 +137,7 @@ void the_real_host_gets_past_idle_sockets(const std::vector<std::string>& squatt
   boost::asio::io_context io;
   std::vector<boost::asio::ip::tcp::socket> idle;
   for (const std::string& from : squatters) {
-    for (int i = 0; i < 8; ++i) idle.push_back(raw_connect_from(io, b.plane().listen_address(), from));
+    for (int i = 0; i < 8; ++i) idle.push_back(raw_connect(io, b.plane().listen_address(), from));
   }
   // The listener accepts in arrival order: every idle socket is taken before the real host's.
   FakePeer real(b.a_routes(), Cluster::key());
