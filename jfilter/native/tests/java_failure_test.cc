@@ -176,5 +176,22 @@ TEST_F(JavaFailureTest, AMissingDependencyFoundWhileLinkingIsReportedAtTheClassp
 )"), "");
 }
 
+// DIR/* stands for the jars in DIR, as for java -cp (where copy-dependencies puts them).
+TEST_F(JavaFailureTest, ADirectoryWildcardOnTheClasspathNamesItsJars) {
+  const std::string dependent = JAVA_TEST_DEPENDENT_JAR;
+  const std::string dir = dependent.substr(0, dependent.rfind('/'));  // the dependency's jar is there too
+  EXPECT_EQ(validation_errors(R"(filters:
+  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [)" + dir + R"(/*]}
+)"), "");
+  EXPECT_NE(validation_errors(R"(filters:
+  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [/no/such/dir/*]}
+)").find("classpath entry '/no/such/dir/*': '/no/such/dir' is not a directory; a DIR/* entry names the jars in DIR"),
+            std::string::npos);
+  EXPECT_NE(validation_errors(R"(filters:
+  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [)" + dir + R"(/java_test_*.jar]}
+)").find("only a whole DIR/* is expanded"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace jtest

@@ -36,12 +36,13 @@ final class Bridge {
     List<String> key = List.of(classpath);
     ClassLoader loader = LOADERS.get(key);
     if (loader != null) return loader;
-    URL[] urls = new URL[classpath.length];
+    List<String> entries = expanded(classpath);
+    URL[] urls = new URL[entries.size()];
     for (int i = 0; i < urls.length; i++) {
       try {
-        urls[i] = new File(classpath[i]).toURI().toURL();
+        urls[i] = new File(entries.get(i)).toURI().toURL();
       } catch (MalformedURLException e) {
-        throw new IllegalArgumentException("classpath entry '" + classpath[i] + "' is not a valid path", e);
+        throw new IllegalArgumentException("classpath entry '" + entries.get(i) + "' is not a valid path", e);
       }
     }
     // Unnamed: stack traces then show plain class names, not the loader's.
@@ -50,9 +51,41 @@ final class Bridge {
     return raced != null ? raced : made;
   }
 
+  // The classpath with each "DIR/*" replaced by the jars in DIR (.jar or .JAR, by name), as
+  // `java -cp` does: where mvn dependency:copy-dependencies puts a project's dependencies.
+  static List<String> expanded(String[] classpath) {
+    List<String> out = new ArrayList<>();
+    for (String entry : classpath) {
+      if (!entry.equals("*") && !entry.endsWith(File.separator + "*")) {
+        out.add(entry);
+        continue;
+      }
+      File dir = new File(entry.substring(0, entry.length() - 1));
+      String[] names = dir.list();
+      if (names == null) continue;
+      Arrays.sort(names);
+      for (String name : names) {
+        if (name.endsWith(".jar") || name.endsWith(".JAR")) out.add(new File(dir, name).getPath());
+      }
+    }
+    return out;
+  }
+
   // Returns null when `className` can be a filter, else what is wrong and what would be right.
   static String check(String className, String[] classpath) {
     for (String entry : classpath) {
+      if (entry.equals("*") || entry.endsWith(File.separator + "*")) {
+        File dir = new File(entry.substring(0, entry.length() - 1));
+        if (!dir.isDirectory()) {
+          return "classpath entry '" + entry + "': '" + dir.getPath() + "' is not a directory; a DIR/* entry "
+              + "names the jars in DIR (e.g. target/dependency/* after mvn dependency:copy-dependencies)";
+        }
+        continue;
+      }
+      if (entry.contains("*")) {
+        return "classpath entry '" + entry + "': only a whole DIR/* is expanded (to the jars in DIR, as java -cp "
+            + "does); list the jars, or write DIR/*";
+      }
       if (!new File(entry).exists()) {
         return "classpath entry '" + entry + "' does not exist; build it (e.g. mvn package) or fix classpath:";
       }
