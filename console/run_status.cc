@@ -205,6 +205,12 @@ void RunStatus::sample(std::vector<StreamStats> streams, const std::vector<CopyA
   if (!deployed) {
     for (CopyActivity& mine : copies_) settle(mine, "not deployed");
     for (auto& [name, t] : traffic_) t.report_age_seconds = -1;
+  } else {
+    // Deployed again: a copy no report has named yet (across hosts they come while a unit
+    // runs, every 500 ms) waits for its next unit; it is no longer "not deployed".
+    for (CopyActivity& mine : copies_) {
+      if (mine.stage == "not deployed") settle(mine, "idle");
+    }
   }
 }
 

@@ -188,6 +188,10 @@ TEST(RunStatus, WithoutADeploymentCopiesAreNotDeployed) {
   EXPECT_EQ(s.copies[2].stage, "not deployed");
   EXPECT_EQ(s.copies[2].waiting_for, "");
   EXPECT_EQ(s.streams[0].totals.buffers, 10u);  // the counters stay
+  // Deployed again, before any report names the copies (units shorter than a report's
+  // 500 ms): they are idle, not "not deployed" (which stuck for thousands of units).
+  status.sample(streams, {}, {host}, true);
+  EXPECT_EQ(status.snapshot().copies[2].stage, "idle");
 }
 
 // A payload of megabytes (sluice serve takes what a client sends) is kept and shown cut, with
