@@ -155,7 +155,7 @@ TEST(Application, ReadingALaterUnitFirstSaysWhichUnitHoldsItBack) {
     EXPECT_TRUE(check.complete()) << check.problem();
     second_read = true;
   });
-  // The warning comes after two 2.5 s windows without a read of the first unit's results.
+  // The warning comes 5 s after the first unit started, no result of it read.
   std::this_thread::sleep_for(std::chrono::milliseconds(6500));
   EXPECT_FALSE(second_read.load()) << "the second unit ran before the first one's results were read";
   ResultsCheck check(first.index(), 2, 20, 100);

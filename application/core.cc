@@ -16,9 +16,14 @@ using Clock = std::chrono::steady_clock;
 // the 500 ms heartbeat a host daemon expects.
 constexpr auto kKeepAliveEvery = std::chrono::milliseconds(200);
 
-// A reader of a queued unit says the earlier unit holds it back (its results unread) once no
-// one has read them over two such windows in a row.
-constexpr auto kHeldBackWindow = std::chrono::milliseconds(2500);
+// A reader of a queued unit says the earlier unit holds it back once no one has read that
+// unit's results for kHeldBackAfter; it looks every kHeldBackLook.
+constexpr auto kHeldBackAfter = std::chrono::seconds(5);
+constexpr auto kHeldBackLook = std::chrono::milliseconds(500);
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
 
 UnitReport failed_report(std::uint64_t index, const std::string& work, const Failure& f) {
   UnitReport r;
@@ -49,25 +54,23 @@ std::optional<Buffer> UnitResults::read_more() {
     const auto can_go = [&] { return u.phase != Unit::State::Phase::kQueued || u.results_closed; };
     // Queued: it waits for the units before it. One whose results nobody reads never ends,
     // so a client that reads a later unit first would wait forever, in silence: say so.
-    std::optional<AppCore::RunningUnread> seen;
     bool said = false;
-    while (!u.changed.wait_for(lock, kHeldBackWindow, can_go)) {
+    while (!u.changed.wait_for(lock, kHeldBackLook, can_go)) {
       lock.unlock();
       const std::optional<AppCore::RunningUnread> now = u.core->running_unread_before(u.index);
       lock.lock();
-      if (now && seen && now->index == seen->index && now->results_read == seen->results_read && !said) {
+      if (now && !said && now->unread_seconds >= std::chrono::duration<double>(kHeldBackAfter).count()) {
         said = true;
         const std::string earlier = "unit " + std::to_string(now->index);
         logging::process_line(
             LogLevel::kWarn,
             "unit " + std::to_string(u.index) + "'s results are waited for, but " + earlier +
                 " runs first and no one has read its results for " +
-                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(2 * kHeldBackWindow).count()) +
+                std::to_string(kHeldBackAfter.count()) +
                 " s: units run one at a time in submission order, and a unit ends only once its "
                 "results are read to the end. Read " + earlier + "'s results (or wait for it, cancel it, or drop it: "
                 "in Java read(), waitFor(), cancel() or close()) first, or from another thread");
       }
-      seen = now;
     }
     if (u.results_closed) return std::nullopt;
   }
@@ -84,7 +87,7 @@ std::optional<Buffer> UnitResults::read_more() {
   } catch (const Aborted&) {
     // The unit failed or was cancelled: wait() says how.
   }
-  if (buffer) u.results_read.fetch_add(1, std::memory_order_relaxed);
+  if (buffer) u.last_progress_ns.store(steady_ns(), std::memory_order_relaxed);
   if (!buffer) {
     reading.unlock();
     std::lock_guard<std::mutex> lock(u.mu);
@@ -175,7 +178,8 @@ std::optional<AppCore::RunningUnread> AppCore::running_unread_before(std::uint64
   std::unique_lock<std::mutex> reading(running.read_mu, std::try_to_lock);
   std::unique_lock<std::mutex> state(running.mu, std::try_to_lock);
   if (!reading.owns_lock() || !state.owns_lock() || running.results_closed) return std::nullopt;
-  return RunningUnread{running.index, running.results_read.load(std::memory_order_relaxed)};
+  const std::int64_t since = steady_ns() - running.last_progress_ns.load(std::memory_order_relaxed);
+  return RunningUnread{running.index, static_cast<double>(since) / 1e9};
 }
 
 std::uint64_t AppCore::units_ended() const {
@@ -373,6 +377,7 @@ void AppCore::run_one(Unit::State& unit) {
   {
     std::lock_guard<std::mutex> lock(unit.mu);
     unit.port = port;
+    unit.last_progress_ns.store(steady_ns(), std::memory_order_relaxed);
     unit.phase = Unit::State::Phase::kRunning;
     cancel_now = unit.cancel_requested;
     unit.changed.notify_all();

@@ -73,9 +73,10 @@ struct sluice::Unit::State {
   std::optional<UnitReport> report;  // once ended
 
   std::mutex read_mu;  // held while reading from `port`
-  // Results handed to the client so far: how a reader of a later unit tells this unit's
-  // results are not being read (UnitResults::read_more).
-  std::atomic<std::uint64_t> results_read{0};
+  // When the unit started running, or a result was last handed to the client (steady clock,
+  // ns): how a reader of a later unit tells this unit's results are not being read
+  // (UnitResults::read_more).
+  std::atomic<std::int64_t> last_progress_ns{0};
 };
 
 namespace sluice {
@@ -108,12 +109,12 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   void stop(bool abort);
   std::uint64_t units_ended() const;
   // The unit running now, when it runs ahead of unit `index` and no one is in the middle of
-  // reading its results (nor did they end): its index and how many results were read so
-  // far. What a reader of a later unit, waiting for it to start, checks for a client that
-  // reads units out of order (a unit ends only once its results are read to the end).
+  // reading its results (nor did they end): its index and how long since it started or a
+  // result was last read. What a reader of a later unit, waiting for it to start, checks for
+  // a client that reads units out of order (a unit ends only once its results are read).
   struct RunningUnread {
     std::uint64_t index = 0;
-    std::uint64_t results_read = 0;
+    double unread_seconds = 0;
   };
   std::optional<RunningUnread> running_unread_before(std::uint64_t index) const;
 

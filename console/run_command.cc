@@ -66,6 +66,9 @@ class SignalWatcher {
         if (sig == SIGUSR1) return;
         const std::string signal = signal_name(sig);
         const char* name = signal.c_str();
+        // A hang-up comes twice when a session ends (from the shell and from the kernel):
+        // only a second SIGINT or SIGTERM, which a person sends, skips the clean-up.
+        if (sig == SIGHUP && interrupted_) continue;
         if (interrupted_.exchange(true)) {
           // A second one: the user will not wait for copies stuck in their own code (the
           // first waits up to 5 s for them), as sluice serve's second Ctrl-C.

@@ -123,6 +123,12 @@ void ServeServer::do_await_signal() {
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (ec) return;
     const std::string name = signal_name(sig);
+    if (mode_ == Mode::kAborting && sig == SIGHUP) {
+      // A hang-up comes twice when a session ends (from the shell and from the kernel):
+      // only a second SIGINT or SIGTERM, which a person sends, skips the clean-up.
+      do_await_signal();
+      return;
+    }
     if (mode_ == Mode::kAborting) {
       dlog::error("second " + name + " while stopping: exiting now");
       _exit(kExitInterrupted);

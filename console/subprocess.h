@@ -14,7 +14,6 @@
 
 #include <chrono>
 #include <optional>
-#include <signal.h>
 
 #include <string>
 #include <vector>

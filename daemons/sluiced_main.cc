@@ -70,10 +70,14 @@ void write_ready_file(const std::string& path, const std::string& address) {
                         "; is its directory there and writable?");
   }
   const std::string line = address + "\n";
-  const bool written = ::fchmod(fd, 0644) == 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  const bool closed = ::close(fd) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
+  std::string why;
+  errno = 0;
+  if (::fchmod(fd, 0644) != 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    why = errno != 0 ? std::strerror(errno) : "a short write";
+  }
+  if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
+  if (why.empty() && std::rename(tmp.c_str(), path.c_str()) != 0) why = std::strerror(errno);
+  if (!why.empty()) {
     ::unlink(tmp.c_str());
     throw sluice::Error("--ready-file: cannot write '" + path + "': " + why);
   }

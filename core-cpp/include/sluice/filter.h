@@ -50,8 +50,9 @@ bool register_filter(const char* class_name, FilterFactory factory);
 bool register_filter(const char* class_name, FilterFactory factory, std::initializer_list<const char*> required_args);
 // Records that the library defining `factory` was compiled without optimization (the stream
 // calls these headers compile into it run many times slower): loading it then warns once.
-// Used by SLUICE_FILTER; returns true.
-bool note_unoptimized(FilterFactory factory);
+// Used by SLUICE_FILTER; returns true. Weak: a library built with these headers still loads
+// into a runtime of the same filter ABI that predates it (the macro then skips the note).
+__attribute__((weak)) bool note_unoptimized(FilterFactory factory);
 }  // namespace SLUICE_FILTER_ABI
 }  // namespace detail
 
@@ -74,7 +75,8 @@ bool note_unoptimized(FilterFactory factory);
 #if defined(__OPTIMIZE__)
 #define SLUICE_NOTE_BUILD_(Class) true
 #else
-#define SLUICE_NOTE_BUILD_(Class) ::sluice::detail::note_unoptimized(SLUICE_FACTORY_(Class))
+#define SLUICE_NOTE_BUILD_(Class) \
+  (::sluice::detail::note_unoptimized == nullptr || ::sluice::detail::note_unoptimized(SLUICE_FACTORY_(Class)))
 #endif
 
 // Registers `Class` like SLUICE_FILTER and declares the arguments it cannot run without:

@@ -113,6 +113,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void tick(std::uint64_t now_ns);
 
   bool authenticated() const { return authenticated_; }
+  // Whether the peer's HELLO has arrived (I/O thread): until then it has sent nothing valid.
+  bool greeted() const { return handshake_ != Handshake::kAwaitHello; }
   // The peer's host index; -1 for an accepted connection until its HELLO.
   int host() const { return host_; }
   const std::string& remote() const { return remote_; }

@@ -279,11 +279,13 @@ void DataPlane::Impl::on_accept(tcp::socket socket, const std::string& remote) {
   }
   forget_unauthenticated();
   const std::string address = address_part(remote);
-  // Full: room is made by closing the oldest unauthenticated connection (from this address,
-  // when its share is what is full), not by refusing the newest. Refusing let a few idle
+  // Full: room is made by closing the oldest connection that has sent no HELLO yet (from
+  // this address, when its share is what is full). Refusing the newest let a few idle
   // sockets, opened as soon as the port appeared and renewed every 5 s, keep the real host
-  // out of every run; now holding it out takes a flood that outpaces its handshake (a few
-  // milliseconds), the denial of service docs/operations.md accepts on the control port.
+  // out of every run. A connection in the middle of its handshake is never closed for room
+  // (it may be the real host's): when every one is, the newest is refused, as before, so
+  // holding a host out takes a flood of HELLOs faster than its handshake (milliseconds), the
+  // denial of service docs/operations.md accepts on the control port.
   std::string full;
   bool from_address = false;
   if (unauthenticated_from.count(address) != 0 && unauthenticated_from[address] >= kMaxUnauthenticatedPerAddress) {
@@ -294,13 +296,17 @@ void DataPlane::Impl::on_accept(tcp::socket socket, const std::string& remote) {
     full = "already " + std::to_string(kMaxUnauthenticated) + " connections that have not authenticated";
   }
   if (!full.empty()) {
-    for (const std::shared_ptr<InboundLink>& oldest : unauthenticated) {
-      if (oldest->is_closed() || (from_address && address_part(oldest->remote()) != address)) continue;
-      stranger_refused("connection from " + oldest->remote() + ": closed to make room for a newer one from " + remote +
-                       " (" + full + ")");
-      oldest->close();
-      break;
+    auto idle = std::find_if(unauthenticated.begin(), unauthenticated.end(), [&](const std::shared_ptr<InboundLink>& l) {
+      return !l->is_closed() && !l->greeted() && (!from_address || address_part(l->remote()) == address);
+    });
+    if (idle == unauthenticated.end()) {
+      socket.close(ignored);
+      stranger_refused("connection from " + remote + ": " + full + ", each in its handshake; closed at once");
+      return;
     }
+    stranger_refused("connection from " + (*idle)->remote() + ": closed to make room for a newer one from " + remote +
+                     " (" + full + "; it had sent nothing)");
+    (*idle)->close();
     forget_unauthenticated();
   }
   socket.set_option(tcp::no_delay(true), ignored);

@@ -67,7 +67,9 @@ TEST(PluginLoader, ALibraryBuiltWithoutOptimizationWarnsOnce) {
   const std::string warning = "' was compiled without optimization";
   EXPECT_TRUE(Says(err, {"filter library '", "sluice_test_unoptimized", warning, "-DCMAKE_BUILD_TYPE=Release"}));
   EXPECT_EQ(err.find(warning), err.rfind(warning)) << "warned more than once: " << err;
+#if defined(__OPTIMIZE__)  // the examples are built as sluice is (a Debug build warns of them too)
   EXPECT_EQ(err.find("examples"), std::string::npos) << err;
+#endif
 }
 
 TEST(PluginLoader, AClassTheLibraryDoesNotRegisterSuggestsSluiceFilter) {
