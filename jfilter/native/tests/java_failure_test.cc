@@ -138,58 +138,51 @@ TEST_F(JavaFailureTest, ClassesThatCannotBeFiltersAreRefused) {
   EXPECT_NE(errors.find("did you mean 'org.sluice.nativetest.NotAFilter'?"), std::string::npos) << errors;
 }
 
+// A topology of one filter 'uses': class org.sluice.nativedependent.`java_class` (from the
+// jar that needs java_test_dependency.jar) on `classpath`.
+std::string uses(const std::string& java_class, const std::string& classpath) {
+  return "filters:\n  uses: {lang: java, class: org.sluice.nativedependent." + java_class + ", classpath: [" +
+         classpath + "]}\n";
+}
+
+const std::string kDependent = JAVA_TEST_DEPENDENT_JAR;
+const std::string kWithDependency = kDependent + ", " + JAVA_TEST_DEPENDENCY_JAR;
+
 // A dependency jar left off the classpath: found by validation, at classpath:, naming the
 // class that is missing and what to do; with the jar the same filter runs.
 TEST_F(JavaFailureTest, AMissingDependencyJarIsReportedAtTheClasspath) {
-  const std::string dependent = JAVA_TEST_DEPENDENT_JAR;
-  const std::string errors = validation_errors(R"(filters:
-  uses: {lang: java, class: org.sluice.nativedependent.UsesHelper, classpath: [)" + dependent + R"(]}
-)");
-  EXPECT_NE(errors.find("test.yaml:3:79: filter 'uses': classpath [" + dependent + "] lacks class "
+  const std::string errors = validation_errors(uses("UsesHelper", kDependent));
+  EXPECT_NE(errors.find("test.yaml:3:79: filter 'uses': classpath [" + kDependent + "] lacks class "
                         "'org.sluice.nativedep.Helper', which class 'org.sluice.nativedependent.UsesHelper' needs "
                         "(its code uses it); add the jar that holds it to classpath: (in a Maven project, "
                         "mvn dependency:copy-dependencies copies every dependency jar to target/dependency/)"),
             std::string::npos) << errors;
-  EXPECT_EQ(validation_errors(R"(filters:
-  uses: {lang: java, class: org.sluice.nativedependent.UsesHelper, classpath: [)" + dependent + ", " +
-                              JAVA_TEST_DEPENDENCY_JAR + R"(]}
-)"), "");
+  EXPECT_EQ(validation_errors(uses("UsesHelper", kWithDependency)), "");
 }
 
 // The verifier loads library types while linking the class (a subtype passed where the
 // library takes its supertype): that too is a missing jar, said at classpath:, not a raw
 // NoClassDefFoundError at class:.
 TEST_F(JavaFailureTest, AMissingDependencyFoundWhileLinkingIsReportedAtTheClasspath) {
-  const std::string dependent = JAVA_TEST_DEPENDENT_JAR;
-  const std::string errors = validation_errors(R"(filters:
-  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [)" + dependent + R"(]}
-)");
-  EXPECT_NE(errors.find("test.yaml:3:82: filter 'uses': classpath [" + dependent + "] lacks class 'org.sluice.nativedep."),
+  const std::string errors = validation_errors(uses("PassesDerived", kDependent));
+  EXPECT_NE(errors.find("test.yaml:3:82: filter 'uses': classpath [" + kDependent + "] lacks class 'org.sluice.nativedep."),
             std::string::npos) << errors;
   EXPECT_NE(errors.find("which class 'org.sluice.nativedependent.PassesDerived' needs (its code uses it); add the "
                         "jar that holds it to classpath:"),
             std::string::npos) << errors;
   EXPECT_EQ(errors.find("\tat "), std::string::npos) << "no stack trace: " << errors;
-  EXPECT_EQ(validation_errors(R"(filters:
-  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [)" + dependent + ", " +
-                              JAVA_TEST_DEPENDENCY_JAR + R"(]}
-)"), "");
+  EXPECT_EQ(validation_errors(uses("PassesDerived", kWithDependency)), "");
 }
 
 // DIR/* stands for the jars in DIR, as for java -cp (where copy-dependencies puts them).
 TEST_F(JavaFailureTest, ADirectoryWildcardOnTheClasspathNamesItsJars) {
-  const std::string dependent = JAVA_TEST_DEPENDENT_JAR;
-  const std::string dir = dependent.substr(0, dependent.rfind('/'));  // the dependency's jar is there too
-  EXPECT_EQ(validation_errors(R"(filters:
-  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [)" + dir + R"(/*]}
-)"), "");
-  EXPECT_NE(validation_errors(R"(filters:
-  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [/no/such/dir/*]}
-)").find("classpath entry '/no/such/dir/*': '/no/such/dir' is not a directory; a DIR/* entry names the jars in DIR"),
+  const std::string dir = kDependent.substr(0, kDependent.rfind('/'));  // the dependency's jar is there too
+  EXPECT_EQ(validation_errors(uses("PassesDerived", dir + "/*")), "");
+  EXPECT_NE(validation_errors(uses("PassesDerived", "/no/such/dir/*"))
+                .find("classpath entry '/no/such/dir/*': '/no/such/dir' is not a directory; a DIR/* entry names "
+                      "the jars in DIR"),
             std::string::npos);
-  EXPECT_NE(validation_errors(R"(filters:
-  uses: {lang: java, class: org.sluice.nativedependent.PassesDerived, classpath: [)" + dir + R"(/java_test_*.jar]}
-)").find("only a whole DIR/* is expanded"),
+  EXPECT_NE(validation_errors(uses("PassesDerived", dir + "/java_test_*.jar")).find("only a whole DIR/* is expanded"),
             std::string::npos);
 }
 
