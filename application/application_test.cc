@@ -17,6 +17,7 @@
 
 #include "application/results_check.h"
 #include "application/thousand_units.h"
+#include "testing/process_resources.h"
 
 namespace sluice {
 namespace {
@@ -120,6 +121,42 @@ TEST(Application, AFailedUnitIsReportedToItsSubmitterOnlyAndTheNextSucceeds) {
   app.stop();
 }
 
+// A failed unit's deployment is replaced; the old one's threads and files must go with it,
+// or a long-lived client (sluice serve) runs out of them after a few hundred failures. A
+// result buffer the client kept from the failed unit stays valid meanwhile.
+TEST(Application, FailedUnitsLeaveNoThreadsNorFilesBehindAndKeptResultsStayValid) {
+  Application app = open_app();
+  app.start();
+  const auto fail_then_succeed = [&](std::vector<Buffer>* keep) {
+    Unit failing = app.submit("count=40 fail=source");
+    while (auto b = failing.results().read()) {
+      // Only a few: the blocks a client holds are its producers' no more (flow control).
+      if (keep != nullptr && keep->size() < 2) keep->push_back(std::move(*b));
+    }
+    EXPECT_FALSE(failing.wait().finished);
+    Unit good = app.submit("count=20");
+    while (good.results().read()) {
+    }
+    EXPECT_TRUE(good.wait().finished);
+    return failing.index();
+  };
+  std::vector<Buffer> kept;
+  const std::uint64_t kept_unit = fail_then_succeed(&kept);
+  ASSERT_FALSE(kept.empty()) << "the source fails half way: some results came first";
+  const testing::ProcessResources before;
+  for (int i = 0; i < 20; ++i) fail_then_succeed(nullptr);
+  const testing::ProcessResources after;
+  // Each failed deployment used to keep its copies' threads and a file until stop().
+  EXPECT_LE(after.threads, before.threads + 2) << "before: " << before.str() << "; after 20 failed units: " << after.str();
+  EXPECT_LE(after.files, before.files + 2) << "before: " << before.str() << "; after 20 failed units: " << after.str();
+  // Results of the first failed unit, checked byte for byte after its deployment went.
+  ResultsCheck check(kept_unit, 2, 40, 64);
+  for (const Buffer& b : kept) check.add(b);
+  EXPECT_TRUE(check.intact()) << check.problem();
+  kept.clear();
+  app.stop();
+}
+
 TEST(Application, AUnitDroppedUnreadOrCancelledDoesNotBreakTheNext) {
   Application app = open_app();
   {
@@ -147,7 +184,7 @@ TEST(Application, ReadingALaterUnitFirstSaysWhichUnitHoldsItBack) {
   app.start();
   Unit first = app.submit("count=20 size=100");
   Unit second = app.submit("count=20 size=100");
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   std::atomic<bool> second_read{false};
   std::thread reader([&] {
     ResultsCheck check(second.index(), 2, 20, 100);
@@ -163,7 +200,7 @@ TEST(Application, ReadingALaterUnitFirstSaysWhichUnitHoldsItBack) {
   EXPECT_TRUE(first.wait().finished);
   EXPECT_TRUE(check.complete()) << check.problem();
   reader.join();
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(second_read.load());
   EXPECT_TRUE(second.wait().finished);
   const std::string expected = "unit " + std::to_string(second.index()) + "'s results are waited for, but unit " +
@@ -181,14 +218,14 @@ TEST(Application, AWaitBehindAUnitThatIsBeingReadIsQuiet) {
   app.start();
   Unit first = app.submit("count=15 size=100");  // 30 results, read over 6 s
   Unit second = app.submit("count=5 size=100");
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   std::thread slow_reader([&] {
     while (auto b = first.results().read()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   });
   while (second.results().read()) {
   }
   slow_reader.join();
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(first.wait().finished);
   EXPECT_TRUE(second.wait().finished);
   EXPECT_EQ(err.find("runs first and no one has read its results"), std::string::npos) << err;

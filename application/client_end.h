@@ -46,6 +46,8 @@ class ClientEnd {
   // Closes the data connections (before the hosts go, so their end is not reported as a
   // loss). The graph, and any result buffer a client still holds, stay valid. Idempotent.
   void stop_network() { plane_->stop(); }
+  // When this goes, keep the graph's pools in `refuge` (Graph::hand_pools_to).
+  void hand_pools_to(PoolRefuge* refuge) { graph_->hand_pools_to(refuge); }
   // A lost or broken connection to a producing host, named.
   std::optional<std::string> failure() const { return plane_->failure(); }
 

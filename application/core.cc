@@ -284,7 +284,13 @@ void AppCore::retire_deployment() {
     (void)deployment_.release();
     return;
   }
+  deployment_->hand_pools_to(*refuge_);
   retired_.push_back(std::move(deployment_));
+}
+
+void AppCore::bury_retired() {
+  retired_.clear();
+  refuge_->sweep();
 }
 
 std::optional<Failure> AppCore::keep_deployment_alive() {
@@ -303,6 +309,9 @@ void AppCore::retire_broken_deployment(const Failure& why) {
 
 void AppCore::run() {
   for (;;) {
+    // A unit whose deployment failed has been reported: the deployment goes now (a
+    // long-lived serve meets many failed units).
+    bury_retired();
     std::shared_ptr<Unit::State> unit;
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -315,7 +324,10 @@ void AppCore::run() {
         }
         if (changed_.wait_for(lock, kKeepAliveEvery, work_to_do)) break;
         lock.unlock();
-        if (std::optional<Failure> broke = keep_deployment_alive()) retire_broken_deployment(*broke);
+        if (std::optional<Failure> broke = keep_deployment_alive()) {
+          retire_broken_deployment(*broke);
+          bury_retired();
+        }
         lock.lock();
       }
       if (start_requested_ && !start_done_) {
@@ -344,6 +356,7 @@ void AppCore::run() {
   if (deployment_ && deployment_->stuck()) (void)deployment_.release();
   deployment_.reset();
   retired_.clear();
+  refuge_.reset();  // every result buffer was released (sluice/application.h)
 }
 
 void AppCore::run_one(Unit::State& unit) {

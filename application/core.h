@@ -4,8 +4,10 @@
 //
 // Ownership: Application and every Unit hold a shared_ptr<AppCore>, so a Unit stays usable
 // (it reports how it ended) after its Application is gone. The runner thread owns the
-// current Deployment; a deployment that had a failed unit is retired, not destroyed, until
-// stop(), so that result buffers a client still holds stay valid.
+// current Deployment. A deployment that had a failed unit is destroyed once the unit's end
+// is reported, its threads and connections with it, but its pools wait in a PoolRefuge
+// until stop(), so that result buffers a client still holds stay valid (their memory goes
+// as soon as every block is back).
 //
 // Thread safety: every method may be called from any thread.
 #ifndef SLUICE_APPLICATION_CORE_H_
@@ -131,7 +133,11 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   // Makes and starts a deployment when there is none. The failure, if that failed.
   std::optional<Failure> ensure_deployed();
   void end_unit(Unit::State& unit, UnitReport report);
+  // The current deployment is not used again: it goes to retired_, its pools promised to
+  // refuge_. Left as it is when copies are stuck in user code.
   void retire_deployment();
+  // Destroys the retired deployments, and frees what the refuge no longer needs.
+  void bury_retired();
   // deployment_->keep_alive(), with an exception as a failure.
   std::optional<Failure> keep_deployment_alive();
   // A deployment that broke between units (Deployment::keep_alive): says so, and retires it.
@@ -160,7 +166,8 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   std::map<std::string, console::HostTraffic> carried_hosts_;  // ... and their hosts' shares
   std::thread runner_;
 
-  // The runner thread's own.
+  // The runner thread's own. The refuge outlives the deployments whose pools it takes.
+  std::unique_ptr<PoolRefuge> refuge_ = std::make_unique<PoolRefuge>();
   std::unique_ptr<Deployment> deployment_;
   std::vector<std::unique_ptr<Deployment>> retired_;
 };

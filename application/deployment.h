@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "buffer/pool_refuge.h"
 #include "console/host_stats.h"
 #include "runtime/engine.h"
 #include "runtime/failure.h"
@@ -58,6 +59,10 @@ class Deployment {
   // host lost, an app daemon ended). Returns that failure; the deployment is then not used
   // again. An embedded deployment has nothing to keep alive.
   virtual std::optional<Failure> keep_alive() { return std::nullopt; }
+  // When this deployment is destroyed, its pools go to `refuge` (buffer/pool_refuge.h)
+  // instead of being freed: the client may still hold result buffers from them, while
+  // everything else (threads, connections, files) goes.
+  virtual void hand_pools_to(PoolRefuge& refuge) = 0;
 };
 
 }  // namespace sluice

@@ -24,6 +24,7 @@ class EmbeddedDeployment final : public Deployment {
   std::vector<StreamStats> stream_stats() const override { return engine_.stream_stats(); }
   DeploymentSample sample() const override { return {engine_.stream_stats(), engine_.activity(), {}}; }
   bool stuck() const override { return !engine_.stuck_copies().empty(); }
+  void hand_pools_to(PoolRefuge& refuge) override { engine_.hand_pools_to(&refuge); }
 
  private:
   Engine engine_;

@@ -14,6 +14,7 @@
 #include "application/daemons_fixture.h"
 #include "application/results_check.h"
 #include "application/thousand_units.h"
+#include "testing/process_resources.h"
 #include "sluice/application.h"
 
 namespace sluice {
@@ -72,6 +73,29 @@ TEST_F(RemoteApplication, AFailedUnitIsReportedWithItsHostAndTheNextSucceeds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(apps, 2);
+}
+
+// Each failed unit's deployment goes with its client data plane (its event loop's files)
+// and threads: a long-lived serve used to gain three files per failure until EMFILE.
+TEST_F(RemoteApplication, FailedUnitsLeaveNoThreadsNorFilesBehind) {
+  Application app = open_app();
+  app.start();
+  const auto fail_then_succeed = [&] {
+    Unit failing = app.submit("count=20 fail=stage");
+    EXPECT_FALSE(failing.wait().finished);
+    Unit good = app.submit("count=20");
+    while (good.results().read()) {
+    }
+    const UnitReport report = good.wait();
+    EXPECT_TRUE(report.finished) << report.str();
+  };
+  fail_then_succeed();
+  const testing::ProcessResources before;
+  for (int i = 0; i < 6; ++i) fail_then_succeed();
+  const testing::ProcessResources after;
+  EXPECT_LE(after.threads, before.threads + 2) << "before: " << before.str() << "; after 6 failed units: " << after.str();
+  EXPECT_LE(after.files, before.files + 2) << "before: " << before.str() << "; after 6 failed units: " << after.str();
+  app.stop();
 }
 
 TEST_F(RemoteApplication, AReaderThatGoesAwayDoesNotBreakTheDeployment) {

@@ -109,6 +109,9 @@ class RemoteDeployment final : public Deployment {
   }
 
   InputPort* client_port() override { return client_ ? &client_->port() : nullptr; }
+  void hand_pools_to(PoolRefuge& refuge) override {
+    if (client_) client_->hand_pools_to(&refuge);
+  }
 
   std::optional<Failure> run_unit(std::uint64_t index, const std::string& work) override {
     hosts_->set_unit(index);

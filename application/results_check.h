@@ -43,6 +43,9 @@ class ResultsCheck {
     }
   }
 
+  // Every buffer so far was right (some may be missing yet: complete()).
+  bool intact() const { return problem_.empty(); }
+
   bool complete() const {
     if (!problem_.empty()) return false;
     for (int c = 0; c < copies_; ++c) {

@@ -68,6 +68,18 @@ BufferPool::~BufferPool() {
   }
 }
 
+bool BufferPool::free_memory_if_all_back() noexcept {
+  if (!memory_) return true;
+  // Nobody takes blocks any more, so the count only grows; a block counted here was let go
+  // by its last holder before it was pushed.
+  if (available() < slots_.size()) return false;
+  std::atomic_thread_fence(std::memory_order_acquire);  // after the holders' last use of the memory
+  for (detail::Slot& slot : slots_) slot.data = nullptr;
+  allocate_lane_.memory = nullptr;
+  memory_.reset();
+  return true;
+}
+
 Buffer BufferPool::acquire(std::uint64_t* blocked_ns) {
   not_empty_.throw_if_aborted();
   detail::Slot* slot = nullptr;

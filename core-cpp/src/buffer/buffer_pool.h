@@ -79,6 +79,17 @@ class BufferPool {
   // The start of the contiguous memory holding all blocks (tests use it to prove zero copy).
   const std::byte* memory() const { return memory_.get(); }
 
+  // For a pool kept after its graph is gone, because a client may still hold some of its
+  // blocks (buffer/pool_refuge.h). Nobody acquires from it again.
+  // Leaves the run's signal, which goes with the graph.
+  void outlive_run() noexcept { not_empty_.leave_signal(); }
+  // Frees the blocks' memory if every block is back: no Buffer can reach it then. The rest
+  // (slots, rings) stays, as the last releaser may still be inside release(). True when the
+  // memory is gone (now or before).
+  bool free_memory_if_all_back() noexcept;
+  // The bytes of block memory the pool holds (0 once freed).
+  std::size_t memory_bytes() const noexcept { return memory_ ? stride_ * slots_.size() : 0; }
+
   // Process-wide: called with each slot's non-null `binding` when its pool is destroyed,
   // so a language binding (the Java bridge) can free what it attached there. Set once,
   // before any binding is attached (the bridge does it when it loads).

@@ -426,6 +426,10 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
   tell_wiring.wiring = nullptr;  // every copy runs
 }
 
+void Engine::hand_pools_to(PoolRefuge* refuge) {
+  if (state_) state_->graph.hand_pools_to(refuge);
+}
+
 Engine::~Engine() {
   if (state_) stop_copies();
 }

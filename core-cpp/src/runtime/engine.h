@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "buffer/pool_refuge.h"
 #include "runtime/failure.h"
 #include "runtime/placement.h"
 #include "runtime/stream_wiring.h"
@@ -125,6 +126,9 @@ class Engine {
   // thread at a time: the Application's current unit) calls begin_unit() before
   // each unit's first read and reads to the end (or the unit cannot end).
   InputPort* client_port();
+  // When the Engine goes, keep its pools in `refuge` (Graph::hand_pools_to): a client may
+  // still hold result buffers. `refuge` must outlive the Engine.
+  void hand_pools_to(PoolRefuge* refuge);
 
  private:
   struct State;

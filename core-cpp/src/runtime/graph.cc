@@ -186,6 +186,11 @@ Graph::~Graph() {
     stream->endpoints.clear();
     stream->channels.clear();
   }
+  if (refuge_ == nullptr) return;
+  for (auto& stream : streams_) {
+    refuge_->adopt(std::move(stream->pool));
+    for (auto& share : stream->shares) refuge_->adopt(std::move(share));
+  }
 }
 
 }  // namespace sluice

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "buffer/buffer_pool.h"
+#include "buffer/pool_refuge.h"
 #include "runtime/placement.h"
 #include "runtime/stream_wiring.h"
 #include "stream/input_channel.h"
@@ -53,10 +54,16 @@ class Graph {
   Graph(const topo::Topology& topology, RunSignal& signal, const Placement& placement,
         StreamWiring* wiring);
   // Empties every channel before any pool goes: a queued buffer may come from another
-  // stream's pool (filters forward buffers).
+  // stream's pool (filters forward buffers). Then hands the pools to the refuge, if one
+  // was given (hand_pools_to), else frees them.
   ~Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
+
+  // Keep the pools in `refuge` when this graph is destroyed, rather than freeing them: for
+  // a graph whose blocks a client may still hold (buffer/pool_refuge.h). `refuge` must
+  // outlive the graph.
+  void hand_pools_to(PoolRefuge* refuge) { refuge_ = refuge; }
 
   std::vector<std::unique_ptr<StreamRuntime>>& streams() { return streams_; }
   const std::vector<std::unique_ptr<StreamRuntime>>& streams() const { return streams_; }
@@ -102,6 +109,7 @@ class Graph {
 
  private:
   std::vector<std::unique_ptr<StreamRuntime>> streams_;
+  PoolRefuge* refuge_ = nullptr;
 };
 
 }  // namespace sluice

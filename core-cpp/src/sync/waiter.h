@@ -35,7 +35,9 @@ class Waiter {
 
   // Registers with `signal` so that RunSignal::abort() wakes this waiter's sleepers.
   explicit Waiter(RunSignal& signal) : signal_(signal) { signal_.add(this); }
-  ~Waiter() { signal_.remove(this); }
+  ~Waiter() {
+    if (!left_signal_) signal_.remove(this);
+  }
   Waiter(const Waiter&) = delete;
   Waiter& operator=(const Waiter&) = delete;
 
@@ -110,6 +112,12 @@ class Waiter {
     if (signal_.aborted()) throw Aborted();
   }
   bool aborted() const noexcept { return signal_.aborted(); }
+  // Unregisters from the signal, which may then go before this Waiter. For a waiter nobody
+  // will wait on again, only notify: a pool that outlives its run (buffer/pool_refuge.h).
+  void leave_signal() noexcept {
+    if (!left_signal_) signal_.remove(this);
+    left_signal_ = true;
+  }
   const RunSignal& signal() const noexcept { return signal_; }
   // Nonzero while someone may sleep here: notify() must be called. For a notifier that
   // inlines notify()'s check (the inline OutputStream::write); it calls notify() when set.
@@ -185,6 +193,7 @@ class Waiter {
   };
 
   RunSignal& signal_;
+  bool left_signal_ = false;  // leave_signal() was called: signal_ may be gone
   std::atomic<std::uint32_t> seq_{0};
   // 1 when some thread may be about to sleep or sleeping; set by each sleeper before its
   // last look, cleared by the notify() that wakes them all.

@@ -1,0 +1,82 @@
+#include "buffer/pool_refuge.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/graph.h"
+#include "sync/run_signal.h"
+#include "topology/topology.h"
+
+namespace sluice {
+namespace {
+
+constexpr std::size_t kBlock = 256 * 1024;  // above malloc's mmap threshold: a freed pool is unmapped
+
+TEST(PoolRefuge, KeepsAPoolsMemoryWhileABufferIsHeldAndFreesItOnceItIsBack) {
+  PoolRefuge refuge;
+  std::optional<Buffer> held;
+  {
+    // The run and its signal end before the buffer is released, as when an Application's
+    // deployment is replaced after a failed unit while its client still holds a result.
+    auto signal = std::make_unique<RunSignal>();
+    auto pool = std::make_unique<BufferPool>("s.out -> client", kBlock, 3, *signal);
+    held = pool->try_acquire();
+    ASSERT_TRUE(held);
+    std::memset(held->data(), 0x5a, kBlock);
+    refuge.adopt(std::move(pool));
+    signal.reset();
+  }
+  EXPECT_EQ(refuge.pools(), 1u);
+  EXPECT_EQ(refuge.memory_bytes(), 3 * kBlock);
+  refuge.sweep();
+  EXPECT_EQ(refuge.memory_bytes(), 3 * kBlock) << "a block is still held";
+  const auto* bytes = reinterpret_cast<const unsigned char*>(held->data());
+  for (std::size_t i = 0; i < kBlock; i += 4096) ASSERT_EQ(bytes[i], 0x5a) << "at " << i;
+  // Released from another thread, as a client's reader would.
+  std::thread([&] { held.reset(); }).join();
+  refuge.sweep();
+  EXPECT_EQ(refuge.memory_bytes(), 0u);
+  EXPECT_EQ(refuge.pools(), 1u) << "the bookkeeping stays until the refuge goes";
+}
+
+TEST(PoolRefuge, APoolWithEveryBlockBackIsFreedWhenAdopted) {
+  PoolRefuge refuge;
+  RunSignal signal;
+  refuge.adopt(std::make_unique<BufferPool>("s.out -> client", kBlock, 2, signal));
+  EXPECT_EQ(refuge.memory_bytes(), 0u);
+  refuge.adopt(nullptr);  // a stream without a pool of its own here
+  EXPECT_EQ(refuge.pools(), 1u);
+}
+
+TEST(PoolRefuge, AGraphHandsOverEveryPoolIncludingProducerShares) {
+  const topo::Topology t = topo::parse_topology_text(
+      "filters:\n"
+      "  src:  {class: \"t::Source\", copies: 2}\n"
+      "  sink: {class: \"t::Sink\"}\n"
+      "streams:\n"
+      "  - {from: src.out, to: sink.in, depth: 4, buffer_size: 4KiB}\n",
+      "refuge.yaml", ".");
+  PoolRefuge refuge;
+  std::optional<Buffer> held;
+  {
+    RunSignal signal;
+    Graph graph(t, signal, Placement::everything(t), nullptr);
+    StreamRuntime& stream = *graph.streams()[0];
+    held = stream.pool_of(1).try_acquire();
+    ASSERT_TRUE(held);
+    graph.hand_pools_to(&refuge);
+  }
+  EXPECT_GE(refuge.pools(), 2u) << "the stream's pool and its producers' shares";
+  EXPECT_GT(refuge.memory_bytes(), 0u) << "the held block's pool keeps its memory";
+  held.reset();
+  refuge.sweep();
+  EXPECT_EQ(refuge.memory_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace sluice
