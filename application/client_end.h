@@ -10,6 +10,7 @@
 #define SLUICE_APPLICATION_CLIENT_END_H_
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,9 +37,11 @@ class ClientEnd {
   ClientEnd& operator=(const ClientEnd&) = delete;
 
   std::string listen_address() const { return plane_->listen_address(); }
-  // Waits until every host that produces into the client stream has connected.
-  void connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout) {
-    plane_->connect(peers, timeout);
+  // Waits until every host that produces into the client stream has connected, calling
+  // `between` meanwhile (DataPlane::connect).
+  void connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout,
+               const std::function<bool()>& between = {}) {
+    plane_->connect(peers, timeout, between);
   }
   InputPort& port() { return *port_; }
   // Wakes a blocked read with sluice::Aborted (the unit failed elsewhere). Stays aborted.

@@ -4,6 +4,7 @@
 #ifndef SLUICE_APPLICATION_DAEMONS_FIXTURE_H_
 #define SLUICE_APPLICATION_DAEMONS_FIXTURE_H_
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -102,7 +102,9 @@ class RemoteDeployment final : public Deployment {
         return Failure{"", -1, std::string(topo::kClient), 0, "launch", e.what()};
       }
       plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
-      connect_client = [this](const std::map<std::string, std::string>& peers) { client_->connect(peers, 60s); };
+      connect_client = [this](const std::map<std::string, std::string>& peers, const std::function<bool()>& between) {
+        client_->connect(peers, 60s, between);
+      };
     }
     if (!console::launch_and_wire(*hosts_, plan, connect_client, [this] { tick(0); })) return fail();
     return std::nullopt;

@@ -215,8 +215,7 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
 }
 
 bool HostGroup::wait_all(Envelope::BodyCase want, std::uint64_t unit, Clock::duration timeout,
-                         const std::function<void()>& tick) {
-  std::set<int> done;
+                         const std::function<void()>& tick, std::set<int> done) {
   const auto deadline = Clock::now() + timeout;
   std::optional<Clock::time_point> settle;
   for (;;) {
@@ -236,6 +235,13 @@ bool HostGroup::wait_all(Envelope::BodyCase want, std::uint64_t unit, Clock::dur
     check_signals();
     tick();
   }
+}
+
+bool HostGroup::poll(Envelope::BodyCase want, std::uint64_t unit, std::set<int>& done) {
+  while (auto e = events_.pop(0ms)) handle(*e, want, unit, done);
+  heartbeats_and_liveness();
+  check_signals();
+  return !failure_;
 }
 
 bool HostGroup::keep_alive() {

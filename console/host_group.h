@@ -50,9 +50,15 @@ class HostGroup {
 
   // Waits until every host with copies has sent `want` (for unit `unit` when unit_done),
   // or a failure; then, for the root cause to arrive, 300 ms more. Calls `tick` between
-  // events (at least every 50 ms). Returns false on a failure (see failure()).
+  // events (at least every 50 ms). Returns false on a failure (see failure()). `done`: the
+  // hosts that sent it already (poll).
   bool wait_all(control::Envelope::BodyCase want, std::uint64_t unit, Clock::duration timeout,
-                const std::function<void()>& tick);
+                const std::function<void()>& tick, std::set<int> done = {});
+
+  // One step of wait_all, without waiting: handles what the hosts said meanwhile (adding
+  // those that sent `want` to `done`), sends the heartbeats that are due, looks at signals.
+  // For a caller that waits for something else meanwhile. False on a failure.
+  bool poll(control::Envelope::BodyCase want, std::uint64_t unit, std::set<int>& done);
 
   // Between units of a deployment that stays up (sluice serve, an Application): sends the
   // heartbeats that are due and handles what the hosts said meanwhile, without waiting.

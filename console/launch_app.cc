@@ -72,14 +72,22 @@ bool launch_and_wire(HostGroup& hosts, const LaunchPlan& plan, const ConnectClie
   w.mutable_wiring()->mutable_peers()->insert(peers.begin(), peers.end());
   for (const auto& [name, address] : plan.extra_peers) (*w.mutable_wiring()->mutable_peers())[name] = address;
   hosts.broadcast(w);
+  std::set<int> started;
   if (connect_client) {
+    // While the client's data plane waits for the hosts to connect (up to a minute when its
+    // port is busy), the hosts are heard and sent their heartbeats, or their daemons would
+    // drop this console as silent; and what they say (started, a failure) is kept.
+    const auto between = [&] {
+      tick();
+      return hosts.poll(Envelope::kStarted, 0, started);
+    };
     try {
-      connect_client(peers);
+      connect_client(peers, between);
     } catch (const std::exception& e) {
       hosts.fail_run(Failure{"", -1, std::string(topo::kClient), 0, "network", e.what()});
     }
   }
-  return hosts.wait_all(Envelope::kStarted, 0, kLaunchTimeout, tick);
+  return hosts.wait_all(Envelope::kStarted, 0, kLaunchTimeout, tick, std::move(started));
 }
 
 }  // namespace sluice::console

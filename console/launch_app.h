@@ -37,8 +37,11 @@ control::Envelope launch_message(const LaunchPlan& plan, const std::string& app_
                                  const HostClient& host);
 
 // The client's part in the wiring: connect its data plane to the hosts' (name -> address),
-// blocking until they have connected; throws sluice::Error naming what did not.
-using ConnectClient = std::function<void(const std::map<std::string, std::string>& peers)>;
+// blocking until they have connected; throws sluice::Error naming what did not. It calls
+// `between` at least every 50 ms while it waits, and gives up (throws) when that returns
+// false: launch_and_wire keeps the hosts' control connections alive there.
+using ConnectClient = std::function<void(const std::map<std::string, std::string>& peers,
+                                         const std::function<bool()>& between)>;
 
 // Launches on every host with copies, waits for their app_ready, sends every one the
 // wiring (their data addresses and plan.extra_peers), calls `connect_client` (when given)

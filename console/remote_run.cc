@@ -147,7 +147,9 @@ bool RemoteRun::launch_and_wire() {
     const std::string listen = any_port_on(hosts_.client(hosts_.active().front()).local_ip());
     client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, options_.encrypt);
     plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
-    connect_client = [this](const std::map<std::string, std::string>& peers) { client_->connect(peers, 60s); };
+    connect_client = [this](const std::map<std::string, std::string>& peers, const std::function<bool()>& between) {
+        client_->connect(peers, 60s, between);
+      };
   }
   return console::launch_and_wire(hosts_, plan, connect_client, [this] {
     redraw_progress();

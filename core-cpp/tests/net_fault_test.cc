@@ -169,6 +169,32 @@ TEST_F(NetFaultTest, ConnectNamesTheHostThatDoesNotAnswer) {
   plane.stop();
 }
 
+// A caller that waits for its peers while it keeps other connections alive (the console
+// launching an application) is called back while connect waits, and can give up at once.
+TEST_F(NetFaultTest, ConnectCallsBackWhileItWaitsAndGivesUpWhenTold) {
+  auto topology = one_way_topology();
+  sluice::DataPlane plane(topology, one_way(), "a", plane_options());
+  sluice::EngineOptions options = host_a_options(plane);
+  std::string port;
+  {
+    asio::io_context io;
+    tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    port = std::to_string(probe.local_endpoint().port());
+  }
+  sluice::Engine engine(topology, options);
+  int calls = 0;
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    plane.connect({{"b", "127.0.0.1:" + port}}, std::chrono::seconds(60), [&] { return ++calls < 5; });
+    FAIL() << "connect succeeded";
+  } catch (const sluice::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("stopped connecting"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(calls, 5);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30)) << "it waited for the timeout";
+  plane.stop();
+}
+
 // Both hosts real; mid-run the TCP connection from b to a is shut down under them (as a
 // link that goes down): both sides report it, naming the other host, and both engines
 // stop within seconds.

@@ -426,7 +426,8 @@ void DataPlane::graph_gone() noexcept {
   }
 }
 
-void DataPlane::connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout) {
+void DataPlane::connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout,
+                        const std::function<bool()>& between) {
   Impl& p = *impl_;
   const std::size_t nhosts = p.routes.hosts().size();
   for (std::size_t h = 0; h < nhosts; ++h) {
@@ -445,7 +446,25 @@ void DataPlane::connect(const std::map<std::string, std::string>& peers, std::ch
     }
     return true;
   };
-  p.changed.wait_for(lock, timeout, [&] { return all_up() || p.failure.has_value(); });
+  const auto done = [&] { return all_up() || p.failure.has_value(); };
+  if (!between) {
+    p.changed.wait_for(lock, timeout, done);
+  } else {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point deadline = Clock::now() + timeout;
+    while (!p.changed.wait_for(lock, std::min<Clock::duration>(std::chrono::milliseconds(50), deadline - Clock::now()),
+                               done) &&
+           Clock::now() < deadline) {
+      lock.unlock();
+      const bool go_on = between();
+      lock.lock();
+      if (!go_on && !done()) {
+        lock.unlock();
+        asio::post(p.io, [&p] { p.give_up_connecting = true; });
+        throw Error("data plane of host '" + p.routes.self_name() + "' stopped connecting: the launch failed meanwhile");
+      }
+    }
+  }
   if (p.failure) throw Error("data plane: " + *p.failure);
   if (all_up()) return;
   std::string message = "data plane of host '" + p.routes.self_name() + "' could not connect within " +

@@ -91,9 +91,12 @@ class DataPlane final : public StreamWiring {
   // Connects to every peer host this process sends to (host -> its listen_address) and
   // waits until every peer host that sends to this process has connected here. Blocks
   // until all connections are up, or throws sluice::Error naming the host that did not
-  // answer (or is missing from `peers`) within `timeout`.
+  // answer (or is missing from `peers`) within `timeout`. While it waits it calls `between`
+  // (when given) every 50 ms: the caller's other duties, such as keeping its control
+  // connections alive. When `between` returns false, connect gives up at once and throws.
   // REQUIRES: graph_ready() was called (construct the Engine first).
-  void connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout);
+  void connect(const std::map<std::string, std::string>& peers, std::chrono::milliseconds timeout,
+               const std::function<bool()>& between = {});
 
   // StreamWiring. The endpoints stay valid until the DataPlane is destroyed.
   Endpoint* remote_consumer(StreamRuntime& stream, int copy) override;
