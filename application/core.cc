@@ -276,9 +276,18 @@ void AppCore::let_go_of_deployment() {
   }
 }
 
+std::optional<std::string> AppCore::gone() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gone_;
+}
+
 void AppCore::retire_deployment() {
   let_go_of_deployment();
   if (!deployment_) return;
+  if (std::optional<std::string> why = deployment_->cannot_deploy_again()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    gone_ = why;
+  }
   if (deployment_->stuck()) {
     // Copies are stuck in user code: destroying the deployment would wait for them forever.
     (void)deployment_.release();

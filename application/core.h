@@ -120,6 +120,10 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   };
   std::optional<RunningUnread> running_unread_before(std::uint64_t index) const;
 
+  // Why the application cannot be deployed again (its Slurm job ended), once a failed
+  // deployment said so; every later unit fails at once with it. sluice serve ends then.
+  std::optional<std::string> gone() const;
+
   // Tells `watcher` about every unit from now on (null: nobody). Call before start(); the
   // watcher must outlive stop().
   void set_watcher(AppWatcher* watcher);
@@ -159,6 +163,7 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   bool start_requested_ = false;
   bool start_done_ = false;
   std::optional<Failure> start_failure_;
+  std::optional<std::string> gone_;
   Unit::State* running_ = nullptr;
   Deployment* current_ = nullptr;  // the runner's deployment, for cancel() and sample()
   AppWatcher* watcher_ = nullptr;

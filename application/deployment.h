@@ -63,6 +63,9 @@ class Deployment {
   // instead of being freed: the client may still hold result buffers from them, while
   // everything else (threads, connections, files) goes.
   virtual void hand_pools_to(PoolRefuge& refuge) = 0;
+  // After a failure: why no deployment can be made again (the Slurm job that held the host
+  // daemons ended), else nothing.
+  virtual std::optional<std::string> cannot_deploy_again() const { return std::nullopt; }
 };
 
 }  // namespace sluice

@@ -49,6 +49,9 @@ struct RemoteShared {
   console::ControlOptions control;
   std::unique_ptr<console::Launcher> launcher;
   bool launched = false;
+  // Set once the launcher's daemons are gone for good (its Slurm job ended): no deployment
+  // can be made again.
+  std::optional<std::string> ended;
 
   ~RemoteShared() {
     if (launcher) launcher->stop(false);
@@ -63,6 +66,7 @@ class RemoteDeployment final : public Deployment {
   ~RemoteDeployment() override { release_hosts(); }
 
   std::optional<Failure> start() override {
+    if (shared_->ended) return Failure{"", -1, "", 0, "connect", *shared_->ended + "; the application cannot be deployed again"};
     if (shared_->launcher && !shared_->launched) {
       // Starts a sluiced per logical host and fills in their addresses (t_ is the shared
       // topology) and this run's token. Like an unreachable host daemon, a failure here is
@@ -143,6 +147,7 @@ class RemoteDeployment final : public Deployment {
     return sample_;
   }
   bool stuck() const override { return false; }  // stuck copies are the app daemons': they are killed
+  std::optional<std::string> cannot_deploy_again() const override { return shared_->ended; }
 
   std::optional<Failure> keep_alive() override {
     if (!hosts_ || failed_ || released_) return std::nullopt;
@@ -194,6 +199,11 @@ class RemoteDeployment final : public Deployment {
     failed_ = true;
     if (client_) client_->abort();  // a reader waiting for results unwinds
     Failure f = hosts_->failure() ? *hosts_->failure() : Failure{"", -1, "", 0, "run", "the hosts failed"};
+    if (shared_->launcher && shared_->launched && !shared_->ended) {
+      // A host lost because its Slurm job ended says so first: the rest is what it caused.
+      shared_->ended = shared_->launcher->ended();
+      if (shared_->ended) f.message = *shared_->ended + "; so: " + f.message;
+    }
     // This deployment is retired: end its app daemons now, not when the Application stops
     // (a long-lived serve would gain a set per failed unit). Result buffers stay valid.
     release_hosts();

@@ -10,6 +10,7 @@
 #define SLUICE_CONSOLE_LAUNCHER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "console/commands.h"
@@ -34,6 +35,12 @@ class Launcher {
 
   // Where logical host `host` runs, for failures: "Slurm node n2 (job 12)"; "" if unknown.
   virtual std::string where(const std::string& host) const = 0;
+
+  // After a failure: why the daemons it started cannot serve again, when that is so ("Slurm
+  // job 12 ended: TIMEOUT, it reached its time limit (--time)"; a step that ended while the
+  // job runs), else nothing: the failure was the run's own. Asks the resource manager (runs
+  // squeue or scontrol): for failures, not for every tick.
+  virtual std::optional<std::string> ended() { return std::nullopt; }
 
   // Ends every daemon it started and releases what it acquired (an allocation it made);
   // waits until they are gone. Safe to call twice; the destructor calls it. `failed`: the run

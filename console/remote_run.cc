@@ -58,7 +58,7 @@ class RemoteRun {
  public:
   // `launcher` (may be null; outlives the run) says where a failed host ran.
   RemoteRun(const RunOptions& options, const topo::Topology& topology, std::map<std::string, Placement> placements,
-            std::vector<std::unique_ptr<HostClient>> clients, const Launcher* launcher, RunStatus* status)
+            std::vector<std::unique_ptr<HostClient>> clients, Launcher* launcher, RunStatus* status)
       : options_(options),
         launcher_(launcher),
         status_(status),
@@ -82,7 +82,7 @@ class RemoteRun {
   void sample_status(bool now = false);
 
   const RunOptions& options_;
-  const Launcher* launcher_;
+  Launcher* const launcher_;
   RunStatus* const status_;  // nullptr without --ui
   Clock::time_point last_sample_;
   const topo::Topology& t_;
@@ -212,6 +212,11 @@ int RemoteRun::run() {
   report.wall_seconds = seconds_since(start);
   report.streams = stats_.merged();
   report.failure = hosts_.failure();
+  if (report.failure && launcher_ != nullptr && !hosts_.interrupted()) {
+    // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so
+    // first: the rest is what that caused.
+    if (std::optional<std::string> ended = launcher_->ended()) report.failure->message = *ended + "; so: " + report.failure->message;
+  }
   if (report.failure && launcher_ != nullptr && !report.failure->host.empty()) {
     // Name the machine the launcher put that host on (a Slurm node), not just the logical host.
     const std::string where = launcher_->where(report.failure->host);

@@ -162,7 +162,9 @@ int serve_command(const ServeOptions& options) {
   block_signals(true);  // before the server stops taking them: a late Ctrl-C ends the linger
   server.reset();
   app.reset();
-  daemon::info(status == kExitOk ? "stopped" : "stopped (interrupted)");
+  daemon::info(status == kExitOk                ? "stopped"
+               : status == kExitHostUnavailable ? "stopped (the host daemons are gone)"
+                                                : "stopped (interrupted)");
   if (ui) ui->finish_and_linger(status, options.ui.linger);
   return status;
 }

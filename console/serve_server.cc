@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "application/core.h"
 #include "console/exit_codes.h"
 #include "console/report.h"
 #include "console/subprocess.h"
@@ -38,10 +39,12 @@ ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, std::sha
       server_(listen, http::endpoint_text(listen), std::move(tls)),
       signals_(server_.io(), SIGINT, SIGTERM, SIGHUP),
       finish_deadline_(server_.io()),
+      deployability_(server_.io()),
       pump_([this](const std::shared_ptr<UnitJob>& job, const UnitReport& report) {
         asio::post(server_.io(), [this, job, report] { unit_ended(job, report); });
       }) {
   do_await_signal();
+  watch_deployability();
   server_.start(
       [this](tcp::socket socket, std::uint64_t id, control::Admission::Ticket ticket) {
         return std::make_shared<ServeSession>(std::move(socket), *this, id, std::move(ticket));
@@ -74,8 +77,7 @@ void ServeServer::forget(const std::shared_ptr<control::TlsSession>& session) {
 std::shared_ptr<UnitJob> ServeServer::submit(const std::shared_ptr<ServeSession>& session, const std::string& work,
                                              std::uint64_t* ahead, std::string* refusal) {
   if (mode_ != Mode::kServing) {
-    *refusal = "sluice serve at " + bound_address() + " is stopping (" +
-               (mode_ == Mode::kStopping ? "sluice stop" : "interrupted") + ") and takes no new units";
+    *refusal = "sluice serve at " + bound_address() + " is stopping (" + ending_ + ") and takes no new units";
     return nullptr;
   }
   std::shared_ptr<UnitJob> job;
@@ -116,6 +118,7 @@ void ServeServer::stop_requested(const std::shared_ptr<ServeSession>& session) {
                                 : std::to_string(outstanding_) + " accepted unit(s) end first") +
              "; new units are turned down");
   mode_ = Mode::kStopping;
+  ending_ = "sluice stop";
   maybe_stop_application();
 }
 
@@ -123,25 +126,44 @@ void ServeServer::do_await_signal() {
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (ec) return;
     const std::string name = signal_name(sig);
-    if (mode_ == Mode::kAborting && sig == SIGHUP) {
+    const bool interrupted = mode_ == Mode::kAborting && exit_code_ == kExitInterrupted;
+    if (interrupted && sig == SIGHUP) {
       // A hang-up comes twice when a session ends (from the shell and from the kernel):
       // only a second SIGINT or SIGTERM, which a person sends, skips the clean-up.
       do_await_signal();
       return;
     }
-    if (mode_ == Mode::kAborting) {
+    if (interrupted) {
       dlog::error("second " + name + " while stopping: exiting now");
       _exit(kExitInterrupted);
     }
     dlog::info("received " + name + ": cancelling " + std::to_string(outstanding_) +
                " unit(s) and stopping (again to exit at once)");
     mode_ = Mode::kAborting;
+    ending_ = "interrupted";
     exit_code_ = kExitInterrupted;
     // Results no longer flow: a client that does not read must not hold the end back. Each
     // still hears how its unit ended (cancelled), if it reads that far within 2 s.
     pump_.drop_all_results();
     maybe_stop_application();
     do_await_signal();
+  });
+}
+
+void ServeServer::watch_deployability() {
+  deployability_.expires_after(std::chrono::seconds(1));
+  deployability_.async_wait([this](boost::system::error_code ec) {
+    if (ec || mode_ != Mode::kServing) return;
+    const std::shared_ptr<AppCore> core = core_of(app_);
+    const std::optional<std::string> gone = core ? core->gone() : std::nullopt;
+    if (!gone) return watch_deployability();
+    dlog::error(*gone + ": the application cannot be deployed again; cancelling " + std::to_string(outstanding_) +
+                " unit(s) and stopping (start a new sluice serve)");
+    mode_ = Mode::kAborting;
+    ending_ = *gone;
+    exit_code_ = kExitHostUnavailable;
+    pump_.drop_all_results();
+    maybe_stop_application();
   });
 }
 
@@ -171,6 +193,7 @@ void ServeServer::maybe_stop_application() {
 void ServeServer::maybe_finish() {
   if (finished_ || !app_stopped_ || outstanding_ > 0) return;
   finished_ = true;
+  deployability_.cancel();
   dlog::info("the application stopped; " + std::to_string(app_.units_ended()) + " unit(s) ended");
   server_.close();
   for (const auto& waiter : stop_waiters_) waiter->stopping(0, true);

@@ -84,11 +84,16 @@ class ServeServer {
   // Once the Application stopped and every unit was reported: closes the sessions (after
   // what they have queued) and ends run().
   void maybe_finish();
+  // Every second while serving: ends serving, as a signal would but with status 4, once the
+  // application cannot be deployed again (AppCore::gone: its Slurm job ended).
+  void watch_deployability();
 
   Application& app_;
   control::TlsServer server_;  // before what runs on its io_context
   boost::asio::signal_set signals_;
   boost::asio::steady_timer finish_deadline_;
+  boost::asio::steady_timer deployability_;
+  std::string ending_;  // why serving ends, for refused submissions
   std::set<std::shared_ptr<ServeSession>> stop_waiters_;
   std::uint64_t outstanding_ = 0;  // units accepted that have not ended
   Mode mode_ = Mode::kServing;

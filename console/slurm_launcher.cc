@@ -29,6 +29,7 @@ using namespace std::chrono_literals;
 
 constexpr auto kReadyTimeout = 120s;   // srun to a listening sluiced, every node
 constexpr auto kStepsEnd = 5s;         // SIGTERM to every step gone, before scancel
+constexpr auto kFinalStateWait = 5s;   // a job in COMPLETING to its final state (CANCELLED...)
 constexpr auto kReleaseTimeout = 30s;  // scancel to the job gone from squeue
 
 std::vector<std::string> lines(const std::string& text) {
@@ -338,6 +339,68 @@ std::string SlurmLauncher::where(const std::string& host) const {
     if (s.host == host) return "Slurm node " + s.node.name + ", job " + job_id_;
   }
   return "";
+}
+
+namespace {
+
+// What a Slurm job state (scontrol's JobState) means for the user, for the ended ones.
+std::string job_state_meaning(const std::string& state) {
+  if (state == "TIMEOUT") return "it reached its time limit (--time)";
+  if (state == "CANCELLED") return "it was cancelled (scancel, by its user or an administrator)";
+  if (state == "NODE_FAIL") return "one of its nodes failed";
+  if (state == "PREEMPTED") return "a job of higher priority preempted it";
+  if (state == "DEADLINE") return "it reached its deadline";
+  if (state == "OUT_OF_MEMORY") return "it ran out of memory";
+  if (state == "BOOT_FAIL") return "a node failed to boot";
+  if (state == "FAILED" || state == "COMPLETED") return "its allocation ended";
+  if (state == "COMPLETING") return "its allocation is being released";
+  return "";
+}
+
+// The value of `key`= in scontrol's one-line output ("" when absent).
+std::string scontrol_field(const std::string& line, const std::string& key) {
+  const std::regex re("(?:^| )" + key + "=(\\S*)");
+  std::smatch m;
+  return std::regex_search(line, m, re) ? m[1].str() : "";
+}
+
+}  // namespace
+
+std::optional<std::string> SlurmLauncher::ended() {
+  if (job_id_.empty()) return std::nullopt;
+  // scontrol keeps an ended job for MinJobAge (300 s by default); squeue forgets it sooner.
+  // A job being ended shows COMPLETING first, for up to seconds: its final state (CANCELLED,
+  // TIMEOUT...) is what says why, so wait for it a little.
+  CommandOutput r;
+  std::string line;
+  std::string state;
+  for (const auto deadline = Clock::now() + kFinalStateWait;;) {
+    r = run_and_capture({"scontrol", "--oneliner", "show", "job", job_id_});
+    line = trim(r.out);
+    state = scontrol_field(line, "JobState");
+    if (state != "COMPLETING" || Clock::now() > deadline) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  if (!r.ok() || state.empty()) {
+    // Unknown to Slurm by now (long gone), or Slurm itself not answering.
+    const std::string why = trim(r.err).empty() ? trim(r.out) : trim(r.err);
+    if (why.find("Invalid job id") != std::string::npos) return "Slurm job " + job_id_ + " has ended (Slurm no longer knows it)";
+    return std::nullopt;
+  }
+  if (state != "RUNNING" && state != "CONFIGURING" && state != "SUSPENDED" && state != "PENDING") {
+    const std::string meaning = job_state_meaning(state);
+    const std::string reason = scontrol_field(line, "Reason");
+    return "Slurm job " + job_id_ + " ended: " + state + (meaning.empty() ? "" : ", " + meaning) +
+           (reason.empty() || reason == "None" ? "" : " (reason: " + reason + ")");
+  }
+  // The job runs, but a daemon's step ended: it is not started again.
+  for (Step& s : steps_) {
+    if (s.srun && !s.listening.empty() && !s.srun->running()) {
+      return "the host daemon's step for host " + s.host + " on Slurm node " + s.node.name + " (job " + job_id_ +
+             ") ended: srun " + s.srun->how_it_ended() + "; see " + s.log_file;
+    }
+  }
+  return std::nullopt;
 }
 
 void SlurmLauncher::end_steps() {

@@ -16,6 +16,7 @@
 #define SLUICE_CONSOLE_SLURM_LAUNCHER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ class SlurmLauncher : public Launcher {
   std::string plan(const topo::Topology& topology) override;
   int start(topo::Topology& topology, ControlOptions& control) override;
   std::string where(const std::string& host) const override;
+  std::optional<std::string> ended() override;
   void stop(bool failed) override;
 
  private:

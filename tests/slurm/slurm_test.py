@@ -340,7 +340,7 @@ filters:
 streams:
   - {from: p.out, to: c.in, buffer_size: 1KiB}
 """)
-    for how in ("kill", "sigint"):
+    for how in ("kill", "sigint", "scancel"):
         p, err_path, run_dir = runs.start("run", long, "--no-progress")
         h.wait_for(lambda: "launched application" in read(os.path.join(run_dir, "sluiced-b.log"))
                    and "launched application" in read(os.path.join(run_dir, "sluiced-a.log")), 30,
@@ -356,6 +356,8 @@ streams:
                        if comm == "sluiced" and ready_file_of(pid).endswith("-b")]
             check(len(victims) == 1, "the sluiced of host b is found", c.job_processes(job))
             os.kill(victims[0], signal.SIGKILL)
+        elif how == "scancel":
+            c.cmd("scancel", job)
         else:
             p.send_signal(signal.SIGINT)
         p.wait(60)
@@ -364,6 +366,11 @@ streams:
             check(p.returncode == 1 and f"(host b is Slurm node n2, job {job})" in text
                   and "lost the connection to the host daemon" in text,
                   "a node's sluiced killed mid-run is reported by its Slurm node name", text)
+            check("the host daemon's step for host b on Slurm node n2" in text,
+                  "... and the step that ended is named (its job still runs)", text)
+        elif how == "scancel":
+            check(p.returncode == 1 and f"Slurm job {job} ended: CANCELLED" in text,
+                  "a job cancelled mid-run is named as such, not as a daemon that died", text)
         else:
             check(p.returncode == 130 and "interrupted by SIGINT" in text, "SIGINT mid-run: status 130", text)
         c.nothing_left(job, f"after {how}")
@@ -427,6 +434,27 @@ streams:
     p.wait(60)
     check(p.returncode == 0, "serve exits 0", read(err_path))
     c.nothing_left(job, "after sluice serve --launcher slurm and sluice stop")
+
+    # The job under sluice serve ends (scancel here; TIMEOUT and NODE_FAIL alike): serve ends
+    # too, with status 4, naming the job's state, instead of failing every later unit.
+    err_path = os.path.join(h.dir, "serve-cancelled.err")
+    err = open(err_path, "w+")
+    p = subprocess.Popen([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm",
+                          "--token-file", h.token], env=env, stdout=subprocess.DEVNULL, stderr=err)
+    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait(), err.close()))
+    h.wait_for(lambda: "serving 'served' at" in read(err_path) or p.poll() is not None, 120, "serve to start")
+    job = job_of(read(err_path))
+    check(job and p.poll() is None, f"sluice serve runs in job {job}", read(err_path))
+    c.cmd("scancel", job)
+    try:
+        p.wait(60)
+    except subprocess.TimeoutExpired:
+        pass
+    text = read(err_path)
+    check(p.returncode == 4 and f"Slurm job {job} ended: CANCELLED" in text
+          and "cannot be deployed again" in text,
+          "serve whose Slurm job was cancelled ends with status 4, naming the job's state", p.returncode, text)
+    c.nothing_left(job, "after serve's job was cancelled")
 
     # Slurm refuses serve's request: status 4, as for sluice run (it was 1, "run failed").
     r = subprocess.run([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm", "--partition",
