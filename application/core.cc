@@ -387,9 +387,12 @@ void AppCore::run_one(Unit::State& unit) {
       return;
     }
   }
+  const auto deploying = Clock::now();
   if (std::optional<Failure> failure = ensure_deployed()) {
     failure->unit = unit.index;
-    end_unit(unit, failed_report(unit.index, unit.work, *failure));
+    UnitReport report = failed_report(unit.index, unit.work, *failure);
+    report.seconds = std::chrono::duration<double>(Clock::now() - deploying).count();  // what deploying took
+    end_unit(unit, std::move(report));
     return;
   }
   InputPort* port = deployment_->client_port();

@@ -199,7 +199,8 @@ class RemoteDeployment final : public Deployment {
     failed_ = true;
     if (client_) client_->abort();  // a reader waiting for results unwinds
     Failure f = hosts_->failure() ? *hosts_->failure() : Failure{"", -1, "", 0, "run", "the hosts failed"};
-    if (shared_->launcher && shared_->launched && !shared_->ended) {
+    // Not for a filter's own failure or a cancel: only a host lost can be the job's end.
+    if (shared_->launcher && shared_->launched && !shared_->ended && f.filter.empty() && f.stage != "cancelled") {
       // A host lost because its Slurm job ended says so first: the rest is what it caused.
       shared_->ended = shared_->launcher->ended();
       if (shared_->ended) f.message = *shared_->ended + "; so: " + f.message;

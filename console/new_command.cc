@@ -59,6 +59,18 @@ std::filesystem::path installed_maven_tree() {
   return std::filesystem::is_directory(tree, ec) ? tree : std::filesystem::path{};
 }
 
+// " -DCMAKE_PREFIX_PATH=PREFIX" when this program runs from an installed sluice whose prefix
+// CMake does not search by itself (not /usr or /usr/local), so find_package(Sluice) finds it.
+std::string cmake_prefix_option() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path prefix = self.parent_path().parent_path();
+  if (!std::filesystem::is_directory(prefix / "lib" / "cmake" / "Sluice", ec)) return "";
+  if (prefix == "/usr" || prefix == "/usr/local") return "";
+  return " -DCMAKE_PREFIX_PATH=" + prefix.string();
+}
+
 // What to do before `mvn package` can resolve org.sluice:jfilter, when the local Maven
 // repository lacks it (it is not on Maven Central); "" when it is there.
 std::string maven_setup_hint() {
@@ -134,13 +146,15 @@ int new_command(const std::string& kind, const std::string& name) {
   }
   std::cout << "wrote " << written << " files in " << name << "/; next:\n";
   if (kind == "cpp") {
-    std::cout << "  cd " << name << " && cmake -S . -B build && cmake --build build && ctest --test-dir build\n"
+    std::cout << "  cd " << name << " && cmake -S . -B build" << cmake_prefix_option()
+              << " && cmake --build build && ctest --test-dir build\n"
               << "  sluice run " << name << ".yaml\n";
   } else if (kind == "java") {
     std::cout << maven_setup_hint() << "  cd " << name << " && mvn package\n"
               << "  sluice run " << name << ".yaml\n";
   } else {
-    std::cout << maven_setup_hint() << "  cd " << name << " && (cd cpp && cmake -S . -B build && cmake --build build) && (cd java && mvn package)\n"
+    std::cout << maven_setup_hint() << "  cd " << name << " && (cd cpp && cmake -S . -B build" << cmake_prefix_option()
+              << " && cmake --build build) && (cd java && mvn package)\n"
               << "  sluice run " << name << ".yaml\n";
   }
   return kExitOk;

@@ -212,7 +212,7 @@ int RemoteRun::run() {
   report.wall_seconds = seconds_since(start);
   report.streams = stats_.merged();
   report.failure = hosts_.failure();
-  if (report.failure && launcher_ != nullptr && !hosts_.interrupted()) {
+  if (report.failure && launcher_ != nullptr && !hosts_.interrupted() && report.failure->filter.empty()) {
     // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so
     // first: the rest is what that caused.
     if (std::optional<std::string> ended = launcher_->ended()) report.failure->message = *ended + "; so: " + report.failure->message;

@@ -126,7 +126,7 @@ void ServeServer::do_await_signal() {
   signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (ec) return;
     const std::string name = signal_name(sig);
-    const bool interrupted = mode_ == Mode::kAborting && exit_code_ == kExitInterrupted;
+    const bool interrupted = signalled_;
     if (interrupted && sig == SIGHUP) {
       // A hang-up comes twice when a session ends (from the shell and from the kernel):
       // only a second SIGINT or SIGTERM, which a person sends, skips the clean-up.
@@ -137,11 +137,14 @@ void ServeServer::do_await_signal() {
       dlog::error("second " + name + " while stopping: exiting now");
       _exit(kExitInterrupted);
     }
+    signalled_ = true;
     dlog::info("received " + name + ": cancelling " + std::to_string(outstanding_) +
                " unit(s) and stopping (again to exit at once)");
-    mode_ = Mode::kAborting;
-    ending_ = "interrupted";
-    exit_code_ = kExitInterrupted;
+    if (mode_ != Mode::kAborting) {  // not already ending for another reason (its status stays)
+      mode_ = Mode::kAborting;
+      ending_ = "interrupted";
+      exit_code_ = kExitInterrupted;
+    }
     // Results no longer flow: a client that does not read must not hold the end back. Each
     // still hears how its unit ended (cancelled), if it reads that far within 2 s.
     pump_.drop_all_results();
@@ -153,7 +156,8 @@ void ServeServer::do_await_signal() {
 void ServeServer::watch_deployability() {
   deployability_.expires_after(std::chrono::seconds(1));
   deployability_.async_wait([this](boost::system::error_code ec) {
-    if (ec || mode_ != Mode::kServing) return;
+    // Also while `sluice stop` waits for the accepted units: they cannot run either.
+    if (ec || mode_ == Mode::kAborting) return;
     const std::shared_ptr<AppCore> core = core_of(app_);
     const std::optional<std::string> gone = core ? core->gone() : std::nullopt;
     if (!gone) return watch_deployability();

@@ -101,6 +101,7 @@ class ServeServer {
   bool app_stopped_ = false;   // it has returned
   bool finished_ = false;
   int exit_code_ = 0;
+  bool signalled_ = false;  // a SIGINT/SIGTERM/SIGHUP came: the next (but a SIGHUP) exits at once
   std::thread stopper_;  // stops or aborts the Application (blocking calls)
   // Declared last: destroyed first, so its thread never calls into a server half gone.
   ResultPump pump_;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -30,6 +31,7 @@ using namespace std::chrono_literals;
 constexpr auto kReadyTimeout = 120s;   // srun to a listening sluiced, every node
 constexpr auto kStepsEnd = 5s;         // SIGTERM to every step gone, before scancel
 constexpr auto kFinalStateWait = 5s;   // a job in COMPLETING to its final state (CANCELLED...)
+constexpr auto kAskTimeout = 3s;       // one scontrol after a failure (slurmctld may be the problem)
 constexpr auto kReleaseTimeout = 30s;  // scancel to the job gone from squeue
 
 std::vector<std::string> lines(const std::string& text) {
@@ -145,11 +147,21 @@ std::string SlurmLauncher::plan(const topo::Topology& t) {
   }
   const std::vector<std::string> hosts = logical_hosts(t, nullptr);
   const int count = nodes_to_ask_for(hosts.size());
+  // Slurm's own check of the request (partition, time, account, node count), with no job made.
+  // (salloc has no --test-only; sbatch's checks the same request.)
+  std::vector<std::string> test = {"sbatch", "--test-only", "--wrap", "true", "--nodes", std::to_string(count)};
+  if (!options_.partition.empty()) test.insert(test.end(), {"--partition", options_.partition});
+  if (!options_.time.empty()) test.insert(test.end(), {"--time", options_.time});
+  if (!options_.account.empty()) test.insert(test.end(), {"--account", options_.account});
+  const CommandOutput r = run_and_capture(test);
+  if (!r.ok()) throw Error("Slurm would refuse what a run asks for: " + command_problem("sbatch --test-only", r));
   out += "slurm: not in an allocation; a run asks for one with salloc --nodes " + std::to_string(count);
   if (!options_.partition.empty()) out += " --partition " + options_.partition;
   if (!options_.time.empty()) out += " --time " + options_.time;
   if (!options_.account.empty()) out += " --account " + options_.account;
   out += " and releases it at the end\n";
+  const std::vector<std::string> answer = lines(trim(r.err.empty() ? r.out : r.err));
+  if (!answer.empty()) out += "  Slurm's estimate: " + trim(answer.front()) + "\n";
   if (hosts.empty()) {
     out += "  every node gets a logical host named after it; copies are dealt round-robin over them\n";
   }
@@ -197,6 +209,31 @@ void SlurmLauncher::make_run_dir() {
   if (!written) throw Error("cannot write the run's token to '" + token_file_ + "': " + why);
 }
 
+namespace {
+
+// For a pending job's reason (squeue %r) that waiting cannot cure, under the default
+// EnforcePartLimits=NO (Slurm queues a request over a partition's or an association's limits
+// instead of refusing it): what it means. Null for the others (Resources, Priority...).
+const char* never_grantable(const std::string& reason) {
+  static const std::map<std::string, const char*> kNever = {
+      {"PartitionNodeLimit", "more nodes than the partition allows a job, or than it has"},
+      {"PartitionTimeLimit", "a --time over the partition's limit"},
+      {"PartitionConfig", "the request does not fit the partition's limits (nodes, time)"},
+      {"AccountNotAllowed", "the account may not use the partition"},
+      {"QOSMaxNodePerJobLimit", "more nodes than the QOS allows a job"},
+      {"QOSMaxWallDurationPerJobLimit", "a --time over the QOS's limit"},
+      {"AssocMaxNodesPerJobLimit", "more nodes than the association allows a job"},
+      {"AssocMaxWallDurationPerJobLimit", "a --time over the association's limit"},
+      {"BadConstraints", "constraints no node meets"},
+      {"InvalidAccount", "an invalid account"},
+      {"InvalidQOS", "an invalid QOS"},
+  };
+  const auto it = kNever.find(reason);
+  return it == kNever.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
 bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupted) {
   std::vector<std::string> argv = {"salloc", "--no-shell", "--nodes", std::to_string(count), "--job-name",
                                    "sluice-" + name};
@@ -208,6 +245,8 @@ bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupt
   wrote_logs_ = true;
   static const std::regex job_re(R"((?:Granted|Pending) job allocation (\d+))");
   bool told = false;
+  std::string told_reason;
+  Clock::time_point next_look = Clock::now();
   for (;;) {
     const bool running = salloc.running();
     const std::string text = read_all(log);
@@ -220,6 +259,11 @@ bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupt
       if (salloc.exit_status() == 0 && text.find("Granted job allocation") != std::string::npos && !job_id_.empty()) {
         return true;
       }
+      if (salloc.exit_status() == 127 && text.find("cannot execute the command") != std::string::npos) {
+        // The child could not exec salloc (subprocess.cc).
+        std::cerr << "sluice: slurm: " << command_problem("salloc", CommandOutput{127, "", ""}) << "\n";
+        return false;
+      }
       std::cerr << "sluice: slurm: salloc " << salloc.how_it_ended() << " without an allocation of " << count
                 << " node(s):" << tail(log) << "\n(check --partition, --time and --account, and sinfo)\n";
       return false;
@@ -231,9 +275,23 @@ bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupt
       *interrupted = true;
       return false;
     }
-    if (!told && !job_id_.empty() && text.find("Pending") != std::string::npos) {
-      std::cerr << "sluice: slurm: job " << job_id_ << " is waiting for " << count << " node(s)\n";
-      told = true;
+    if (!job_id_.empty() && text.find("Pending") != std::string::npos && Clock::now() >= next_look) {
+      // Why it waits, said when it changes; a reason that no wait can cure ends the wait.
+      next_look = Clock::now() + 1s;
+      const std::string reason = trim(run_and_capture({"squeue", "-h", "-j", job_id_, "-o", "%r"}, kAskTimeout).out);
+      if (const char* never = never_grantable(reason)) {
+        std::cerr << "sluice: slurm: job " << job_id_ << " can never start: Slurm says " << reason << " (" << never
+                  << ")\n(check --partition, --time and --account against sinfo and scontrol show partition)\n";
+        salloc.signal(SIGINT);  // salloc withdraws the request
+        salloc.wait_for(5s);
+        return false;
+      }
+      if (!told || reason != told_reason) {
+        std::cerr << "sluice: slurm: job " << job_id_ << " is waiting for " << count << " node(s)"
+                  << (reason.empty() ? "" : " (Slurm's reason: " + reason + ")") << "\n";
+        told = true;
+        told_reason = reason;
+      }
     }
     std::this_thread::sleep_for(50ms);
   }
@@ -375,7 +433,7 @@ std::optional<std::string> SlurmLauncher::ended() {
   std::string line;
   std::string state;
   for (const auto deadline = Clock::now() + kFinalStateWait;;) {
-    r = run_and_capture({"scontrol", "--oneliner", "show", "job", job_id_});
+    r = run_and_capture({"scontrol", "--oneliner", "show", "job", job_id_}, kAskTimeout);
     line = trim(r.out);
     state = scontrol_field(line, "JobState");
     if (state != "COMPLETING" || Clock::now() > deadline) break;
@@ -459,8 +517,11 @@ void SlurmLauncher::stop(bool failed) {
   if (run_dir_.empty()) return;
   if (own_run_dir_ && !failed) {
     fs::remove_all(run_dir_, ec);
-  } else if (failed && wrote_logs_) {
+  } else if (failed && !steps_.empty()) {
     std::cerr << "sluice: slurm: the host daemons' logs are in " << run_dir_ << "\n";
+  } else if (failed && wrote_logs_) {
+    // No daemon ran: only salloc's answer is there (its last lines were printed already).
+    std::cerr << "sluice: slurm: Slurm's answer is in " << run_dir_ << "/salloc-" << run_id_ << ".log\n";
   }
 }
 

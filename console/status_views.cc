@@ -143,7 +143,7 @@ std::string status_metrics(const StatusSnapshot& s) {
                 [](const St& st) { return st.totals.consumer_copies; });
 
   // Per copy. Labels: filter, copy, host (and stage for the state).
-  m.family("sluice_copy_state", "gauge", "1 for the stage each copy is in now (create, init, process, end of work, finalize, idle).");
+  m.family("sluice_copy_state", "gauge", "1 for the stage each copy is in now (create, init, process, end of work, finalize, idle; under sluice serve also not deployed, between a deployment that broke and the next).");
   for (const CopyActivity& c : s.copies) {
     m.sample("sluice_copy_state", {{"filter", c.filter}, {"copy", std::to_string(c.copy)}, {"host", c.host}, {"stage", c.stage}},
              std::uint64_t{1});

@@ -262,7 +262,8 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
   ready.mutable_app_ready()->set_pid(::getpid());
   flush_logs();
   channel_.send(ready);
-  dlog::info("ready: " + std::to_string(engine_->copy_count()) + " copies here" +
+  const int copies = engine_->copy_count();
+  dlog::info("ready: " + std::to_string(copies) + (copies == 1 ? " copy" : " copies") + " here" +
              (data_address.empty() ? std::string() : ", data plane on " + data_address));
   return true;
 }

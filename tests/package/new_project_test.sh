@@ -21,6 +21,9 @@ cd "$work"
 # --- C++ ------------------------------------------------------------------------------
 "$sluice" new cpp hello-cpp > new-cpp.log || fail "sluice new cpp: $(cat new-cpp.log)"
 grep -q "find_package(Sluice $version REQUIRED)" hello-cpp/CMakeLists.txt || fail "no find_package(Sluice) in CMakeLists.txt"
+# The next steps it prints must work as printed from a prefix CMake does not search itself.
+grep -qF "cmake -S . -B build -DCMAKE_PREFIX_PATH=$work/prefix &&" new-cpp.log \
+  || fail "sluice new's next steps do not point CMake at its prefix: $(cat new-cpp.log)"
 (cd hello-cpp && cmake -S . -B build -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" > configure.log \
    && cmake --build build > build.log && ctest --test-dir build --output-on-failure > ctest.log) \
   || fail "the C++ project does not build or pass its test: $(cat hello-cpp/*.log)"

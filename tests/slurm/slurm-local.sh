@@ -68,12 +68,14 @@ CONF
       echo "NodeName=n$i NodeHostname=$HOST NodeAddr=127.0.0.1 Port=${NODE_PORTS[$((i - 1))]} CPUs=$cpus_per RealMemory=1000 State=UNKNOWN"
     done
     echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
+    # A request over this one's limit is queued, never granted (EnforcePartLimits=NO).
+    echo "PartitionName=one Nodes=ALL MaxNodes=1 MaxTime=INFINITE State=UP OverSubscribe=YES"
   } > "$D/slurm.conf"
   export SLURM_CONF="$D/slurm.conf"
   slurmctld -f "$SLURM_CONF"
   for i in $(seq 1 "$N"); do mkdir -p "$D/spool-n$i"; slurmd -f "$SLURM_CONF" -N "n$i"; done
   for _ in $(seq 1 120); do
-    [ "$(sinfo -h -t idle -o %D 2>/dev/null || true)" = "$N" ] && { echo "export SLURM_CONF=$SLURM_CONF"; return 0; }
+    [ "$(sinfo -h -p debug -t idle -o %D 2>/dev/null || true)" = "$N" ] && { echo "export SLURM_CONF=$SLURM_CONF"; return 0; }
     sleep 0.25
   done
   echo "slurm-local.sh: Slurm did not come up; see $D/log" >&2; sinfo >&2 || true; return 1

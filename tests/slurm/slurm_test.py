@@ -220,6 +220,11 @@ def test(h):
     check(status == 0 and "a -> node 1 of the allocation" in out and "b -> node 2 of the allocation" in out
           and "salloc --nodes 2" in out, "validate --launcher slurm prints the node mapping", out, err)
     check(c.queue() == "", "validate started no job")
+    check("Slurm's estimate: " in out, "validate shows Slurm's own check of the request (sbatch --test-only)", out)
+    status, out, err, _ = runs.run("validate", mixed, "--partition", "nosuch")
+    check(status == 4 and "Slurm would refuse what a run asks for" in err and "invalid partition" in err.lower(),
+          "validate --launcher slurm with a partition Slurm does not have: status 4 with Slurm's reason", status, err)
+    check(c.queue() == "", "validate with a bad partition started no job")
 
     # C++ -> Java -> C++ across the nodes: counts, order per producer, checksums.
     per_producer = 100000
@@ -309,7 +314,23 @@ streams:
     status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--partition", "nosuch")
     check(status == 4 and "salloc exited with status 1 without an allocation of 2 node(s)" in err
           and "invalid partition" in err.lower(), "an allocation Slurm refuses: status 4 with Slurm's reason", err)
+    check("the host daemons' logs are in" not in err and "Slurm's answer is in" in err,
+          "... and points at salloc's answer, not at host daemon logs no daemon wrote", err)
     check(c.queue() == "", "after a refused allocation: squeue is empty", c.queue())
+
+    # No Slurm client commands in PATH, outside an allocation: said as such (it was salloc's
+    # "status 127"), status 4.
+    cmd, run_dir = runs.args("run", chain, "--no-progress")
+    r = subprocess.run(cmd, env=dict(c.env, PATH="/nonexistent"), capture_output=True, text=True, timeout=60)
+    check(r.returncode == 4 and "salloc: the Slurm client commands are not installed or not in PATH" in r.stderr,
+          "without salloc in PATH: the missing Slurm commands are named, status 4", r.returncode, r.stderr)
+
+    # A request Slurm queues but can never grant (2 nodes from a partition of MaxNodes=1): it
+    # used to wait for ever in silence; now said with Slurm's reason, withdrawn, status 4.
+    status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--partition", "one", timeout=60)
+    check(status == 4 and re.search(r"can never start: Slurm says Partition(NodeLimit|Config) \(", err),
+          "a request no wait can grant ends with Slurm's reason, status 4", status, err)
+    check(c.queue() == "", "after a request that can never start: squeue is empty", c.queue())
 
     # Ctrl-C while the request waits (another job holds both nodes): withdrawn, status 130.
     r = c.cmd("sbatch", "--parsable", "--nodes", "2", "--exclusive", "--output", "/dev/null", "--wrap", "sleep 300")
@@ -320,6 +341,8 @@ streams:
                "the blocking job to run")
     p, err_path, run_dir = runs.start("run", chain, "--no-progress")
     h.wait_for(lambda: "is waiting for 2 node(s)" in read(err_path), 30, "the console to say it waits")
+    h.wait_for(lambda: "(Slurm's reason: Resources)" in read(err_path) or "(Slurm's reason: Priority)" in read(err_path),
+               10, "the console to say why it waits")
     pending = re.search(r"slurm: job (\d+) is waiting", read(err_path)).group(1)
     p.send_signal(signal.SIGINT)
     p.wait(30)

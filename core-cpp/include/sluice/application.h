@@ -82,7 +82,7 @@ struct UnitReport {
   std::uint64_t index = 0;  // 0, 1, 2 ... in submission order over the application's life
   std::string work;         // the payload
   bool finished = false;    // true: every copy ran init, process and finalize for it
-  double seconds = 0;       // from the moment it started running to its end
+  double seconds = 0;       // from the moment it started running (a failed deployment: deploying) to its end
   // When !finished: who failed, and where. filter is "" when it was not a filter's fault
   // (cancelled, a host lost, the application stopped before the unit ran).
   std::string filter;

@@ -70,10 +70,19 @@ BufferPool::~BufferPool() {
 
 bool BufferPool::free_memory_if_all_back() noexcept {
   if (!memory_) return true;
-  // Nobody takes blocks any more, so the count only grows; a block counted here was let go
-  // by its last holder before it was pushed.
+  // Nobody takes blocks any more, so the count only grows.
   if (available() < slots_.size()) return false;
-  std::atomic_thread_fence(std::memory_order_acquire);  // after the holders' last use of the memory
+  // Take every block out of the rings: a take acquires what its releaser published, so each
+  // holder's last use of the memory happens before the free below. All there: free it.
+  std::vector<detail::Slot*> taken;
+  taken.reserve(slots_.size());
+  for (detail::Slot* slot = nullptr; taken.size() < slots_.size() && take_from_any(slot);) taken.push_back(slot);
+  if (taken.size() < slots_.size()) {
+    for (detail::Slot* slot : taken) {
+      if (!free_.try_push(slot)) push_when_room(slot);
+    }
+    return false;
+  }
   for (detail::Slot& slot : slots_) slot.data = nullptr;
   allocate_lane_.memory = nullptr;
   memory_.reset();

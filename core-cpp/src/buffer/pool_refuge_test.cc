@@ -1,5 +1,6 @@
 #include "buffer/pool_refuge.h"
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -42,6 +43,31 @@ TEST(PoolRefuge, KeepsAPoolsMemoryWhileABufferIsHeldAndFreesItOnceItIsBack) {
   refuge.sweep();
   EXPECT_EQ(refuge.memory_bytes(), 0u);
   EXPECT_EQ(refuge.pools(), 1u) << "the bookkeeping stays until the refuge goes";
+}
+
+// The data plane arms a callback on a dry pool (call_when_released) to learn when a block
+// comes back; it goes with the plane. A pool kept after its graph must not call it when the
+// client later releases what it held.
+TEST(PoolRefuge, AnArmedReleaseCallbackIsDisarmedWhenThePoolIsAdopted) {
+  struct Counting final : Waiter::Callback {
+    void run() noexcept override { ++runs; }
+    std::atomic<int> runs{0};
+  };
+  Counting callback;
+  PoolRefuge refuge;
+  std::optional<Buffer> held;
+  {
+    RunSignal signal;
+    auto pool = std::make_unique<BufferPool>("s.out -> client", 64, 1, signal);
+    held = pool->try_acquire();
+    ASSERT_TRUE(held);
+    pool->call_when_released(&callback);
+    refuge.adopt(std::move(pool));
+  }
+  std::thread([&] { held.reset(); }).join();
+  EXPECT_EQ(callback.runs.load(), 0) << "the release ran the callback of a data plane that is gone";
+  refuge.sweep();
+  EXPECT_EQ(refuge.memory_bytes(), 0u);
 }
 
 TEST(PoolRefuge, APoolWithEveryBlockBackIsFreedWhenAdopted) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <thread>
 
 namespace sluice {
 
@@ -49,8 +50,17 @@ void Waiter::wake_all() noexcept {
   }
   for (sched::Task* task : woken) sched::make_ready(task);
   if (callback_.load(std::memory_order_relaxed) != nullptr) {
-    if (Callback* callback = callback_.exchange(nullptr, std::memory_order_acq_rel)) callback->run();
+    // Counted before taking it, so that disarm_callback() either takes it first or waits
+    // for this run to return (both sides seq_cst: one of them sees the other).
+    callbacks_running_.fetch_add(1, std::memory_order_seq_cst);
+    if (Callback* callback = callback_.exchange(nullptr, std::memory_order_seq_cst)) callback->run();
+    callbacks_running_.fetch_sub(1, std::memory_order_release);
   }
+}
+
+void Waiter::disarm_callback() noexcept {
+  callback_.exchange(nullptr, std::memory_order_seq_cst);
+  while (callbacks_running_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
 }
 
 namespace {

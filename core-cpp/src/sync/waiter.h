@@ -112,12 +112,17 @@ class Waiter {
     if (signal_.aborted()) throw Aborted();
   }
   bool aborted() const noexcept { return signal_.aborted(); }
-  // Unregisters from the signal, which may then go before this Waiter. For a waiter nobody
-  // will wait on again, only notify: a pool that outlives its run (buffer/pool_refuge.h).
+  // Unregisters from the signal, which may then go before this Waiter, and disarms the
+  // callback (call_once_notified), whose owner may go too: for a waiter nobody will wait on
+  // again, only notify: a pool that outlives its run (buffer/pool_refuge.h).
   void leave_signal() noexcept {
     if (!left_signal_) signal_.remove(this);
     left_signal_ = true;
+    disarm_callback();
   }
+  // Disarms the armed callback, if any; when a notify() on another thread is running it,
+  // waits until it has returned. After this no callback armed so far runs.
+  void disarm_callback() noexcept;
   const RunSignal& signal() const noexcept { return signal_; }
   // Nonzero while someone may sleep here: notify() must be called. For a notifier that
   // inlines notify()'s check (the inline OutputStream::write); it calls notify() when set.
@@ -199,6 +204,7 @@ class Waiter {
   // last look, cleared by the notify() that wakes them all.
   std::atomic<std::uint32_t> may_sleep_{0};
   std::atomic<Callback*> callback_{nullptr};  // armed by call_once_notified
+  std::atomic<std::uint32_t> callbacks_running_{0};  // wake_all()s that may be running it
   std::atomic<std::uint32_t> sleeping_threads_{0};  // threads in (or entering) the futex wait
   std::mutex parked_mu_;                             // guards parked_
   std::vector<sched::Task*> parked_;                 // tasks waiting for wake_all
