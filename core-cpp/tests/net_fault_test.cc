@@ -147,17 +147,18 @@ TEST_F(NetFaultTest, CreditBeyondTheWindowIsAProtocolViolationNamingTheHost) {
       << *plane.failure();
 }
 
+// A loopback port that was free a moment ago (bound, then closed).
+std::string port_nobody_listens_on() {
+  asio::io_context io;
+  tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return std::to_string(probe.local_endpoint().port());
+}
+
 TEST_F(NetFaultTest, ConnectNamesTheHostThatDoesNotAnswer) {
   auto topology = one_way_topology();
   sluice::DataPlane plane(topology, one_way(), "a", plane_options());
   sluice::EngineOptions options = host_a_options(plane);
-  std::string port;
-  {
-    // A port nobody listens on.
-    asio::io_context io;
-    tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    port = std::to_string(probe.local_endpoint().port());
-  }
+  const std::string port = port_nobody_listens_on();
   sluice::Engine engine(topology, options);
   try {
     plane.connect({{"b", "127.0.0.1:" + port}}, std::chrono::milliseconds(500));
@@ -175,12 +176,7 @@ TEST_F(NetFaultTest, ConnectCallsBackWhileItWaitsAndGivesUpWhenTold) {
   auto topology = one_way_topology();
   sluice::DataPlane plane(topology, one_way(), "a", plane_options());
   sluice::EngineOptions options = host_a_options(plane);
-  std::string port;
-  {
-    asio::io_context io;
-    tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    port = std::to_string(probe.local_endpoint().port());
-  }
+  const std::string port = port_nobody_listens_on();
   sluice::Engine engine(topology, options);
   int calls = 0;
   const auto started = std::chrono::steady_clock::now();
