@@ -199,12 +199,7 @@ class RemoteDeployment final : public Deployment {
     failed_ = true;
     if (client_) client_->abort();  // a reader waiting for results unwinds
     Failure f = hosts_->failure() ? *hosts_->failure() : Failure{"", -1, "", 0, "run", "the hosts failed"};
-    // Not for a filter's own failure or a cancel: only a host lost can be the job's end.
-    if (shared_->launcher && shared_->launched && !shared_->ended && f.filter.empty() && f.stage != "cancelled") {
-      // A host lost because its Slurm job ended says so first: the rest is what it caused.
-      shared_->ended = shared_->launcher->ended();
-      if (shared_->ended) f.message = *shared_->ended + "; so: " + f.message;
-    }
+    if (shared_->launcher && shared_->launched && !shared_->ended) shared_->ended = console::name_the_end(*shared_->launcher, f);
     // This deployment is retired: end its app daemons now, not when the Application stops
     // (a long-lived serve would gain a set per failed unit). Result buffers stay valid.
     release_hosts();

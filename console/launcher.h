@@ -14,6 +14,7 @@
 #include <string>
 
 #include "console/commands.h"
+#include "runtime/failure.h"
 #include "topology/topology.h"
 
 namespace sluice::console {
@@ -51,6 +52,11 @@ class Launcher {
 // The launcher `options.launcher` names ("slurm"), or nullptr for "" (hand-started daemons).
 // Throws sluice::Error for an unknown name.
 std::unique_ptr<Launcher> make_launcher(const LauncherOptions& options);
+
+// When `failure` may be a host lost (not a filter's own failure, not a cancel) and the
+// launcher says its daemons are gone for good (Launcher::ended): puts that first in the
+// failure's message ("Slurm job 12 ended: TIMEOUT, ...; so: host b ...") and returns it.
+std::optional<std::string> name_the_end(Launcher& launcher, Failure& failure);
 
 // "" when `name` is a launcher this console has, else what is wrong (for CLI11's check).
 std::string launcher_name_problem(const std::string& name);

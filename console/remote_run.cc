@@ -212,11 +212,8 @@ int RemoteRun::run() {
   report.wall_seconds = seconds_since(start);
   report.streams = stats_.merged();
   report.failure = hosts_.failure();
-  if (report.failure && launcher_ != nullptr && !hosts_.interrupted() && report.failure->filter.empty()) {
-    // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so
-    // first: the rest is what that caused.
-    if (std::optional<std::string> ended = launcher_->ended()) report.failure->message = *ended + "; so: " + report.failure->message;
-  }
+  // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so first.
+  if (report.failure && launcher_ != nullptr && !hosts_.interrupted()) (void)name_the_end(*launcher_, *report.failure);
   if (report.failure && launcher_ != nullptr && !report.failure->host.empty()) {
     // Name the machine the launcher put that host on (a Slurm node), not just the logical host.
     const std::string where = launcher_->where(report.failure->host);

@@ -447,22 +447,19 @@ void DataPlane::connect(const std::map<std::string, std::string>& peers, std::ch
     return true;
   };
   const auto done = [&] { return all_up() || p.failure.has_value(); };
-  if (!between) {
-    p.changed.wait_for(lock, timeout, done);
-  } else {
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point deadline = Clock::now() + timeout;
-    while (!p.changed.wait_for(lock, std::min<Clock::duration>(std::chrono::milliseconds(50), deadline - Clock::now()),
-                               done) &&
-           Clock::now() < deadline) {
+  // In slices of 50 ms when there is something to do between them.
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + timeout;
+  const Clock::duration slice = between ? Clock::duration(std::chrono::milliseconds(50)) : Clock::duration(timeout);
+  while (!p.changed.wait_for(lock, std::min<Clock::duration>(slice, deadline - Clock::now()), done) &&
+         Clock::now() < deadline && between) {
+    lock.unlock();
+    const bool go_on = between();
+    lock.lock();
+    if (!go_on && !done()) {
       lock.unlock();
-      const bool go_on = between();
-      lock.lock();
-      if (!go_on && !done()) {
-        lock.unlock();
-        asio::post(p.io, [&p] { p.give_up_connecting = true; });
-        throw Error("data plane of host '" + p.routes.self_name() + "' stopped connecting: the launch failed meanwhile");
-      }
+      asio::post(p.io, [&p] { p.give_up_connecting = true; });
+      throw Error("data plane of host '" + p.routes.self_name() + "' stopped connecting: the launch failed meanwhile");
     }
   }
   if (p.failure) throw Error("data plane: " + *p.failure);
