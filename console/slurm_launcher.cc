@@ -322,7 +322,7 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
       s.host = hosts[i];
       s.node = nodes[i];
       s.ready_file = run_dir_ + "/ready-" + run_id_ + "-" + s.host;
-      s.log_file = run_dir_ + "/sluiced-" + s.host + ".log";
+      s.log_file = run_dir_ + "/sluiced-" + run_id_ + "-" + s.host + ".log";  // runs may share a --run-dir
       std::error_code ec;
       fs::remove(s.ready_file, ec);
       const std::string listen =
@@ -518,7 +518,7 @@ void SlurmLauncher::stop(bool failed) {
   if (own_run_dir_ && !failed) {
     fs::remove_all(run_dir_, ec);
   } else if (failed && !steps_.empty()) {
-    std::cerr << "sluice: slurm: the host daemons' logs are in " << run_dir_ << "\n";
+    std::cerr << "sluice: slurm: the host daemons' logs are in " << run_dir_ << "/sluiced-" << run_id_ << "-HOST.log\n";
   } else if (failed && wrote_logs_) {
     // No daemon ran: only salloc's answer is there (its last lines were printed already).
     std::cerr << "sluice: slurm: Slurm's answer is in " << run_dir_ << "/salloc-" << run_id_ << ".log\n";

@@ -139,13 +139,13 @@ class Runs:
         self.c = cluster
         self.n = 0
 
-    def args(self, *args):
+    def args(self, *args, run_dir=None):
         self.n += 1
-        run_dir = os.path.join(self.h.dir, f"run{self.n}")
+        run_dir = run_dir or os.path.join(self.h.dir, f"run{self.n}")
         return [self.h.console] + list(args) + ["--launcher", "slurm", "--run-dir", run_dir], run_dir
 
-    def run(self, *args, timeout=300):
-        cmd, run_dir = self.args(*args)
+    def run(self, *args, timeout=300, run_dir=None):
+        cmd, run_dir = self.args(*args, run_dir=run_dir)
         p = subprocess.run(cmd, env=self.c.env, capture_output=True, text=True, timeout=timeout)
         return p.returncode, p.stdout, p.stderr, run_dir
 
@@ -169,6 +169,13 @@ def read(path):
             return f.read()
     except OSError:
         return ""
+
+
+def log_of(run_dir, host):
+    """The log of `host`'s sluiced in run_dir: sluiced-RUN-HOST.log, RUN the run's 8 hex digits."""
+    named = [n for n in (os.listdir(run_dir) if os.path.isdir(run_dir) else [])
+             if re.fullmatch(r"sluiced-[0-9a-f]{8}-" + re.escape(host) + r"\.log", n)]
+    return os.path.join(run_dir, named[0] if len(named) == 1 else f"no single log of host {host}: {named}")
 
 
 def logs(run_dir):
@@ -242,13 +249,13 @@ work: [one, two]
     status, out, err, run_dir = runs.run("run", chain, "--no-progress")
     job = job_of(err)
     want = 2 * per_producer * 2
-    got, verified = received(read(os.path.join(run_dir, "sluiced-a.log")))
+    got, verified = received(read(log_of(run_dir, "a")))
     check(status == 0 and "units of work: 2/2 finished" in err and re.search(r"a -> n1 \(127\.0\.0\.1:\d+\), b -> n2", err),
           f"C++ -> Java -> C++ across two Slurm nodes finishes (job {job})", err, logs(run_dir))
     check(got == want and verified == want,
           f"every buffer arrives in order with its checksum through Java across nodes ({verified}/{want})", logs(run_dir))
     mapped = re.search(r"a -> n1 \((\S+)\)", err)
-    logged = re.search(r"listening on (\S+?);", read(os.path.join(run_dir, "sluiced-a.log")))
+    logged = re.search(r"listening on (\S+?);", read(log_of(run_dir, "a")))
     check(mapped and logged and mapped.group(1) == logged.group(1) and not logged.group(1).endswith(":0"),
           f"sluiced --ready-file gave the address it listens on ({mapped and mapped.group(1)})", err, logs(run_dir))
     check(not [f for f in os.listdir(run_dir) if f.startswith(("token", "ready"))],
@@ -307,8 +314,14 @@ streams:
     job = job_of(err)
     check(status == 1 and f"run failed: filter 'q' copy 0 on host b (Slurm node n2, job {job}) failed in process "
           "(unit of work 0): args.size 2048" in err, "a filter that throws is named with its host and Slurm node", err)
-    check(f"the host daemons' logs are in {run_dir}" in err, "after a failure, the console says where the logs are", err)
+    check(f"the host daemons' logs are in {run_dir}/sluiced-" in err, "after a failure, the console says where the logs are", err)
     c.nothing_left(job, "after a filter threw")
+    # The same --run-dir again (a shared directory, as slurm.md suggests): each run keeps its logs.
+    status, out, err, _ = runs.run("run", throw, "--no-progress", run_dir=run_dir)
+    kept = sorted(n for n in os.listdir(run_dir) if re.fullmatch(r"sluiced-[0-9a-f]{8}-b\.log", n))
+    check(status == 1 and len(kept) == 2 and all("args.size 2048" in read(os.path.join(run_dir, n)) for n in kept),
+          "two runs in one --run-dir: the second does not overwrite the first one's host logs", kept, err)
+    c.nothing_left(job_of(err), "after the second run in the same --run-dir")
 
     # Slurm refuses the request: said before anything starts, status 4.
     status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--partition", "nosuch")
@@ -365,8 +378,8 @@ streams:
 """)
     for how in ("kill", "sigint", "scancel"):
         p, err_path, run_dir = runs.start("run", long, "--no-progress")
-        h.wait_for(lambda: "launched application" in read(os.path.join(run_dir, "sluiced-b.log"))
-                   and "launched application" in read(os.path.join(run_dir, "sluiced-a.log")), 30,
+        h.wait_for(lambda: "launched application" in read(log_of(run_dir, "b"))
+                   and "launched application" in read(log_of(run_dir, "a")), 30,
                    f"the long run to launch on both nodes ({how})")
         time.sleep(1.0)
         job = job_of(read(err_path))
@@ -410,7 +423,7 @@ streams:
         if job:
             break
     check(job, "the run with a piped stderr got its allocation")
-    h.wait_for(lambda: "launched application" in read(os.path.join(run_dir, "sluiced-b.log")), 30,
+    h.wait_for(lambda: "launched application" in read(log_of(run_dir, "b")), 30,
                "the run with a piped stderr to launch")
     p.stderr.close()
     p.send_signal(signal.SIGHUP)
