@@ -52,9 +52,12 @@ struct RemoteShared {
   // Set once the launcher's daemons are gone for good (its Slurm job ended): no deployment
   // can be made again.
   std::optional<std::string> ended;
+  // Set when a deployment failed (a unit failed or was cancelled, a host was lost): the
+  // launcher keeps the host daemons' logs then and says where, as after a failed sluice run.
+  bool failed = false;
 
   ~RemoteShared() {
-    if (launcher) launcher->stop(false);
+    if (launcher) launcher->stop(failed);
   }
 };
 
@@ -72,6 +75,7 @@ class RemoteDeployment final : public Deployment {
       // topology) and this run's token. Like an unreachable host daemon, a failure here is
       // the "connect" stage: sluice serve exits 4, as sluice run does.
       if (shared_->launcher->start(shared_->topology, shared_->control) != console::kExitOk) {
+        shared_->failed = true;
         return Failure{"", -1, "", 0, "connect", "the launcher could not start the host daemons (see above)"};
       }
       shared_->launched = true;
@@ -102,7 +106,7 @@ class RemoteDeployment final : public Deployment {
       try {
         client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, shared_->options.encrypt);
       } catch (const std::exception& e) {
-        failed_ = true;
+        failed_ = shared_->failed = true;
         return Failure{"", -1, std::string(topo::kClient), 0, "launch", e.what()};
       }
       plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
@@ -196,7 +200,7 @@ class RemoteDeployment final : public Deployment {
   }
 
   Failure fail() {
-    failed_ = true;
+    failed_ = shared_->failed = true;
     if (client_) client_->abort();  // a reader waiting for results unwinds
     Failure f = hosts_->failure() ? *hosts_->failure() : Failure{"", -1, "", 0, "run", "the hosts failed"};
     if (shared_->launcher && shared_->launched && !shared_->ended) shared_->ended = console::name_the_end(*shared_->launcher, f);

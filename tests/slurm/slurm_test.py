@@ -27,6 +27,7 @@ Needs root and Debian's slurmctld, slurmd, slurm-client and munge (scripts/insta
 """
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -470,6 +471,33 @@ streams:
     p.wait(60)
     check(p.returncode == 0, "serve exits 0", read(err_path))
     c.nothing_left(job, "after sluice serve --launcher slurm and sluice stop")
+    runs_dir = os.path.join(h.dir, ".cache", "sluice", "runs")
+    check(not os.listdir(runs_dir) and "logs are in" not in read(err_path),
+          "serve whose units all finished removes its default run directory", os.listdir(runs_dir), read(err_path))
+
+    # A unit that fails under serve: after sluice stop, the default run directory (the daemons'
+    # logs, with the failure) is kept and serve says where, as a failed sluice run does.
+    err_path = os.path.join(h.dir, "serve-failed-unit.err")
+    err = open(err_path, "w+")
+    p = subprocess.Popen([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm",
+                          "--token-file", h.token], env=env, stdout=subprocess.DEVNULL, stderr=err)
+    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait(), err.close()))
+    h.wait_for(lambda: "serving 'served' at" in read(err_path) or p.poll() is not None, 120, "serve to start")
+    address = re.search(r"serving 'served' at (\S+) \(", read(err_path)).group(1)
+    job = job_of(read(err_path))
+    r = subprocess.run([h.console, "submit", address, "--work", "count=50 size=100 fail=stage",
+                        "--token-file", h.token], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 1 and "AppStage was told to fail" in r.stderr, "a unit that throws under serve fails", r.stderr)
+    r = subprocess.run([h.console, "stop", address, "--token-file", h.token], capture_output=True, text=True,
+                       timeout=120)
+    p.wait(60)
+    kept = re.search(r"the host daemons' logs are in (\S+)/sluiced-([0-9a-f]{8})-HOST\.log", read(err_path))
+    check(p.returncode == 0 and kept and "AppStage was told to fail" in read(os.path.join(kept.group(1), f"sluiced-{kept.group(2)}-b.log")),
+          "after a failed unit, serve keeps its default run directory with the daemons' logs and says where",
+          p.returncode, read(err_path), os.listdir(runs_dir))
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    c.nothing_left(job, "after serve with a failed unit")
 
     # The job under sluice serve ends (scancel here; TIMEOUT and NODE_FAIL alike): serve ends
     # too, with status 4, naming the job's state, instead of failing every later unit.
