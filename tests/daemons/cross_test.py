@@ -11,6 +11,7 @@ import re
 import signal
 import socket
 import struct
+import subprocess
 import time
 
 from harness import check, main, received
@@ -180,6 +181,22 @@ streams:
     check(status == 1 and "filter 'f' copy 0 on host b failed in process (unit of work 0): failing as asked after "
           "3 buffersxxx" in err and "bytes in all: cut to 1 MiB to cross to the console)" in err and len(err) < 3 << 20,
           "a failure message of 20 MB across hosts: named, cut to 1 MiB", err[:300], err[-300:])
+
+    # A payload that is not UTF-8 (a payload is any bytes): it reaches both hosts, the unit
+    # finishes, and a failure message that carries it comes back whole. A text field of the
+    # control protocol refused such bytes: the frame was unreadable, and the run failed as
+    # "sluiced died or the host went away" while both daemons were fine.
+    r = subprocess.run([h.console, "run", steady, "--no-progress", "--token-file", h.token, "--work", b"caf\xe9 \xff\xfe"],
+                       capture_output=True, timeout=300)
+    check(r.returncode == 0 and b"units of work: 1/1 finished" in r.stderr,
+          "a payload that is not UTF-8 runs across hosts as it does in one process", r.stderr[-2000:])
+    echo = h.topology("echo.yaml", open(fail).read().replace("count: 3000}", "count: 3, echo_work: true}"))
+    r = subprocess.run([h.console, "run", echo, "--no-progress", "--token-file", h.token, "--work", b"caf\xe9 \xff\xfe"],
+                       capture_output=True, timeout=60)
+    check(r.returncode == 1 and b"failing as asked after 3 buffers for work caf\xe9 \xff\xfe" in r.stderr
+          and b"sluiced died" not in r.stderr,
+          "a failure message with bytes that are not UTF-8 comes back from host b whole", r.stderr[-2000:])
+    h.no_orphans(a.app_pids() + b.app_pids(), "after the payloads that are not UTF-8")
 
     # kill -9 an app daemon while streams cross: the app daemon is named, not its peer's
     # broken connection.

@@ -5,8 +5,9 @@
 //            stdout in process, the last one ended in finalize. No ports. (logs_test.py: log
 //            lines and stdout from a copy on another host.)
 //   Fail     writes `count` buffers of 1 KiB to `out`, then throws "failing as asked after
-//            N buffers", followed by `pad` bytes 'x' (default 0). (cross_test.py: a failed
-//            run's summary keeps the counts; a message past what a control frame holds.)
+//            N buffers", followed by `pad` bytes 'x' (default 0), and with `echo_work: true`
+//            " for work " and the unit's payload. (cross_test.py: a failed run's summary keeps
+//            the counts; a message past what a control frame holds; a payload not UTF-8.)
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -53,7 +54,8 @@ class Fail : public sluice::Filter {
       out.write(std::move(buffer));
     }
     throw sluice::Error("failing as asked after " + std::to_string(count) + " buffers" +
-                        std::string(ctx.arg<std::size_t>("pad", 0), 'x'));
+                        std::string(ctx.arg<std::size_t>("pad", 0), 'x') +
+                        (ctx.arg<bool>("echo_work", false) ? " for work " + ctx.work() : ""));
   }
 };
 

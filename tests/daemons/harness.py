@@ -95,7 +95,7 @@ class Daemon:
         self.port = int(self.address.rsplit(":", 1)[1])
 
     def text(self):
-        with open(self.log_path) as f:
+        with open(self.log_path, errors="replace") as f:  # a payload or a filter may log any bytes
             return f.read()
 
     def app_pids(self):

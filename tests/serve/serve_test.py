@@ -241,6 +241,17 @@ def serve_submit_stop(h, topology):
           and len(err) < 5000 and "\x1b" not in err,
           "--work-file takes a payload past 128 KiB; submit echoes it cut, control characters escaped", p.returncode, err)
     verify(results, u1 + 1, 7, 64, "the unit from --work-file")
+    # A payload that is not UTF-8 (any bytes are a payload): submitted, run, echoed escaped.
+    # The serve protocol's text field refused it: serve dropped the connection as malformed.
+    latin1 = os.path.join(h.dir, "latin1.work")
+    with open(latin1, "wb") as f:
+        f.write(b"count=4 size=32 caf\xe9 \xff\xfe")
+    p = subprocess.run([h.console, "submit", serve.address, "--work-file", latin1, "--results", results,
+                        "--token-file", h.token], capture_output=True, timeout=SAFETY)
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 0 and "finished" in err, "a payload that is not UTF-8 is submitted and its unit finishes",
+          p.returncode, err)
+    verify(results, u1 + 2, 4, 32, "the unit whose payload is not UTF-8")
     p = subprocess.run([h.console, "submit", serve.address, "--work", "x", "--work-file", big, "--token-file", h.token],
                        capture_output=True, text=True)
     check(p.returncode == 2 and "excludes" in p.stderr, "--work and --work-file together: a usage error (2)", p.stderr)
@@ -273,7 +284,7 @@ def serve_submit_stop(h, topology):
           and "stopped" in stop_err, "sluice stop says it waits for the accepted unit, then exits 0", stop_err)
     check(serve.wait() == 0, "serve exits 0 after sluice stop", serve.text()[-3000:])
     check(not listening(serve.port), "serve's port is closed")
-    check("the application stopped; 4 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
+    check("the application stopped; 5 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
 
 
 def two_submitters(h, topology):
@@ -416,7 +427,7 @@ def hostile_clients(h, topology):
     check(c.closed_by_peer(SAFETY), "a frame of 4 GiB is refused: serve closes the connection")
 
     c = hand_made(h, serve)
-    c.send(frame(field(SUBMIT, field(1, b"\xff\xfe not UTF-8"))))  # work is a string: must be UTF-8
+    c.send(frame(field(SUBMIT, b"\x0a\x10abc")))  # its work field claims 16 bytes and holds 3
     check(c.closed_by_peer(SAFETY), "a malformed submit is refused: serve closes the connection")
 
     c = hand_made(h, serve)
