@@ -139,7 +139,7 @@ std::string summary_table(const RunReport& report, bool blocked) {
   out += "units of work: " + std::to_string(finished) + "/" + std::to_string(report.units.size()) +
          " finished in " + fixed(report.wall_seconds, 3) + " s";
   for (const UnitRecord& u : report.units) {
-    if (u.finished) out += "; [" + u.work + "] " + fixed(u.seconds, 3) + " s";
+    if (u.finished) out += "; [" + text::shortened(u.work, 200) + "] " + fixed(u.seconds, 3) + " s";  // as serve and the live view
   }
   out += "\n";
   return out;

@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <condition_variable>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -201,6 +204,15 @@ int run_command(const RunOptions& options) {
   const bool show_progress = options.progress && isatty(STDERR_FILENO);
   if (show_progress) crash::set_output({"\r\033[Ksluice: ", false, -1});  // over the progress line
   crash::install_handlers();
+  if (!options.metrics_path.empty()) {
+    // Found before the run, not after it: a run whose metrics cannot be kept is not started.
+    std::ofstream metrics(options.metrics_path, std::ios::app);
+    if (!metrics) {
+      std::cerr << "sluice: cannot write --metrics '" << options.metrics_path << "': " << std::strerror(errno)
+                << "; check the directory exists and is writable\n";
+      return kExitUsage;
+    }
+  }
   topo::Topology topology;
   try {
     topology = topo::parse_topology_file(options.topology_path);

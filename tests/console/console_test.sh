@@ -42,6 +42,17 @@ if diff -u "$work/expected_top" "$work/got_top" > "$work/diff"; then pass; else 
 expect_in "$work/out" "unit 0 [one]: $total words" "wordcount total"
 expect_in "$work/out" "unit 1 [two]: $total words" "second unit of work"
 expect_in "$work/err" "units of work: 2/2 finished" "summary"
+
+# --- a --metrics file that cannot be written: said before the run, status 2 ------------
+expect_status 2 "unwritable --metrics" -- "$sluice" run "$src/examples/wordcount.yaml" --metrics /nonexistent-dir/m.json
+expect_in "$work/err" "cannot write --metrics '/nonexistent-dir/m.json'" "unwritable --metrics named"
+if grep -q "units of work" "$work/err"; then fail "a run with an unwritable --metrics ran"; else pass; fi
+
+# --- a long payload: the summary shows its start and its size, as submit does -------------
+long_work="$(head -c 120000 /dev/zero | tr '\0' 'w')"
+expect_status 0 "a 120 KB payload runs" -- "$sluice" run "$src/examples/wordcount.yaml" --work "$long_work"
+expect_in "$work/err" "... (120000 bytes)]" "the summary cuts a long payload"
+if [ "$(wc -c < "$work/err")" -lt 5000 ]; then pass; else fail "the summary printed the whole 120 KB payload"; fi
 python3 - "$work/m.json" <<'PY' && pass || fail "metrics JSON"
 import json, sys
 m = json.load(open(sys.argv[1]))
