@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "text/shortened.h"
 
 namespace sluice::console {
 
@@ -32,9 +33,17 @@ std::string ServeClient::error() const {
 std::optional<std::string> ServeClient::connect(const Credentials& credentials, std::chrono::milliseconds timeout) {
   credentials_ = credentials;
   const auto deadline = Clock::now() + timeout;
+  control::AuthResult answer;
   if (auto why = open_control(address_, credentials, "sluice pid " + std::to_string(::getpid()), kServe, deadline,
-                              &channel_, nullptr)) {
+                              &channel_, &answer)) {
     return why;
+  }
+  // A host daemon answers the same opening (same TLS, same token); it would drop the submit
+  // as a malformed message, which looked like serve closing the connection mid-unit.
+  if (answer.host() != control::kServeAuthHost) {
+    channel_.reset();
+    return "this address is a host daemon (sluiced on " + text::shortened(answer.host(), 64) +
+           "), not a sluice serve: point it at the address sluice serve printed ('serving ... at ADDR')";
   }
   heartbeats_ = std::thread([this] { beat(); });
   return std::nullopt;

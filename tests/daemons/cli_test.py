@@ -85,6 +85,14 @@ def test(h):
     left = [n for n in os.listdir(ready_dir) if n.startswith("ready.tmp.") and not os.path.islink(os.path.join(ready_dir, n))]
     check(not left, "and leaves no temporary file behind", left)
 
+    # sluice submit and sluice stop pointed at a host daemon: named as such, status 4, and
+    # the daemon goes on (submit said "serve closed the connection before the unit ended").
+    for args in (("submit", d.address, "--work", "x"), ("stop", d.address)):
+        status, out, err, _ = h.run(*args, timeout=30)
+        check(status == 4 and "is a host daemon (sluiced on" in err and "not a sluice serve" in err,
+              f"sluice {args[0]} at a host daemon's address: status 4, named", status, err)
+    check(d.proc.poll() is None, "the host daemon goes on")
+
 
 if __name__ == "__main__":
     main(test)
