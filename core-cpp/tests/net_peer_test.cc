@@ -186,6 +186,23 @@ TEST(NetPeerTest, AnImpostorsDataNeverReachesTheConsumer) {
   EXPECT_TRUE(observed().received["sink"].empty());
 }
 
+// A stranger's HELLO names a host with a newline and a forged log line in it: refused, and
+// the refusal is one line (the newline written as \x0a), so no log reader sees the forgery.
+TEST(NetPeerTest, AHostNameWithANewlineCannotForgeALogLine) {
+  RealB b(kTwoToOne, two_to_one());
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket s = raw_connect(io, b.plane().listen_address());
+  const std::string name = "zz\n2026-11-25T00:00:00.000Z sluiced[1] [error] FORGED LINE";
+  const std::vector<std::byte> bytes = frame(
+      sluice::net::HelloFrame{b.a_routes().fingerprint(), static_cast<std::uint32_t>(name.size())}, std::string(32, 'n') + name);
+  boost::system::error_code ec;
+  boost::asio::write(s, boost::asio::buffer(bytes), ec);
+  ASSERT_TRUE(eventually([&] { return !b.plane().rejected().empty(); }));
+  const std::string refused = b.plane().rejected().back();
+  EXPECT_NE(refused.find("HELLO from unknown host 'zz\\x0a2026"), std::string::npos) << refused;
+  EXPECT_EQ(refused.find('\n'), std::string::npos) << refused;
+}
+
 TEST(NetPeerTest, ADuplicateEndOfWorkFailsTheUnitInsteadOfEndingItEarly) {
   RealB b(kTwoToOne, two_to_one());
   observed().reset();

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "sync/waiter.h"
+#include "text/shortened.h"
 
 namespace sluice::net {
 
@@ -450,7 +451,7 @@ bool Connection::on_hello() {
     return true;
   }
   const int host = env_.routes.host_index(name);
-  if (host < 0) return protocol_error("HELLO from unknown host '" + name + "'");
+  if (host < 0) return protocol_error("HELLO from unknown host '" + text::shortened(name, 64) + "'");  // a stranger's bytes: one line
   if (host == env_.routes.self() || !env_.routes.hears_from(host)) {
     return protocol_error("HELLO from host '" + name + "', which sends no stream to this host");
   }
