@@ -444,13 +444,19 @@ streams:
   - {{from: src.out, to: stage.in}}
   - {{from: stage.out, to: client}}
 """)
-    err_path = os.path.join(h.dir, "serve.err")
-    err = open(err_path, "w+")
     env = dict(c.env, HOME=h.dir)  # the run directory (daemon logs) under the test's directory
-    p = subprocess.Popen([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm",
-                          "--token-file", h.token], env=env, stdout=subprocess.DEVNULL, stderr=err)
-    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait(), err.close()))
-    h.wait_for(lambda: "serving 'served' at" in read(err_path) or p.poll() is not None, 120, "serve to start")
+
+    def start_serve(name):
+        """sluice serve of `served` on Slurm, started: (process, its stderr's path)."""
+        err_path = os.path.join(h.dir, f"{name}.err")
+        err = open(err_path, "w+")
+        p = subprocess.Popen([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm",
+                              "--token-file", h.token], env=env, stdout=subprocess.DEVNULL, stderr=err)
+        h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait(), err.close()))
+        h.wait_for(lambda: "serving 'served' at" in read(err_path) or p.poll() is not None, 120, "serve to start")
+        return p, err_path
+
+    p, err_path = start_serve("serve")
     m = re.search(r"serving 'served' at (\S+) \(", read(err_path))
     job = job_of(read(err_path))
     check(m and job, f"sluice serve --launcher slurm starts its daemons in job {job}", read(err_path))
@@ -477,12 +483,7 @@ streams:
 
     # A unit that fails under serve: after sluice stop, the default run directory (the daemons'
     # logs, with the failure) is kept and serve says where, as a failed sluice run does.
-    err_path = os.path.join(h.dir, "serve-failed-unit.err")
-    err = open(err_path, "w+")
-    p = subprocess.Popen([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm",
-                          "--token-file", h.token], env=env, stdout=subprocess.DEVNULL, stderr=err)
-    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait(), err.close()))
-    h.wait_for(lambda: "serving 'served' at" in read(err_path) or p.poll() is not None, 120, "serve to start")
+    p, err_path = start_serve("serve-failed-unit")
     address = re.search(r"serving 'served' at (\S+) \(", read(err_path)).group(1)
     job = job_of(read(err_path))
     r = subprocess.run([h.console, "submit", address, "--work", "count=50 size=100 fail=stage",
@@ -501,12 +502,7 @@ streams:
 
     # The job under sluice serve ends (scancel here; TIMEOUT and NODE_FAIL alike): serve ends
     # too, with status 4, naming the job's state, instead of failing every later unit.
-    err_path = os.path.join(h.dir, "serve-cancelled.err")
-    err = open(err_path, "w+")
-    p = subprocess.Popen([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm",
-                          "--token-file", h.token], env=env, stdout=subprocess.DEVNULL, stderr=err)
-    h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait(), err.close()))
-    h.wait_for(lambda: "serving 'served' at" in read(err_path) or p.poll() is not None, 120, "serve to start")
+    p, err_path = start_serve("serve-cancelled")
     job = job_of(read(err_path))
     check(job and p.poll() is None, f"sluice serve runs in job {job}", read(err_path))
     c.cmd("scancel", job)
