@@ -1,10 +1,13 @@
 #include "console/report.h"
 
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -181,6 +184,20 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
   std::ofstream file(path);
   file << doc.dump(2) << "\n";
   if (!file) throw Error("cannot write metrics to '" + path + "'; check the directory exists and is writable");
+}
+
+void check_metrics_writable(const std::string& path) {
+  // A file made only to try is removed at once: a run that stops on a bad topology leaves
+  // no empty metrics file.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const bool made = fd >= 0;
+  if (!made && errno == EEXIST) fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error("cannot write --metrics '" + path + "': " + std::strerror(errno) +
+                "; check the directory exists and is writable");
+  }
+  ::close(fd);
+  if (made) ::unlink(path.c_str());
 }
 
 int print_report(const RunReport& report, const std::string& metrics_path, const std::string& stuck_note) {

@@ -78,6 +78,9 @@ std::string fixed(double value, int decimals);
 
 // Writes the report as JSON to `path`. Throws sluice::Error when the file cannot be written.
 void write_metrics_json(const RunReport& report, const std::string& path);
+// Before a run: throws sluice::Error ("cannot write --metrics 'PATH': why; ...") when `path`
+// could not be written at its end. Leaves no file behind that was not there.
+void check_metrics_writable(const std::string& path);
 
 // The end of a run: prints the summary table, the failure and the stuck copies ("these
 // copies did not stop after the failure (`stuck_note`): ...") to stderr, and writes the

@@ -1,9 +1,13 @@
 #include "console/report.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -107,6 +111,27 @@ TEST(MetricsJson, UnwritablePathIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot write metrics to '/nonexistent-dir/m.json'"), std::string::npos);
   }
+}
+
+TEST(MetricsJson, CheckedBeforeTheRunWithoutLeavingAFileBehind) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("metrics-check-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fresh = (dir / "m.json").string();
+  EXPECT_NO_THROW(check_metrics_writable(fresh));
+  EXPECT_FALSE(std::filesystem::exists(fresh)) << "the check left a file that was not there";
+  { std::ofstream(fresh) << "kept"; }
+  EXPECT_NO_THROW(check_metrics_writable(fresh));
+  std::ifstream kept(fresh);
+  std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "kept") << "the check changed a file that was there";
+  try {
+    check_metrics_writable("/nonexistent-dir/m.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write --metrics '/nonexistent-dir/m.json': No such file"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -3,13 +3,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -206,10 +203,10 @@ int run_command(const RunOptions& options) {
   crash::install_handlers();
   if (!options.metrics_path.empty()) {
     // Found before the run, not after it: a run whose metrics cannot be kept is not started.
-    std::ofstream metrics(options.metrics_path, std::ios::app);
-    if (!metrics) {
-      std::cerr << "sluice: cannot write --metrics '" << options.metrics_path << "': " << std::strerror(errno)
-                << "; check the directory exists and is writable\n";
+    try {
+      check_metrics_writable(options.metrics_path);
+    } catch (const std::exception& e) {
+      std::cerr << "sluice: " << e.what() << "\n";
       return kExitUsage;
     }
   }
