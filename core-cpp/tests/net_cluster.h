@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,12 @@ inline sluice::Placement place(std::map<std::string, std::vector<int>> local) {
   return p;
 }
 
+struct ClusterOptions {
+  std::chrono::milliseconds connect_timeout{5000};
+  // Called with every host's data address after the planes listen, before they connect.
+  std::function<void(const sluice::topo::Topology&, const std::map<std::string, std::string>& peers)> before_connect;
+};
+
 class Cluster {
  public:
   struct Host {
@@ -38,8 +45,9 @@ class Cluster {
 
   // Builds every host's data plane and engine and connects them. Throws on failure (the
   // destructor of what was built still runs: every thread and socket goes).
-  Cluster(const std::string& yaml, std::map<std::string, sluice::Placement> placements)
-      : topology_(sluice::topo::parse_topology_text(yaml, "test.yaml", SLUICE_TEST_DATA_DIR)) {
+  Cluster(const std::string& yaml, std::map<std::string, sluice::Placement> placements, ClusterOptions options = {})
+      : topology_(sluice::topo::parse_topology_text(yaml, "test.yaml", SLUICE_TEST_DATA_DIR)),
+        options_(std::move(options)) {
     try {
       build(placements);
     } catch (...) {
@@ -153,12 +161,13 @@ class Cluster {
     }
     std::map<std::string, std::string> peers;
     for (auto& host : hosts_) peers[host->name] = host->plane->listen_address();
+    if (options_.before_connect) options_.before_connect(topology_, peers);
     std::vector<std::string> errors(hosts_.size());
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
       threads.emplace_back([&, i] {
         try {
-          hosts_[i]->plane->connect(peers, std::chrono::seconds(5));
+          hosts_[i]->plane->connect(peers, options_.connect_timeout);
         } catch (const std::exception& e) {
           errors[i] = e.what();
         }
@@ -183,6 +192,7 @@ class Cluster {
   }
 
   sluice::topo::Topology topology_;
+  ClusterOptions options_;
   std::vector<std::unique_ptr<Host>> hosts_;
 };
 

@@ -160,6 +160,38 @@ TEST(NetPeerTest, IdleSocketsFromManyAddressesDoNotKeepTheRealHostOut) {
   the_real_host_gets_past_idle_sockets(squatters);
 }
 
+// Strangers who know the topology fill all 64 places for connections in their handshake
+// (8 from each of 8 addresses): each says HELLO as host a and then stalls. The real host
+// a's first handshake is refused at once (no idle one to close for room). It used to be
+// given up for good, failing the run; now a tries again until the strangers' 5 s to
+// authenticate run out, and the run goes through.
+TEST(NetPeerTest, AHandshakeRefusedWhileStrangersHoldEveryPlaceIsTriedAgain) {
+  observed().reset();
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::socket> stalled;
+  ClusterOptions options;
+  options.connect_timeout = std::chrono::seconds(12);
+  options.before_connect = [&](const sluice::topo::Topology& topology, const std::map<std::string, std::string>& peers) {
+    const sluice::net::Routes a(topology, two_to_one(), "a");
+    for (int from = 2; from <= 9; ++from) {
+      for (int i = 0; i < 8; ++i) {
+        stalled.push_back(raw_connect(io, peers.at("b"), "127.0.0." + std::to_string(from)));
+        boost::asio::write(stalled.back(), boost::asio::buffer(frame(sluice::net::HelloFrame{a.fingerprint(), 1},
+                                                                     std::string(32, 'n') + "a")));
+        std::array<char, 1> answer{};
+        stalled.back().read_some(boost::asio::buffer(answer));  // b's HELLO: this one is in its handshake
+      }
+    }
+  };
+  Cluster cluster(kTwoToOne, two_to_one(), options);
+  EXPECT_EQ(cluster.run_all(), std::nullopt);
+  std::lock_guard<std::mutex> lock(observed().mu);
+  EXPECT_EQ(observed().received["sink"][0], 200u);
+  bool refused_at_once = false;
+  for (const auto& r : cluster.host("b").plane->rejected()) refused_at_once |= r.find("closed at once") != std::string::npos;
+  EXPECT_TRUE(refused_at_once) << ::testing::PrintToString(cluster.host("b").plane->rejected());
+}
+
 TEST(NetPeerTest, AnImpostorsDataNeverReachesTheConsumer) {
   RealB b(kTwoToOne, two_to_one());
   observed().reset();

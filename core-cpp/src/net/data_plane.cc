@@ -132,6 +132,10 @@ struct DataPlane::Impl final : net::ConnectionEvents {
   bool admit(const std::shared_ptr<InboundLink>& link, std::string* why);
   void forget_unauthenticated();
   void start_outbound(int host, const std::string& address);
+  std::shared_ptr<OutboundLink> new_outbound(int host) {
+    return std::make_shared<OutboundLink>(env, host, endpoints, [this](int up) { mark_up(true, up); });
+  }
+  void retry_refused_handshakes();
   void tick();
   template <typename F>
   void for_each_link(F&& f) {
@@ -161,6 +165,7 @@ struct DataPlane::Impl final : net::ConnectionEvents {
 
   // Set up before the I/O thread uses them; then changed only by the I/O thread.
   std::vector<std::shared_ptr<OutboundLink>> outbound;  // [host]
+  std::vector<std::string> peer_addresses;              // [host]: given to connect()
   std::vector<std::vector<std::unique_ptr<net::RemoteEndpoint>>> endpoints;  // [stream][copy]
   std::list<std::shared_ptr<InboundLink>> unauthenticated;  // oldest first
   std::map<std::string, std::size_t> unauthenticated_from;  // source address -> count
@@ -204,12 +209,12 @@ DataPlane::Impl::Impl(const topo::Topology& t, const std::map<std::string, Place
   in_up.assign(nhosts, false);
   out_error.assign(nhosts, "no answer yet");
   outbound.resize(nhosts);
+  peer_addresses.resize(nhosts);
   endpoints.resize(routes.stream_count());
   for (std::size_t s = 0; s < routes.stream_count(); ++s) endpoints[s].resize(routes.consumer_copies(s));
   for (std::size_t h = 0; h < nhosts; ++h) {
     if (!routes.sends_to(static_cast<int>(h))) continue;
-    outbound[h] = std::make_shared<OutboundLink>(env, static_cast<int>(h), endpoints,
-                                                 [this](int host) { mark_up(true, host); });
+    outbound[h] = new_outbound(static_cast<int>(h));
   }
   listener.start([this](tcp::socket socket, const std::string& remote) { on_accept(std::move(socket), remote); });
   tick();
@@ -332,6 +337,7 @@ bool DataPlane::Impl::admit(const std::shared_ptr<InboundLink>& link, std::strin
 void DataPlane::Impl::start_outbound(int host, const std::string& peer_address) {
   std::shared_ptr<OutboundLink> link = outbound[static_cast<std::size_t>(host)];
   if (give_up_connecting || stopping_flag.load() || link->is_closed()) return;
+  peer_addresses[static_cast<std::size_t>(host)] = peer_address;
   std::string problem;
   const std::optional<text::HostPort> where = text::parse_host_port(peer_address, text::AddressRules{}, &problem);
   if (!where) {
@@ -365,9 +371,33 @@ void DataPlane::Impl::start_outbound(int host, const std::string& peer_address) 
       });
 }
 
+// A handshake that failed (the peer closed it, or answered wrongly) is tried again on a new
+// link until connect() gives up: the peer may have refused it only because its room for
+// connections in their handshake was full of strangers' (on_accept), which is over within
+// the 5 s they have to authenticate. A closed link cannot be reopened, so the new one takes
+// its place, in the endpoints too (no copy sends before connect() returns).
+void DataPlane::Impl::retry_refused_handshakes() {
+  if (give_up_connecting) return;
+  for (std::size_t h = 0; h < outbound.size(); ++h) {
+    const std::shared_ptr<OutboundLink>& old = outbound[h];
+    if (old == nullptr || !old->is_closed() || old->authenticated() || peer_addresses[h].empty()) continue;
+    const int host = static_cast<int>(h);
+    outbound[h] = new_outbound(host);
+    for (std::size_t s = 0; s < endpoints.size(); ++s) {
+      for (std::size_t c = 0; c < endpoints[s].size(); ++c) {
+        if (endpoints[s][c] != nullptr && routes.consumer_host(s, static_cast<std::uint32_t>(c)) == host) {
+          endpoints[s][c]->relink(outbound[h]);
+        }
+      }
+    }
+    start_outbound(host, peer_addresses[h]);
+  }
+}
+
 void DataPlane::Impl::tick() {
   if (stopping_flag.load()) return;
   forget_unauthenticated();
+  retry_refused_handshakes();
   const std::uint64_t now = Waiter::now_ns();
   for_each_link([now](net::Connection& link) { link.tick(now); });
   ticker.expires_after(kTickPeriod);

@@ -3,8 +3,8 @@
 // that consumer copy and the OutboundLink to that host; try_push spends a credit and
 // queues the frame on the link, and never blocks.
 //
-// Thread safety: try_push, free_room and credit from the producer copies' threads; grant from the
-// data plane's I/O thread.
+// Thread safety: try_push, free_room and credit from the producer copies' threads; grant and
+// relink from the data plane's I/O thread.
 #ifndef SLUICE_NET_REMOTE_ENDPOINT_H_
 #define SLUICE_NET_REMOTE_ENDPOINT_H_
 
@@ -44,11 +44,14 @@ class RemoteEndpoint final : public Endpoint {
     return now <= window_;
   }
   std::int64_t window() const { return window_; }
+  // I/O thread, only while the plane connects (no producer copy sends before
+  // DataPlane::connect returns): a refused handshake is retried on a new link.
+  void relink(std::shared_ptr<OutboundLink> link) { link_ = std::move(link); }
 
  private:
   const std::uint32_t stream_;
   const std::uint32_t copy_;
-  const std::shared_ptr<OutboundLink> link_;
+  std::shared_ptr<OutboundLink> link_;
   Waiter* const room_;
   const std::int64_t window_;
   std::atomic<std::int64_t> credits_{0};
