@@ -156,17 +156,33 @@ FdChannel::Status FdChannel::receive(Envelope* out, std::chrono::milliseconds ti
   }
 }
 
-bool FdChannel::send(const Envelope& envelope) {
+bool FdChannel::send(const Envelope& envelope, std::chrono::milliseconds timeout, std::string* why) {
   const std::string frame = encode(envelope);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto fail = [why](std::string what) {
+    if (why != nullptr) *why = std::move(what);
+    return false;
+  };
   std::lock_guard<std::mutex> lock(send_mu_);
   std::size_t done = 0;
   while (done < frame.size()) {
-    ssize_t n = ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
+    ssize_t n = ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
     }
-    done += static_cast<std::size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return fail(std::string("write: ") + std::strerror(errno));
+    int wait_ms = -1;
+    if (timeout.count() >= 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        return fail("the peer took nothing for " + std::to_string(timeout.count()) + " ms");
+      }
+      wait_ms = static_cast<int>(left.count());
+    }
+    pollfd pfd{fd_, POLLOUT, 0};
+    if (::poll(&pfd, 1, wait_ms) < 0 && errno != EINTR) return fail(std::string("poll: ") + std::strerror(errno));
   }
   return true;
 }

@@ -74,8 +74,12 @@ class FdChannel {
   // Waits up to `timeout` (negative: forever) for the next message. kClosed: the peer
   // closed; kError: an I/O error or a malformed frame (error() says which).
   Status receive(Envelope* out, std::chrono::milliseconds timeout);
-  // Sends one message. Returns false (and error() says why) when the connection is gone.
-  bool send(const Envelope& envelope);
+  // Sends one message, waiting up to `timeout` (negative: forever) for the peer to take
+  // it. Returns false when the connection is gone or the peer took nothing for that long,
+  // with why in *why (when given); the channel may have sent part of the frame then, so
+  // send nothing more on it.
+  bool send(const Envelope& envelope, std::chrono::milliseconds timeout = std::chrono::milliseconds(-1),
+            std::string* why = nullptr);
   // Shuts the socket down both ways: a blocked receive() returns kClosed.
   void shutdown();
   const std::string& error() const { return error_; }

@@ -88,7 +88,8 @@ AppSupervisor::AppSupervisor(asio::io_context& io, std::string peer, const contr
       to_console_(std::move(to_console)),
       stream_(nullptr, io),  // a failed write needs nothing: SIGCHLD reports the app daemon's end
       kill_timer_(io),
-      watch_(io) {}
+      watch_(io),
+      beat_(io) {}
 
 AppSupervisor::~AppSupervisor() {
   if (crash_fd_ >= 0) ::close(crash_fd_);
@@ -132,6 +133,7 @@ std::optional<std::string> AppSupervisor::start(const std::string& appd_path, co
              std::to_string(pid));
   send(launch_message);
   read_next();
+  beat();
   return std::nullopt;
 }
 
@@ -151,6 +153,7 @@ void AppSupervisor::shutdown(const Envelope& shutdown) {
 void AppSupervisor::console_gone() {
   console_gone_ = true;
   watch_.cancel();
+  beat_.cancel();
   if (running()) kill(SIGKILL, "its console is gone");
   boost::system::error_code ec;
   stream_.socket().close(ec);
@@ -250,9 +253,21 @@ void AppSupervisor::watch() {
   });
 }
 
+void AppSupervisor::beat() {
+  if (!running() || console_gone_) return;
+  Envelope h;
+  h.mutable_heartbeat()->set_sequence(++beats_);
+  send(h);
+  beat_.expires_after(std::chrono::milliseconds(500));
+  beat_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec) self->beat();
+  });
+}
+
 void AppSupervisor::exited(int status) {
   status_ = status;
   kill_timer_.cancel();
+  beat_.cancel();
   // Anything left in the group (nothing, normally) goes with it.
   ::kill(-pid_, SIGKILL);
   if (crash_fd_ >= 0) {

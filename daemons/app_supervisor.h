@@ -6,7 +6,9 @@
 // handler writes there what crashed). The supervisor relays what it says to the console, kills
 // its group when asked (abort, shutdown without exit, the console gone) and when it sends
 // no heartbeat for 4 s after it started (hung), and reports how it ended (exit_report, with
-// the crash report if any) once it has been reaped and its last messages were relayed.
+// the crash report if any) once it has been reaped and its last messages were relayed. It
+// heartbeats the app daemon every 500 ms, which exits after 4 s without a word from sluiced
+// (a stopped or hung sluiced leaves no copy running and no data port open).
 //
 // Single-threaded: everything on the io_context's thread. Held by its console session and
 // by its handlers in flight; the AppTable holds it weakly.
@@ -16,6 +18,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -77,6 +80,8 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
   // SIGKILL `after` from now, unless it was reaped by then (replaces an earlier one).
   void kill_later(std::chrono::steady_clock::duration after, std::string why);
   void watch();
+  // Sends a heartbeat now and every 500 ms while the app daemon runs.
+  void beat();
   void maybe_report_exit();
 
   boost::asio::io_context& io_;
@@ -94,6 +99,8 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
   FrameStream<boost::asio::local::stream_protocol::socket> stream_;
   boost::asio::steady_timer kill_timer_;
   boost::asio::steady_timer watch_;
+  boost::asio::steady_timer beat_;
+  std::uint64_t beats_ = 0;
   bool started_ = false;
   std::chrono::steady_clock::time_point last_heard_;
 };

@@ -14,6 +14,8 @@
 //   -> unit_done   with this host's stream metrics, or -> failure (filter, copy, host, unit)
 //   <- shutdown    stop and exit 0
 //   -> heartbeat   every 500 ms, to sluiced (which kills an app daemon silent for 4 s)
+//   <- heartbeat   every 500 ms, from sluiced: 4 s without any message from it and this
+//                  process exits (a stopped or hung sluiced leaves nothing running)
 //   -> filter_log  the filters' log lines, within 250 ms and before each of the
 //                  messages above that ends a stage (log_forwarder.h; also on stderr),
 //                  and what they wrote to stdout (stdout_forwarder.h; not on stderr)
@@ -59,6 +61,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// sluiced heartbeats every 500 ms; this long without a word from it and it is taken for
+// stopped or hung (the console gave this host up after 3 s), so the app daemon exits rather
+// than keep its copies and data port until sluiced wakes.
+constexpr auto kSluicedSilence = 4s;
+
 // The crash handler writes a log line (as dlog does) and the bare line to the crash pipe.
 void set_crash_output(int crash_fd) {
   sluice::crash::set_output({dlog::name() + "[" + std::to_string(::getpid()) + "] [error] ", true, crash_fd});
@@ -86,6 +93,9 @@ class AppDaemon {
   // is done). `stage_end`: everything the filters wrote until now, else whole lines.
   void flush_logs(bool stage_end = true);
   [[noreturn]] void quit(int status);
+  // Sends `message` to sluiced; when it is gone, or takes nothing for kSluicedSilence (a
+  // stopped or hung sluiced), the process exits: nothing is left running without it.
+  void send(const Envelope& message);
 
   sluice::control::FdChannel channel_;
   const int crash_fd_;
@@ -114,6 +124,13 @@ void AppDaemon::quit(int status) {
   _exit(status);
 }
 
+void AppDaemon::send(const Envelope& message) {
+  std::string why;
+  if (channel_.send(message, kSluicedSilence, &why)) return;
+  dlog::error("control connection to sluiced: " + why + " (sluiced is gone, stopped or hung); exiting");
+  _exit(1);
+}
+
 void AppDaemon::flush_logs(bool stage_end) {
   std::lock_guard<std::mutex> lock(logs_mu_);
   std::optional<Envelope> batch = logs_ ? logs_->take() : std::nullopt;
@@ -127,7 +144,7 @@ void AppDaemon::flush_logs(bool stage_end) {
       batch->mutable_filter_log()->set_output(std::move(out));
     }
   }
-  if (batch) channel_.send(*batch);
+  if (batch) send(*batch);
 }
 
 // A failure crosses to the console in one control frame (16 MiB at most); a message can be
@@ -156,7 +173,7 @@ void AppDaemon::send_failure(const sluice::Failure& given, const std::vector<std
   for (const auto& s : stuck) m->add_stuck(cut_for_the_wire(s));
   fill_metrics(m->mutable_streams());
   dlog::warn("failure: " + f.str());
-  channel_.send(e);
+  send(e);
 }
 
 void AppDaemon::send_failure(const std::string& stage, const std::string& message) {
@@ -261,7 +278,7 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
   ready.mutable_app_ready()->set_data_address(data_address);
   ready.mutable_app_ready()->set_pid(::getpid());
   flush_logs();
-  channel_.send(ready);
+  send(ready);
   const int copies = engine_->copy_count();
   dlog::info("ready: " + std::to_string(copies) + (copies == 1 ? " copy" : " copies") + " here" +
              (data_address.empty() ? std::string() : ", data plane on " + data_address));
@@ -283,7 +300,7 @@ bool AppDaemon::wire(const sluice::control::Wiring& wiring) {
   Envelope started;
   started.mutable_started()->set_host(host_);
   flush_logs();
-  channel_.send(started);
+  send(started);
   return true;
 }
 
@@ -317,7 +334,7 @@ void AppDaemon::start_unit(const sluice::control::StartUnit& unit) {
       done.mutable_unit_done()->set_index(index);
       fill_metrics(done.mutable_unit_done()->mutable_streams());
       flush_logs();
-      channel_.send(done);
+      send(done);
     }
   });
 }
@@ -327,9 +344,23 @@ int AppDaemon::run() {
   auto last_heartbeat = last_progress;
   std::uint64_t last_moved = ~std::uint64_t{0};  // buffers written + read here at the last progress
   std::uint64_t heartbeat_sequence = 0;
+  auto last_heard = last_progress;
   for (;;) {
     Envelope m;
     const auto status = channel_.receive(&m, 250ms);
+    if (status == sluice::control::FdChannel::Status::kMessage) {
+      last_heard = std::chrono::steady_clock::now();
+    } else if (status == sluice::control::FdChannel::Status::kTimeout &&
+               std::chrono::steady_clock::now() - last_heard > kSluicedSilence) {
+      // Only after a receive that found nothing: messages queued while launch or wiring
+      // held this thread count.
+      dlog::error("sluiced sent nothing for " +
+                  std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::steady_clock::now() - last_heard)
+                                     .count()) +
+                  " ms (stopped or hung); exiting");
+      quit(1);
+    }
     if (status == sluice::control::FdChannel::Status::kClosed) {
       dlog::info("control connection closed (sluiced is gone); exiting");
       quit(1);
@@ -356,7 +387,7 @@ int AppDaemon::run() {
       last_heartbeat = std::chrono::steady_clock::now();
       Envelope h;
       h.mutable_heartbeat()->set_sequence(++heartbeat_sequence);
-      channel_.send(h);
+      send(h);
     }
     if (unit_running_ && std::chrono::steady_clock::now() - last_progress >= 500ms) {
       last_progress = std::chrono::steady_clock::now();
@@ -370,10 +401,12 @@ int AppDaemon::run() {
       for (const auto& s : p.progress().streams()) moved += s.buffers() + s.consumed();
       if (plane_ && moved == last_moved) p.mutable_progress()->set_in_flight(plane_->in_flight());
       last_moved = moved;
-      channel_.send(p);
+      send(p);
     }
     if (status != sluice::control::FdChannel::Status::kMessage) continue;
     switch (m.body_case()) {
+      case Envelope::kHeartbeat:
+        break;
       case Envelope::kLaunch:
         if (engine_ || !launch(m.launch())) {
           if (engine_) send_failure("launch", "launched twice");

@@ -146,6 +146,24 @@ streams:
     h.no_orphans(list(pids.values()), "after kill -9 of the console")
     check(a.serving() and b.serving(), "both host daemons still serving")
 
+    # --- a frozen host daemon (SIGSTOP): the console gives host b up after 3 s of silence, and
+    # b's app daemon, hearing nothing from its sluiced for 4 s, exits by itself (it used to run
+    # on, data port open, until sluiced woke up) -------------------------------------------------
+    p, out, err, pids = start_long_run(h, long, [a, b])
+    os.kill(b.pid, signal.SIGSTOP)
+    try:
+        check(finished_within(p, 8) and p.returncode == 1, "frozen host daemon: console exits 1")
+        h.wait_for(lambda: not alive(pids["b"]), 10, "the frozen host daemon's app daemon to exit by itself")
+        check(not any(listening(port, owner="sluice-appd") for port in b.data_ports()),
+              "frozen host daemon: its app daemon's data port is closed")
+        check(re.search(r"sluice-appd\(b\)\[\d+\] \[error\] (sluiced sent nothing for \d+ ms|control connection to "
+                        r"sluiced: the peer took nothing for 4000 ms) \(stopped or hung", b.text()),
+              "frozen host daemon: its app daemon says why it exits", b.text()[-3000:])
+    finally:
+        os.kill(b.pid, signal.SIGCONT)
+    h.no_orphans(list(pids.values()), "after freezing a host daemon")
+    check(a.serving() and b.serving(), "both host daemons serve again once b is woken")
+
     # --- kill -9 a host daemon mid-run -----------------------------------------------------------
     p, out, err, pids = start_long_run(h, long, [a, b])
     os.kill(b.pid, signal.SIGKILL)
