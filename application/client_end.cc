@@ -14,7 +14,8 @@ ClientEnd::ClientEnd(const topo::Topology& topology, const std::map<std::string,
   plane_->graph_ready(*graph_);
   try {
     const topo::StreamSpec* stream = topology.client_stream();
-    StreamRuntime& runtime = *graph_->streams()[static_cast<std::size_t>(stream - topology.streams.data())];
+    stream_index_ = static_cast<std::size_t>(stream - topology.streams.data());
+    StreamRuntime& runtime = *graph_->streams()[stream_index_];
     port_ = std::make_unique<InputPort>(self, *runtime.channels[0]);
   } catch (...) {
     plane_->graph_gone();  // the members go in reverse order: the graph before the plane
@@ -26,6 +27,21 @@ ClientEnd::~ClientEnd() {
   plane_->stop();
   port_.reset();
   graph_.reset();
+}
+
+void ClientEnd::add_share(std::vector<StreamStats>& streams) const {
+  if (stream_index_ >= streams.size()) return;
+  StreamStats& row = streams[stream_index_];
+  const PortCounters& read = port_->counters();
+  row.consumed += read.buffers.get();
+  row.consumer_blocked_ns += read.blocked_ns.get();
+  row.queued += read.in_hand.get();
+  row.capacity += port_->run_size();
+  for (const auto& channel : graph_->streams()[stream_index_]->channels) {
+    if (!channel) continue;
+    row.capacity += channel->capacity();
+    row.queued += channel->queued();
+  }
 }
 
 }  // namespace sluice

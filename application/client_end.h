@@ -15,8 +15,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "net/data_plane.h"
+#include "runtime/engine.h"
 #include "runtime/graph.h"
 #include "runtime/placement.h"
 #include "stream/input_port.h"
@@ -51,6 +53,10 @@ class ClientEnd {
   void stop_network() { plane_->stop(); }
   // When this goes, keep the graph's pools in `refuge` (Graph::hand_pools_to).
   void hand_pools_to(PoolRefuge* refuge) { graph_->hand_pools_to(refuge); }
+  // Adds what this process read of the client stream (consumed, time blocked, what waits
+  // in its queue) to that stream's row of `streams` (one per stream, the topology's order):
+  // the hosts report only their producers' share. Any thread.
+  void add_share(std::vector<StreamStats>& streams) const;
   // A lost or broken connection to a producing host, named.
   std::optional<std::string> failure() const { return plane_->failure(); }
 
@@ -59,6 +65,7 @@ class ClientEnd {
   std::unique_ptr<DataPlane> plane_;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<InputPort> port_;
+  std::size_t stream_index_ = 0;  // the client stream's
 };
 
 }  // namespace sluice

@@ -145,7 +145,12 @@ class RemoteDeployment final : public Deployment {
     if (client_) client_->abort();
   }
 
-  std::vector<StreamStats> stream_stats() const override { return stats_ ? stats_->merged() : std::vector<StreamStats>{}; }
+  std::vector<StreamStats> stream_stats() const override {
+    if (!stats_) return {};
+    std::vector<StreamStats> streams = stats_->merged();
+    if (client_) client_->add_share(streams);
+    return streams;
+  }
   DeploymentSample sample() const override {
     std::lock_guard<std::mutex> lock(sample_mu_);
     return sample_;
@@ -194,7 +199,7 @@ class RemoteDeployment final : public Deployment {
     const auto at = std::chrono::steady_clock::now();
     if (!now && at - published_ < std::chrono::milliseconds(250)) return;
     published_ = at;
-    DeploymentSample s{stats_->merged(), stats_->activity(), console::host_traffic(*hosts_, *stats_)};
+    DeploymentSample s{stream_stats(), stats_->activity(), console::host_traffic(*hosts_, *stats_)};
     std::lock_guard<std::mutex> lock(sample_mu_);
     sample_ = std::move(s);
   }

@@ -80,6 +80,12 @@ class RemoteRun {
   void check_stall(std::uint64_t unit);
   // Feeds the --ui's RunStatus (at most four times a second unless `now`), when there is one.
   void sample_status(bool now = false);
+  // Every stream's counters: the hosts' latest, and this process's reads of the client stream.
+  std::vector<StreamStats> streams() const {
+    std::vector<StreamStats> all = stats_.merged();
+    if (client_) client_->add_share(all);
+    return all;
+  }
 
   const RunOptions& options_;
   Launcher* const launcher_;
@@ -111,18 +117,18 @@ void RemoteRun::redraw_progress(bool clear) {
   if (Clock::now() - last_draw_ < 500ms) return;
   last_draw_ = Clock::now();
   std::cerr << "\r\033[K"
-            << samples_.line(unit_label_, stats_.merged(), seconds_since(started_), terminal_width() - 1)
+            << samples_.line(unit_label_, streams(), seconds_since(started_), terminal_width() - 1)
             << std::flush;
 }
 
 void RemoteRun::sample_status(bool now) {
   if (status_ == nullptr || (!now && Clock::now() - last_sample_ < 250ms)) return;
   last_sample_ = Clock::now();
-  status_->sample(stats_.merged(), stats_.activity(), host_traffic(hosts_, stats_));
+  status_->sample(streams(), stats_.activity(), host_traffic(hosts_, stats_));
 }
 
 void RemoteRun::check_stall(std::uint64_t unit) {
-  const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(stats_.merged()));
+  const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(streams()));
   if (verdict == StallWatch::Verdict::kMoving) return;
   const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity(), stats_.in_flight());
   if (verdict == StallWatch::Verdict::kReport) {
@@ -188,7 +194,7 @@ int RemoteRun::run() {
       });
     }
     hosts_.broadcast(m);
-    stalls_.start_unit(buffers_moved(stats_.merged()));
+    stalls_.start_unit(buffers_moved(streams()));
     if (status_) status_->unit_started(i);
     ok = hosts_.wait_all(Envelope::kUnitDone, i, std::chrono::hours(24 * 365), [this, i] {
       redraw_progress();
@@ -207,10 +213,10 @@ int RemoteRun::run() {
   }
   redraw_progress(true);
   hosts_.teardown(!ok);
+  report.streams = streams();
   client_.reset();
   log_output::set_clear_line_first(false);
   report.wall_seconds = seconds_since(start);
-  report.streams = stats_.merged();
   report.failure = hosts_.failure();
   // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so first.
   if (report.failure && launcher_ != nullptr && !hosts_.interrupted()) (void)name_the_end(*launcher_, *report.failure);

@@ -6,6 +6,7 @@ a remote exception and a killed app daemon while streams cross.
 
   cross_test.py BUILD_DIR SOURCE_DIR
 """
+import json
 import os
 import re
 import signal
@@ -13,6 +14,7 @@ import socket
 import struct
 import subprocess
 import time
+import urllib.request
 
 from harness import check, main, received
 
@@ -71,9 +73,30 @@ streams:
   - {{from: f.out, to: client, buffer_size: 1KiB}}
 work: [one, two]
 """)
-    status, out, err, _ = h.run("run", to_client, "--no-progress", timeout=300)
-    check(status == 0 and re.search(r"f\.out -> client\s+20000\s", err),
+    console, _, err_file = h.start_console("run", to_client, "--ui", "127.0.0.1:0", "--ui-linger", "120")
+    final = None
+    try:
+        def ended():
+            nonlocal final
+            err_file.seek(0)
+            m = re.search(r"watching the run at (http://\S+/)", err_file.read())
+            if m is None:
+                return console.poll() is not None
+            with urllib.request.urlopen(m.group(1) + "api/status", timeout=30) as r:
+                final = json.loads(r.read())
+            return final["ended"]
+        h.wait_for(ended, 300, "the run to end, its final state lingering on --ui")
+    finally:
+        console.send_signal(signal.SIGINT)  # ends the linger
+        console.wait(30)
+    err_file.seek(0)
+    err = err_file.read()
+    check(final and final["status"] == "ok" and re.search(r"f\.out -> client\s+20000\s", err),
           "sluice run across hosts: the to: client stream reaches the console (2 units x 2 x 5000)", err)
+    # The hosts report only their producers' share of it; the console adds what it read.
+    client_row = [st for st in final["streams"] if st["to"] == "client"]
+    check(len(client_row) == 1 and client_row[0]["buffers"] == 20000 and client_row[0]["consumed"] == 20000,
+          "--ui across hosts: the to: client stream's buffers consumed by the console are counted", client_row)
 
     # The head-of-line reproducer: on b, fwd -> fwd2 forward srcx's buffers (so they stay
     # in that stream's pool) into join.in1, which join reads only after in2 ends; srcz's
