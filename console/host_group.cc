@@ -83,7 +83,9 @@ void HostGroup::fail(Failure f) {
 
 void HostGroup::broadcast(const Envelope& m) {
   for (int i : active_) {
-    if (!gone_.count(i)) clients_[i]->send(m);
+    if (gone_.count(i)) continue;
+    clients_[i]->send(m);
+    if (m.has_start_unit()) stats_.mark_running(i);
   }
 }
 
@@ -281,7 +283,11 @@ std::vector<HostTraffic> host_traffic(HostGroup& hosts, const HostStats& stats) 
   std::vector<HostTraffic> traffic;
   for (int i : hosts.active()) {
     HostTraffic h = traffic_of(hosts.client(i).name(), stats.of_host(i));
-    h.report_age_seconds = stats.report_age_seconds(i);
+    // Between units a host sends no report (its counters cannot change then): its numbers
+    // are as fresh as the last word from it, a heartbeat every 500 ms.
+    h.report_age_seconds =
+        stats.idle(i) ? std::chrono::duration<double>(Clock::now() - hosts.client(i).last_heard()).count()
+                      : stats.report_age_seconds(i);
     traffic.push_back(h);
   }
   return traffic;

@@ -5,7 +5,7 @@
 namespace sluice::console {
 
 HostStats::HostStats(const topo::Topology& topology, std::size_t hosts)
-    : topology_(topology), per_host_(hosts), activity_(hosts), in_flight_(hosts), reported_(hosts) {
+    : topology_(topology), per_host_(hosts), activity_(hosts), in_flight_(hosts), reported_(hosts), idle_(hosts, false) {
   for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.label());
 }
 
@@ -52,7 +52,14 @@ void settle(CopyActivity& copy, const std::string& stage) {
   copy.waiting_seconds = 0;
 }
 
+void HostStats::mark_running(int host) {
+  idle_[static_cast<std::size_t>(host)] = false;
+  auto& at = reported_[static_cast<std::size_t>(host)];
+  if (at) at = std::chrono::steady_clock::now();
+}
+
 void HostStats::mark_idle(int host, std::uint64_t unit) {
+  idle_[static_cast<std::size_t>(host)] = true;
   for (CopyActivity& c : activity_[static_cast<std::size_t>(host)]) {
     settle(c, "idle");
     c.unit = unit;

@@ -55,6 +55,11 @@ class HostStats {
   // Host `host` ended unit `unit`: its copies are idle now, whatever its last progress said
   // (a short unit ends before its next report).
   void mark_idle(int host, std::uint64_t unit);
+  // Host `host` was sent a unit: what it reported last is exact as of now, and it reports
+  // again while the unit runs.
+  void mark_running(int host);
+  // Between its units (after unit_done, before the next start): its counters cannot change.
+  bool idle(int host) const { return idle_[static_cast<std::size_t>(host)]; }
   // Every host's copies, as last reported.
   std::vector<CopyActivity> activity() const;
   // Host `name`'s latest word on what its data plane holds ("" when it was moving).
@@ -74,6 +79,7 @@ class HostStats {
   std::vector<std::vector<CopyActivity>> activity_;           // [host]
   std::vector<std::pair<std::string, std::string>> in_flight_;  // [host]: name, its report
   std::vector<std::optional<std::chrono::steady_clock::time_point>> reported_;  // [host]
+  std::vector<bool> idle_;                                                      // [host]
 };
 
 }  // namespace sluice::console

@@ -531,6 +531,17 @@ def across_hosts(h, topology):
         return (sum(x["buffers_written"] for x in s["hosts"]) == sum(x["buffers"] for x in s["streams"])
                 and all(c["stage"] == "idle" for c in s["copies"] if c["filter"] != "client"))
     wait_for(settled, "--ui's host counters to cover both deployments and the copies to be idle")
+    # The client stream's reads are this process's, not a host's: counted all the same.
+    client = [x for x in api_status(url)["streams"] if x["to"] == "client"]
+    check(len(client) == 1 and client[0]["consumed"] == client[0]["buffers"] > 0,
+          "--ui across hosts counts what serve read of the to: client stream", client)
+    # Idle between units, the hosts send no reports, but their numbers stay exact: the
+    # report's age is that of the last heartbeat, not of the last unit.
+    time.sleep(2.5)
+    ages = [x["report_age_seconds"] for x in api_status(url)["hosts"]]
+    check(len(ages) == 2 and all(0 <= age < 1.5 for age in ages), "idle hosts' reports are not shown as stale", ages)
+    gauge = [v for _, v in metrics(url)["sluice_host_report_age_seconds"]]
+    check(len(gauge) == 2 and all(0 <= v < 1.5 for v in gauge), "sluice_host_report_age_seconds while idle", gauge)
     running = Submit(h, serve, "count=100000 sleep_ms=1")
     running.wait_accepted()
     serve.proc.send_signal(signal.SIGINT)
