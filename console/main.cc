@@ -2,7 +2,10 @@
 // TOPOLOGY [...]`, `sluice submit ADDR:PORT [...]`, `sluice stop ADDR:PORT`, `sluice new`.
 #include <signal.h>
 
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -12,6 +15,8 @@
 #include "console/remote.h"
 #include "runtime/process_exit.h"
 #include "sluice/version.h"
+#include "text/shortened.h"
+#include "topology/suggest.h"
 #include "text/cli_options.h"
 
 namespace {
@@ -70,7 +75,19 @@ void add_ui_options(CLI::App* command, sluice::console::UiOptions& ui, const std
                     "let --ui listen on an address that is not loopback (anyone who reaches it sees the " + what + ")");
   command->add_option("--ui-linger", ui.linger,
                       "after the " + what + " ended, keep serving its final state for SECONDS (Ctrl-C ends it sooner)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(sluice::text::seconds_check(true));
+}
+
+// What to say about `word` in the place of a command when it names none (CLI11 would say
+// only "A subcommand is required"), or "" when it is one.
+std::string unknown_command_problem(CLI::App& app, const std::string& word) {
+  std::vector<std::string> names;
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(command->get_name());
+  if (std::find(names.begin(), names.end(), word) != names.end()) return "";
+  const std::string guess = sluice::topo::closest_match(word, names);
+  return "sluice: unknown command '" + sluice::text::shortened(word, 64) + "'" +
+         (guess.empty() ? "" : "; did you mean '" + guess + "'?") + "\nthe commands: " + sluice::topo::join(names) +
+         " (sluice --help says what each does)\n";
 }
 
 }  // namespace
@@ -121,7 +138,7 @@ int main(int argc, char** argv) {
       "--stall-timeout", stall_timeout,
       "fail the run when no buffer has moved for SECONDS, saying what each copy waits on (without it, that "
       "report is printed after 10 s and the run goes on waiting)");
-  stall->check(CLI::PositiveNumber);
+  stall->check(sluice::text::seconds_check(false));
   add_ui_options(run_cmd, run.ui, "run");
 
   ServeOptions serve;
@@ -180,6 +197,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpp", "java", "topology"}));
   new_cmd->add_option("NAME", new_name, "the project's name, and its new directory")->required();
 
+  if (argc > 1 && argv[1][0] != '-') {
+    if (const std::string problem = unknown_command_problem(app, argv[1]); !problem.empty()) {
+      std::cerr << problem;
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -261,6 +261,17 @@ kill -INT $pid; wait $pid
 expect_in "$work/err" "sluice: warning: no buffer has moved for 10." "stall warning after 10 s"
 expect_in "$work/err" "sluice keeps waiting" "stall warning says the run goes on"
 expect_status 2 "--stall-timeout must be positive" -- "$sluice" run "$work/stall.yaml" --stall-timeout 0
+expect_status 2 "--stall-timeout -1" -- "$sluice" run "$work/stall.yaml" --stall-timeout -1
+expect_in "$work/err" "--stall-timeout: '-1' is not a number of seconds above 0 and at most 31536000 (a year), e.g. 30 or 2.5" \
+  "--stall-timeout -1: says what it takes (not the largest double's 309 digits)"
+expect_status 2 "--stall-timeout beyond a year" -- "$sluice" run "$work/stall.yaml" --stall-timeout 1e300
+expect_status 2 "--ui-linger nan" -- "$sluice" run "$work/stall.yaml" --ui-linger nan
+expect_in "$work/err" "--ui-linger: 'nan' is not a number of seconds from 0 to 31536000" "--ui-linger nan: says what it takes"
+
+# --- a misspelt command: named, with the nearest one ------------------------------------
+expect_status 2 "a misspelt command" -- "$sluice" runn "$work/stall.yaml"
+expect_in "$work/err" "sluice: unknown command 'runn'; did you mean 'run'?" "a misspelt command: did you mean"
+expect_in "$work/err" "the commands: validate, run, serve, submit, stop, new" "a misspelt command: the commands listed"
 
 # --- a filter that crashes the process: named first on stderr, then it dies by the signal --
 crashlib="$build/core-cpp/tests/libsluice_test_crash.so"

@@ -9,6 +9,7 @@
 #ifndef SLUICE_TEXT_CLI_OPTIONS_H_
 #define SLUICE_TEXT_CLI_OPTIONS_H_
 
+#include <exception>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -47,6 +48,30 @@ inline CLI::Validator address_check(const AddressRules& rules) {
         return parse_host_port(value, rules, &problem) ? std::string() : problem;
       },
       "");
+}
+
+// A check of a duration in seconds: a decimal number (fractions allowed) above 0, or from 0
+// when `zero_allowed`, and at most a year; the problem says what is accepted (CLI11's own
+// range check printed the largest double, 309 digits).
+inline CLI::Validator seconds_check(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& value) {
+        constexpr double kYear = 365.0 * 24 * 3600;
+        std::size_t used = 0;
+        double seconds = -1;
+        try {
+          seconds = std::stod(value, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        const bool ok = used == value.size() && used > 0 && seconds == seconds &&
+                        (zero_allowed ? seconds >= 0 : seconds > 0) && seconds <= kYear;
+        if (ok) return std::string();
+        return "'" + value + "' is not a number of seconds " +
+               (zero_allowed ? "from 0 to 31536000 (a year)" : "above 0 and at most 31536000 (a year)") +
+               ", e.g. 30 or 2.5";
+      },
+      "SECONDS");
 }
 
 }  // namespace sluice::text
