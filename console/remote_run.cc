@@ -212,8 +212,11 @@ int RemoteRun::run() {
     report.units.push_back(UnitRecord{i, t_.work[i], 0, false, ""});
   }
   redraw_progress(true);
+  // The client's data connections close first, so that the hosts' going is not logged as a
+  // lost connection (an [error] line before the real cause).
+  if (client_) client_->stop_network();
   hosts_.teardown(!ok);
-  report.streams = streams();
+  report.streams = streams();  // the hosts' last word, and what the client read
   client_.reset();
   log_output::set_clear_line_first(false);
   report.wall_seconds = seconds_since(start);

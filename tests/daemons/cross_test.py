@@ -198,6 +198,22 @@ streams:
           "3000 buffers" in err, "a filter on b that fails after 3000 buffers is named", err)
     check(re.search(r"f\.out -> d\.in\s+3000\s+3\.1\s", err),
           "the failed run's summary counts the 3000 buffers the failing host wrote", err)
+    # The same failure with a to: client stream: the console's own end of the data plane
+    # stops before the hosts go, so it does not log their going as a lost connection (an
+    # [error] line printed before the real cause).
+    to_client_fail = h.topology("fail_client.yaml", f"""name: fail-client
+{h.hosts_yaml(a, b)}filters:
+  f: {{class: Fail, library: {daemon_lib}, args: {{count: 1000}}, place: {{b: 1}}}}
+  w: {{class: Forward, library: LIB, place: {{a: 1}}}}
+streams:
+  - {{from: f.out, to: w.in, buffer_size: 1KiB}}
+  - {{from: w.out, to: client, buffer_size: 1KiB}}
+""")
+    for attempt in range(3):
+        status, out, err, secs = h.run("run", to_client_fail, "--no-progress", timeout=60)
+        check(status == 1 and "filter 'f' copy 0 on host b failed in process (unit of work 0)" in err
+              and "sluice data plane (client)" not in err and "[error]" not in err,
+              f"a failed run with a to: client stream names its cause and nothing else (try {attempt + 1})", err)
     # A message larger than a control frame may carry (16 MiB): cut, the failure still named.
     huge = h.topology("huge.yaml", open(fail).read().replace("count: 3000}", "count: 3, pad: 20000000}"))
     status, out, err, secs = h.run("run", huge, "--no-progress", timeout=60)
