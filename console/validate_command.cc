@@ -9,6 +9,7 @@
 #include "net/routes.h"
 #include "runtime/backends.h"
 #include "runtime/graph.h"
+#include "text/shortened.h"
 #include "topology/size.h"
 
 namespace sluice::console {
@@ -46,7 +47,8 @@ std::string describe_plan(const topo::Topology& t) {
   }
   out += "buffer memory: " + topo::format_size(total) + " (and queues: " + topo::format_size_rounded(lanes) + ")\n";
   out += "units of work: " + std::to_string(t.work.size());
-  for (const std::string& w : t.work) out += " [" + w + "]";
+  // Cut to 200 bytes, control characters escaped, as the summary and the live view show them.
+  for (const std::string& w : t.work) out += " [" + text::shortened(w, 200) + "]";
   out += "\n";
   return out;
 }

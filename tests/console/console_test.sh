@@ -120,6 +120,19 @@ for cmd in validate run; do
   expect_in "$work/err" "noargs.yaml:2:18: filter 'read': class 'LineReader' needs args.path (it declares them with SLUICE_FILTER_ARGS); add it to the filter, e.g. args: {path: ...}" "missing declared argument ($cmd)"
 done
 
+# --- validate shows the units of work as the summary does: escaped, cut to 200 bytes ------
+cat > "$work/work.yaml" <<YAML
+filters:
+  produce: {class: Produce, library: $lib}
+  consume: {class: Consume, library: $lib}
+streams:
+  - {from: produce.out, to: consume.in}
+work: ["red\\e[31mALERT", "$(printf 'x%.0s' $(seq 1 300))"]
+YAML
+expect_status 0 "validate with odd units of work" -- "$sluice" validate "$work/work.yaml"
+expect_in "$work/out" "units of work: 2 [red\\x1b[31mALERT] [$(printf 'x%.0s' $(seq 1 200))... (300 bytes)]" \
+  "validate escapes a unit's control characters and cuts a long one"
+
 # --- an invalid topology: status 3, file:line:column, nothing runs ----------------------
 cat > "$work/bad.yaml" <<YAML
 filters:
