@@ -86,6 +86,13 @@ TEST(SummaryTable, ListsStreamsAndUnits) {
   EXPECT_NE(table.find("units of work: 1/2 finished in 2.000 s; [first] 1.500 s"), std::string::npos) << table;
 }
 
+TEST(SummaryTable, WithoutStreamsIsTheUnitsLineAlone) {
+  RunReport report;
+  report.wall_seconds = 0.5;
+  report.units = {{0, "first", 0, false}};
+  EXPECT_EQ(summary_table(report), "units of work: 0/1 finished in 0.500 s\n");
+}
+
 TEST(MetricsJson, WritesFailureAndStreams) {
   RunReport report;
   report.topology_name = "t";
