@@ -66,6 +66,12 @@ struct Application::State {
 namespace {
 
 std::shared_ptr<AppCore> make_core(topo::Topology topology, const ApplicationOptions& options) {
+  // Refused embedded too, where certificates have no use: the same options may deploy
+  // across hosts tomorrow, and half a set is a mistake either way.
+  const int certificates = !options.cert_file.empty() + !options.key_file.empty() + !options.ca_file.empty();
+  if (certificates != 0 && certificates != 3) {
+    throw Error("certificates need all three of cert_file, key_file and ca_file");
+  }
   const bool remote = !topology.hosts.empty() || !options.hosts.empty() || !options.launcher.empty();
   DeploymentFactory factory;
   if (remote) {

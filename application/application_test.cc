@@ -300,5 +300,16 @@ TEST(Application, AStartThatFailsNamesWhatFailed) {
   EXPECT_NE(r.message.find("NoSuchFilter"), std::string::npos) << r.message;
 }
 
+TEST(Application, HalfASetOfCertificatesIsRefusedEmbeddedToo) {
+  ApplicationOptions options;
+  options.cert_file = "console.crt";  // no key_file, no ca_file
+  try {
+    Application::from_text(topology_text(1), "app-test.yaml", "/tmp", options);
+    FAIL() << "an application with cert_file alone was opened";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "certificates need all three of cert_file, key_file and ca_file");
+  }
+}
+
 }  // namespace
 }  // namespace sluice
