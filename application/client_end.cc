@@ -31,17 +31,8 @@ ClientEnd::~ClientEnd() {
 
 void ClientEnd::add_share(std::vector<StreamStats>& streams) const {
   if (stream_index_ >= streams.size()) return;
-  StreamStats& row = streams[stream_index_];
-  const PortCounters& read = port_->counters();
-  row.consumed += read.buffers.get();
-  row.consumer_blocked_ns += read.blocked_ns.get();
-  row.queued += read.in_hand.get();
-  row.capacity += port_->run_size();
-  for (const auto& channel : graph_->streams()[stream_index_]->channels) {
-    if (!channel) continue;
-    row.capacity += channel->capacity();
-    row.queued += channel->queued();
-  }
+  add_reads(streams[stream_index_], *port_);
+  add_queues(streams[stream_index_], *graph_->streams()[stream_index_]);
 }
 
 }  // namespace sluice

@@ -15,9 +15,9 @@
 #include "console/remote.h"
 #include "runtime/process_exit.h"
 #include "sluice/version.h"
+#include "text/cli_options.h"
 #include "text/shortened.h"
 #include "topology/suggest.h"
-#include "text/cli_options.h"
 
 namespace {
 

@@ -124,9 +124,11 @@ std::string summary_table(const RunReport& report, bool blocked) {
   for (const StreamStats& s : report.streams) label_width = std::max(label_width, s.label.size());
   const double secs = report.wall_seconds > 0 ? report.wall_seconds : 1e-9;
   // No stream counted (a unit that failed before it was deployed): no table, not a bare header.
-  if (!report.streams.empty()) out += pad("stream", label_width) + "  " + pad("buffers", 12, true) + "  " + pad("MB", 10, true) +
-         "  " + pad("buf/s", 9, true) + "  " + pad("MB/s", 9, true) +
-         (blocked ? "  " + pad("prod blk", 8, true) + "  " + pad("cons blk", 8, true) : std::string()) + "\n";
+  if (!report.streams.empty()) {
+    out += pad("stream", label_width) + "  " + pad("buffers", 12, true) + "  " + pad("MB", 10, true) + "  " +
+           pad("buf/s", 9, true) + "  " + pad("MB/s", 9, true) +
+           (blocked ? "  " + pad("prod blk", 8, true) + "  " + pad("cons blk", 8, true) : std::string()) + "\n";
+  }
   for (const StreamStats& s : report.streams) {
     out += pad(s.label, label_width) + "  " + pad(std::to_string(s.buffers), 12, true) + "  " +
            pad(fixed(mb(s.bytes), 1), 10, true) + "  " +

@@ -520,24 +520,27 @@ std::vector<StreamStats> Engine::stream_stats() const {
     out[stream].bytes += port->counters().bytes.get();
     out[stream].producer_blocked_ns += port->counters().blocked_ns.get();
   }
-  for (const auto& [stream, port] : state_->consumer_ports) {
-    out[stream].consumed += port->counters().buffers.get();
-    out[stream].consumer_blocked_ns += port->counters().blocked_ns.get();
-    // A run the copy took off its queue and has not finished reading: still waiting for
-    // the filter as far as users can tell (read() counts it as read once it is over).
-    out[stream].queued += port->counters().in_hand.get();
-    out[stream].capacity += port->run_size();
-  }
-  // Queue depths: what each local consumer copy has waiting in its queue, every lane.
+  for (const auto& [stream, port] : state_->consumer_ports) add_reads(out[stream], *port);
   const auto& streams = state_->graph.streams();
-  for (std::size_t i = 0; i < streams.size(); ++i) {
-    for (const auto& channel : streams[i]->channels) {
-      if (!channel) continue;
-      out[i].capacity += channel->capacity();
-      out[i].queued += channel->queued();
-    }
-  }
+  for (std::size_t i = 0; i < streams.size(); ++i) add_queues(out[i], *streams[i]);
   return out;
+}
+
+void add_reads(StreamStats& into, const InputPort& port) {
+  into.consumed += port.counters().buffers.get();
+  into.consumer_blocked_ns += port.counters().blocked_ns.get();
+  // A run the copy took off its queue and has not finished reading: still waiting for the
+  // filter as far as users can tell (read() counts it as read once it is over).
+  into.queued += port.counters().in_hand.get();
+  into.capacity += port.run_size();
+}
+
+void add_queues(StreamStats& into, const StreamRuntime& stream) {
+  for (const auto& channel : stream.channels) {
+    if (!channel) continue;
+    into.capacity += channel->capacity();
+    into.queued += channel->queued();
+  }
 }
 
 std::vector<CopyActivity> Engine::activity() const {
