@@ -141,7 +141,7 @@ void Connection::read_exactly(const Buffer& buffer, Handler&& handler) {
 
 void Connection::start(std::string remote) {
   remote_ = std::move(remote);
-  last_heard_ns_ = Waiter::now_ns();
+  last_heard_ns_ = started_ns_ = Waiter::now_ns();
   if (side_ == Side::kConnector) {
     peer_ = "data connection to " + env_.routes.host_label(host_) + " (" + remote_ + ")";
     if (env_.routes.encrypted(env_.routes.self(), host_)) {

@@ -115,6 +115,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool authenticated() const { return authenticated_; }
   // Whether the peer's HELLO has arrived (I/O thread): until then it has sent nothing valid.
   bool greeted() const { return handshake_ != Handshake::kAwaitHello; }
+  // When start() was called (Waiter::now_ns); I/O thread.
+  std::uint64_t started_ns() const { return started_ns_; }
   // The peer's host index; -1 for an accepted connection until its HELLO.
   int host() const { return host_; }
   const std::string& remote() const { return remote_; }
@@ -220,6 +222,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::array<std::byte, kNonceSize + kMaxHostName> handshake_payload_{};
   HandshakeFacts facts_;
   std::uint64_t last_heard_ns_ = 0;
+  std::uint64_t started_ns_ = 0;
 };
 
 }  // namespace sluice::net

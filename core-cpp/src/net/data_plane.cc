@@ -40,6 +40,9 @@ namespace {
 // source address (a flood from one address cannot starve the real hosts of room).
 constexpr std::size_t kMaxUnauthenticated = 64;
 constexpr std::size_t kMaxUnauthenticatedPerAddress = 8;
+// A connection in its handshake for longer than this may be closed to make room: a host
+// completes its own in milliseconds.
+constexpr std::uint64_t kStalledHandshakeNs = 1'000'000'000;
 constexpr std::size_t kMaxRejected = 100;
 constexpr auto kConnectRetry = std::chrono::milliseconds(100);
 constexpr auto kTickPeriod = std::chrono::milliseconds(250);
@@ -285,12 +288,13 @@ void DataPlane::Impl::on_accept(tcp::socket socket, const std::string& remote) {
   forget_unauthenticated();
   const std::string address = address_part(remote);
   // Full: room is made by closing the oldest connection that has sent no HELLO yet (from
-  // this address, when its share is what is full). Refusing the newest let a few idle
-  // sockets, opened as soon as the port appeared and renewed every 5 s, keep the real host
-  // out of every run. A connection in the middle of its handshake is never closed for room
-  // (it may be the real host's): when every one is, the newest is refused, as before, so
-  // holding a host out takes a flood of HELLOs faster than its handshake (milliseconds), the
-  // denial of service docs/operations.md accepts on the control port.
+  // this address, when its share is what is full), else the oldest that has been in its
+  // handshake for over kStalledHandshake: a host completes its handshake in milliseconds,
+  // so such a one is a stranger stalling. Refusing the newest let a few idle sockets, or 64
+  // HELLOs renewed as the 5 s to authenticate ran out, keep the real host out of every run
+  // (it tries again every 250 ms). When every one is younger, the newest is refused, so
+  // holding a host out takes a flood of more than 64 HELLOs a second (8 from its own
+  // address), the denial of service docs/operations.md accepts on the control port.
   std::string full;
   bool from_address = false;
   if (unauthenticated_from.count(address) != 0 && unauthenticated_from[address] >= kMaxUnauthenticatedPerAddress) {
@@ -301,17 +305,31 @@ void DataPlane::Impl::on_accept(tcp::socket socket, const std::string& remote) {
     full = "already " + std::to_string(kMaxUnauthenticated) + " connections that have not authenticated";
   }
   if (!full.empty()) {
-    auto idle = std::find_if(unauthenticated.begin(), unauthenticated.end(), [&](const std::shared_ptr<InboundLink>& l) {
-      return !l->is_closed() && !l->greeted() && (!from_address || address_part(l->remote()) == address);
-    });
-    if (idle == unauthenticated.end()) {
+    const std::uint64_t now = Waiter::now_ns();
+    auto candidate = [&](const std::shared_ptr<InboundLink>& l) {
+      return !l->is_closed() && (!from_address || address_part(l->remote()) == address);
+    };
+    auto victim = std::find_if(unauthenticated.begin(), unauthenticated.end(),
+                               [&](const std::shared_ptr<InboundLink>& l) { return candidate(l) && !l->greeted(); });
+    std::string why = "it had sent nothing";
+    if (victim == unauthenticated.end()) {
+      victim = std::find_if(unauthenticated.begin(), unauthenticated.end(), [&](const std::shared_ptr<InboundLink>& l) {
+        return candidate(l) && now - l->started_ns() > kStalledHandshakeNs;
+      });
+      if (victim != unauthenticated.end()) {
+        why = "it had been in its handshake for " + std::to_string((now - (*victim)->started_ns()) / 1'000'000) +
+              " ms, which takes a host milliseconds";
+      }
+    }
+    if (victim == unauthenticated.end()) {
       socket.close(ignored);
-      stranger_refused("connection from " + remote + ": " + full + ", each in its handshake; closed at once");
+      stranger_refused("connection from " + remote + ": " + full +
+                       ", each in its handshake for less than 1 s; closed at once");
       return;
     }
-    stranger_refused("connection from " + (*idle)->remote() + ": closed to make room for a newer one from " + remote +
-                     " (" + full + "; it had sent nothing)");
-    (*idle)->close();
+    stranger_refused("connection from " + (*victim)->remote() + ": closed to make room for a newer one from " + remote +
+                     " (" + full + "; " + why + ")");
+    (*victim)->close();
     forget_unauthenticated();
   }
   socket.set_option(tcp::no_delay(true), ignored);
