@@ -521,9 +521,9 @@ void Connection::connection_lost(const boost::system::error_code& ec) {
   if (!authenticated_) {
     if (side_ == Side::kConnector) {
       env_.events.connect_problem(host_, "closed during the handshake (" + ec.message() +
-                                             "): the peer refused this host's proof of the run key, or "
-                                             "closed this connection to make room in a flood of connections that "
-                                             "do not authenticate; its log says which");
+                                             "): the peer refused this host's proof of the run key, or had "
+                                             "no room for this connection among others that do not authenticate "
+                                             "(a flood of them; tried again every 250 ms); its log says which");
     } else {
       env_.events.stranger_refused(peer_ + ": closed before authenticating (" + ec.message() + ")");
     }
