@@ -51,6 +51,9 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using control::Envelope;
 
+// The shortest --stall-timeout across hosts: two of the hosts' progress reports.
+constexpr std::chrono::milliseconds kShortestRemoteStall{1000};
+
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // One run across hosts: launch, wiring, the units of work, the report.
@@ -252,6 +255,13 @@ int run_remote(const RunOptions& options, topo::Topology& topology) {
   sigemptyset(&set);
   add_stop_signals(&set);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // The hosts report what moved twice a second: a shorter quiet cannot be told from the
+  // gap between two reports (it failed healthy runs with an empty report).
+  if (options.stall_fails && options.stall_after < kShortestRemoteStall) {
+    std::cerr << "sluice: --stall-timeout " << options.stall_after.count() / 1000.0
+              << ": across hosts give at least 1 s (the hosts report what moved twice a second)\n";
+    return kExitUsage;
+  }
   ControlOptions control = options.control;
   std::unique_ptr<Launcher> launcher;
   try {

@@ -89,6 +89,13 @@ streams:
   - {{from: split.o0, to: join.i0}}
   - {{from: split.o1, to: join.i1}}
 """)
+    # Below 1 s the gap between two of the hosts' reports (0.5 s) looks like a stall: refused
+    # before anything starts (it failed healthy runs with an empty report).
+    launched = a.text().count("launched application")
+    status, out, err, secs = h.run("run", stall, "--no-progress", "--stall-timeout", "0.6", timeout=60)
+    check(status == 2 and "sluice: --stall-timeout 0.6: across hosts give at least 1 s" in err
+          and a.text().count("launched application") == launched,
+          "--stall-timeout 0.6 across hosts: refused, saying why", err)
     status, out, err, secs = h.run("run", stall, "--no-progress", "--stall-timeout", "2", timeout=60)
     check(status == 1 and secs < 10, f"stalled across hosts: --stall-timeout 2 fails the run ({secs:.1f} s)", err)
     check("run failed: no buffer has moved for 2." in err and
