@@ -1,5 +1,7 @@
 #include "application/client_end.h"
 
+#include <algorithm>
+
 namespace sluice {
 
 ClientEnd::ClientEnd(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
@@ -31,8 +33,12 @@ ClientEnd::~ClientEnd() {
 
 void ClientEnd::add_share(std::vector<StreamStats>& streams) const {
   if (stream_index_ >= streams.size()) return;
-  add_reads(streams[stream_index_], *port_);
-  add_queues(streams[stream_index_], *graph_->streams()[stream_index_]);
+  StreamStats& row = streams[stream_index_];
+  add_reads(row, *port_);
+  add_queues(row, *graph_->streams()[stream_index_]);
+  // These reads are live, the producers' count is from their hosts' last report (twice a
+  // second): never show more read than written (a backlog of buffers - consumed below 0).
+  row.consumed = std::min(row.consumed, row.buffers);
 }
 
 }  // namespace sluice
