@@ -278,6 +278,7 @@ expect_status 2 "--stall-timeout -1" -- "$sluice" run "$work/stall.yaml" --stall
 expect_in "$work/err" "--stall-timeout: '-1' is not a number of seconds above 0 and at most 31536000 (a year), e.g. 30 or 2.5" \
   "--stall-timeout -1: says what it takes (not the largest double's 309 digits)"
 expect_status 2 "--stall-timeout beyond a year" -- "$sluice" run "$work/stall.yaml" --stall-timeout 1e300
+expect_status 2 "--stall-timeout in hexadecimal" -- "$sluice" run "$work/stall.yaml" --stall-timeout 0x10
 expect_status 2 "--ui-linger nan" -- "$sluice" run "$work/stall.yaml" --ui-linger nan
 expect_in "$work/err" "--ui-linger: 'nan' is not a number of seconds from 0 to 31536000" "--ui-linger nan: says what it takes"
 

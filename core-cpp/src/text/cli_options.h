@@ -9,7 +9,8 @@
 #ifndef SLUICE_TEXT_CLI_OPTIONS_H_
 #define SLUICE_TEXT_CLI_OPTIONS_H_
 
-#include <exception>
+#include <cstdlib>
+#include <regex>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -57,15 +58,11 @@ inline CLI::Validator seconds_check(bool zero_allowed) {
   return CLI::Validator(
       [zero_allowed](std::string& value) {
         constexpr double kYear = 365.0 * 24 * 3600;
-        std::size_t used = 0;
+        // Decimal digits only: strtod would also take " 1", hexadecimal (0x10) and inf.
+        static const std::regex kDecimal(R"([0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?|\.[0-9]+([eE][-+]?[0-9]+)?)");
         double seconds = -1;
-        try {
-          seconds = std::stod(value, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        const bool ok = used == value.size() && used > 0 && seconds == seconds &&
-                        (zero_allowed ? seconds >= 0 : seconds > 0) && seconds <= kYear;
+        if (std::regex_match(value, kDecimal)) seconds = std::strtod(value.c_str(), nullptr);  // 0 on underflow
+        const bool ok = (zero_allowed ? seconds >= 0 : seconds > 0) && seconds <= kYear;
         if (ok) return std::string();
         return "'" + value + "' is not a number of seconds " +
                (zero_allowed ? "from 0 to 31536000 (a year)" : "above 0 and at most 31536000 (a year)") +
