@@ -289,7 +289,7 @@ void DataPlane::Impl::on_accept(tcp::socket socket, const std::string& remote) {
   const std::string address = address_part(remote);
   // Full: room is made by closing the oldest connection that has sent no HELLO yet (from
   // this address, when its share is what is full), else the oldest that has been in its
-  // handshake for over kStalledHandshake: a host completes its handshake in milliseconds,
+  // handshake for over kStalledHandshakeNs (1 s): a host completes its own in milliseconds,
   // so such a one is a stranger stalling. Refusing the newest let a few idle sockets, or 64
   // HELLOs renewed as the 5 s to authenticate ran out, keep the real host out of every run
   // (it tries again every 250 ms). When every one is younger, the newest is refused, so
