@@ -129,6 +129,38 @@ TEST(NetPeerTest, AStrangerWhoKnowsTheTopologyButNotTheKeyCannotInjectOrLockOutT
   EXPECT_TRUE(refused_proof) << ::testing::PrintToString(b.plane().rejected());
 }
 
+// 127.0.0.2 to 127.0.0.9: with 8 connections from each, the 64 places for connections
+// that have not authenticated are all taken (127.0.0.0/8 is all loopback).
+std::vector<std::string> eight_other_addresses() {
+  std::vector<std::string> out;
+  for (int i = 2; i <= 9; ++i) out.push_back("127.0.0." + std::to_string(i));
+  return out;
+}
+
+// A stranger's connection from `from` to the data port at `address` that says HELLO as host
+// a (the topology's `fingerprint`) and then stalls; returned once the plane has answered it,
+// so that it is in its handshake.
+boost::asio::ip::tcp::socket stall_in_handshake(boost::asio::io_context& io, const std::string& address,
+                                                std::uint64_t fingerprint, const std::string& from) {
+  boost::asio::ip::tcp::socket s = raw_connect(io, address, from);
+  boost::asio::write(s, boost::asio::buffer(frame(sluice::net::HelloFrame{fingerprint, 1}, std::string(32, 'n') + "a")));
+  std::array<char, 1> answer{};
+  s.read_some(boost::asio::buffer(answer));  // the plane's own HELLO
+  return s;
+}
+
+// The real host a connects to b past what fills b's places, and b lists a refusal that
+// holds `made_room` (how it made room for a).
+void expect_the_real_host_in(RealB& b, const std::string& made_room) {
+  FakePeer real(b.a_routes(), Cluster::key());
+  ASSERT_TRUE(real.connect(b.plane().listen_address())) << ::testing::PrintToString(b.plane().rejected());
+  b.plane().connect({}, std::chrono::seconds(5));
+  EXPECT_FALSE(b.plane().failure());
+  bool found = false;
+  for (const auto& r : b.plane().rejected()) found |= r.find(made_room) != std::string::npos;
+  EXPECT_TRUE(found) << ::testing::PrintToString(b.plane().rejected());
+}
+
 // Idle sockets that fill the caps on unauthenticated connections (8 per source address, 64
 // in all), opened as soon as the port appears, used to keep the real host out of every run:
 // the newest connection was refused. Now the oldest idle one makes room.
@@ -140,14 +172,7 @@ void the_real_host_gets_past_idle_sockets(const std::vector<std::string>& squatt
     for (int i = 0; i < 8; ++i) idle.push_back(raw_connect(io, b.plane().listen_address(), from));
   }
   // The listener accepts in arrival order: every idle socket is taken before the real host's.
-  FakePeer real(b.a_routes(), Cluster::key());
-  ASSERT_TRUE(real.connect(b.plane().listen_address()))
-      << ::testing::PrintToString(b.plane().rejected());
-  b.plane().connect({}, std::chrono::seconds(5));
-  EXPECT_FALSE(b.plane().failure());
-  bool made_room = false;
-  for (const auto& r : b.plane().rejected()) made_room |= r.find("closed to make room for a newer one") != std::string::npos;
-  EXPECT_TRUE(made_room) << ::testing::PrintToString(b.plane().rejected());
+  expect_the_real_host_in(b, "closed to make room for a newer one");
 }
 
 TEST(NetPeerTest, IdleSocketsFromTheRealHostsAddressDoNotKeepItOut) {
@@ -155,9 +180,7 @@ TEST(NetPeerTest, IdleSocketsFromTheRealHostsAddressDoNotKeepItOut) {
 }
 
 TEST(NetPeerTest, IdleSocketsFromManyAddressesDoNotKeepTheRealHostOut) {
-  std::vector<std::string> squatters;
-  for (int i = 2; i <= 9; ++i) squatters.push_back("127.0.0." + std::to_string(i));  // 64 in all
-  the_real_host_gets_past_idle_sockets(squatters);
+  the_real_host_gets_past_idle_sockets(eight_other_addresses());
 }
 
 // Strangers who know the topology fill all 64 places for connections in their handshake
@@ -173,14 +196,8 @@ TEST(NetPeerTest, AHandshakeRefusedWhileStrangersHoldEveryPlaceIsTriedAgain) {
   options.connect_timeout = std::chrono::seconds(12);
   options.before_connect = [&](const sluice::topo::Topology& topology, const std::map<std::string, std::string>& peers) {
     const sluice::net::Routes a(topology, two_to_one(), "a");
-    for (int from = 2; from <= 9; ++from) {
-      for (int i = 0; i < 8; ++i) {
-        stalled.push_back(raw_connect(io, peers.at("b"), "127.0.0." + std::to_string(from)));
-        boost::asio::write(stalled.back(), boost::asio::buffer(frame(sluice::net::HelloFrame{a.fingerprint(), 1},
-                                                                     std::string(32, 'n') + "a")));
-        std::array<char, 1> answer{};
-        stalled.back().read_some(boost::asio::buffer(answer));  // b's HELLO: this one is in its handshake
-      }
+    for (const std::string& from : eight_other_addresses()) {
+      for (int i = 0; i < 8; ++i) stalled.push_back(stall_in_handshake(io, peers.at("b"), a.fingerprint(), from));
     }
   };
   Cluster cluster(kTwoToOne, two_to_one(), options);
@@ -202,27 +219,15 @@ void the_real_host_gets_past_stalled_handshakes(const std::vector<std::string>& 
   std::vector<boost::asio::ip::tcp::socket> stalled;
   for (const std::string& from : squatters) {
     for (int i = 0; i < 8; ++i) {
-      stalled.push_back(raw_connect(io, b.plane().listen_address(), from));
-      boost::asio::write(stalled.back(), boost::asio::buffer(frame(sluice::net::HelloFrame{b.a_routes().fingerprint(), 1},
-                                                                   std::string(32, 'n') + "a")));
-      std::array<char, 1> answer{};
-      stalled.back().read_some(boost::asio::buffer(answer));  // b's HELLO: this one is in its handshake
+      stalled.push_back(stall_in_handshake(io, b.plane().listen_address(), b.a_routes().fingerprint(), from));
     }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // each has stalled for over 1 s
-  FakePeer real(b.a_routes(), Cluster::key());
-  ASSERT_TRUE(real.connect(b.plane().listen_address())) << ::testing::PrintToString(b.plane().rejected());
-  b.plane().connect({}, std::chrono::seconds(5));
-  EXPECT_FALSE(b.plane().failure());
-  bool made_room = false;
-  for (const auto& r : b.plane().rejected()) made_room |= r.find("ms, which takes a host milliseconds") != std::string::npos;
-  EXPECT_TRUE(made_room) << ::testing::PrintToString(b.plane().rejected());
+  expect_the_real_host_in(b, "ms, which takes a host milliseconds");
 }
 
 TEST(NetPeerTest, HandshakesStalledForASecondMakeRoomForTheRealHost) {
-  std::vector<std::string> squatters;
-  for (int i = 2; i <= 9; ++i) squatters.push_back("127.0.0." + std::to_string(i));  // 64 in all
-  the_real_host_gets_past_stalled_handshakes(squatters);
+  the_real_host_gets_past_stalled_handshakes(eight_other_addresses());
 }
 
 TEST(NetPeerTest, HandshakesStalledFromTheRealHostsAddressMakeRoomForIt) {
