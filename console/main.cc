@@ -2,10 +2,8 @@
 // TOPOLOGY [...]`, `sluice submit ADDR:PORT [...]`, `sluice stop ADDR:PORT`, `sluice new`.
 #include <signal.h>
 
-#include <algorithm>
 #include <iostream>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,11 +11,10 @@
 #include "console/exit_codes.h"
 #include "console/launcher.h"
 #include "console/remote.h"
+#include "console/usage_problem.h"
 #include "runtime/process_exit.h"
 #include "sluice/version.h"
 #include "text/cli_options.h"
-#include "text/shortened.h"
-#include "topology/suggest.h"
 
 namespace {
 
@@ -68,26 +65,15 @@ void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& l
 
 // --ui, --ui-public, --ui-linger; `what` is "run" or "application" in the help.
 void add_ui_options(CLI::App* command, sluice::console::UiOptions& ui, const std::string& what) {
-  command->add_option("--ui", ui.address,
+  CLI::Option* address = command->add_option("--ui", ui.address,
                       "serve a live view of the " + what + " at ADDR:PORT (or PORT, on 127.0.0.1; 0 picks a free port): "
                       "the page at /, its JSON at /api/status, Prometheus metrics at /metrics");
   command->add_flag("--ui-public", ui.allow_public,
                     "let --ui listen on an address that is not loopback (anyone who reaches it sees the " + what + ")");
   command->add_option("--ui-linger", ui.linger,
                       "after the " + what + " ended, keep serving its final state for SECONDS (Ctrl-C ends it sooner)")
-      ->check(sluice::text::seconds_check(true));
-}
-
-// What to say about `word` in the place of a command when it names none (CLI11 would say
-// only "A subcommand is required"), or "" when it is one.
-std::string unknown_command_problem(CLI::App& app, const std::string& word) {
-  std::vector<std::string> names;
-  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(command->get_name());
-  if (std::find(names.begin(), names.end(), word) != names.end()) return "";
-  const std::string guess = sluice::topo::closest_match(word, names);
-  return "sluice: unknown command '" + sluice::text::shortened(word, 64) + "'" +
-         (guess.empty() ? "" : "; did you mean '" + guess + "'?") + "\nthe commands: " + sluice::topo::join(names) +
-         " (sluice --help says what each does)\n";
+      ->check(sluice::text::seconds_check(true))
+      ->needs(address);
 }
 
 }  // namespace
@@ -197,14 +183,22 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpp", "java", "topology"}));
   new_cmd->add_option("NAME", new_name, "the project's name, and its new directory")->required();
 
-  if (argc > 1 && argv[1][0] != '-') {
-    if (const std::string problem = unknown_command_problem(app, argv[1]); !problem.empty()) {
+  if (argc > 1) {
+    const std::string first = argv[1];
+    const std::string problem = first[0] == '-' ? option_before_command_problem(app, first)
+                                                : unknown_command_problem(app, first);
+    if (!problem.empty()) {
       std::cerr << problem;
       return kExitUsage;
     }
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    const std::string problem = unexpected_arguments_problem(app);
+    if (problem.empty()) return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    std::cerr << problem;
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;

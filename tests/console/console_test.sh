@@ -282,10 +282,20 @@ expect_status 2 "--stall-timeout in hexadecimal" -- "$sluice" run "$work/stall.y
 expect_status 2 "--ui-linger nan" -- "$sluice" run "$work/stall.yaml" --ui-linger nan
 expect_in "$work/err" "--ui-linger: 'nan' is not a number of seconds from 0 to 31536000" "--ui-linger nan: says what it takes"
 
-# --- a misspelt command: named, with the nearest one ------------------------------------
+# --- a misspelt command or option: named, with the nearest one ---------------------------
 expect_status 2 "a misspelt command" -- "$sluice" runn "$work/stall.yaml"
 expect_in "$work/err" "sluice: unknown command 'runn'; did you mean 'run'?" "a misspelt command: did you mean"
 expect_in "$work/err" "the commands: validate, run, serve, submit, stop, new" "a misspelt command: the commands listed"
+expect_status 2 "a topology in the place of the command" -- "$sluice" "$work/stall.yaml"
+expect_in "$work/err" "to run that topology: sluice run $work/stall.yaml" "a topology without run: says how to run it"
+expect_status 2 "an option before the command" -- "$sluice" --stall-timeout 3 run "$work/stall.yaml"
+expect_in "$work/err" "sluice: '--stall-timeout' is not an option of sluice itself; options go after the command" \
+  "an option before the command: says where options go"
+expect_status 2 "a misspelt option" -- "$sluice" run "$work/stall.yaml" --stal-timeout 3
+expect_in "$work/err" "sluice run: unknown option '--stal-timeout'; did you mean '--stall-timeout'?" \
+  "a misspelt option: did you mean"
+expect_status 2 "--ui-linger without --ui" -- "$sluice" run "$work/stall.yaml" --ui-linger 3
+expect_in "$work/err" "--ui-linger requires --ui" "--ui-linger without --ui: says it needs --ui"
 
 # --- a filter that crashes the process: named first on stderr, then it dies by the signal --
 crashlib="$build/core-cpp/tests/libsluice_test_crash.so"
