@@ -223,6 +223,9 @@ void RunStatus::finish(const RunReport& report) {
   exit_code_ = report.exit_code;
   final_wall_ = report.wall_seconds;
   current_unit_.reset();
+  // Across hosts the deployment is gone with the run: the hosts' counters are final, and no
+  // report is recent (-1, as between deployments), however long --ui-linger shows them.
+  for (auto& [name, t] : traffic_) t.report_age_seconds = -1;
   ended_ = true;
 }
 

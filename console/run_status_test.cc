@@ -194,6 +194,31 @@ TEST(RunStatus, WithoutADeploymentCopiesAreNotDeployed) {
   EXPECT_EQ(status.snapshot().copies[2].stage, "idle");
 }
 
+// Across hosts, once the run ended its deployment is gone: no host has a recent report (the
+// age said 0.2 s for as long as --ui-linger served the final state).
+TEST(RunStatus, AfterTheRunNoHostHasARecentReport) {
+  const topo::Topology t = topo::parse_topology_text(std::string(kTopology) + "hosts:\n  h: 127.0.0.1:1\n",
+                                                     "t.yaml", "/base");
+  Placement everything = Placement::everything(t);
+  RunStatus status(t, {{"h", everything}});
+  status.started();
+  HostTraffic host;
+  host.host = "h";
+  host.buffers_written = 15;
+  host.report_age_seconds = 0.2;
+  const std::vector<StreamStats> streams = {counters("a.out -> b.in", 10, 100, 0, 0, 1, 2),
+                                            counters("b.out -> c.in", 5, 50, 0, 0, 2, 1)};
+  status.sample(streams, {}, {host});
+  ASSERT_EQ(status.snapshot().hosts.size(), 1u);
+  EXPECT_DOUBLE_EQ(status.snapshot().hosts[0].traffic.report_age_seconds, 0.2);
+  RunReport end;
+  end.streams = streams;
+  status.finish(end);
+  const StatusSnapshot s = status.snapshot();
+  EXPECT_EQ(s.hosts[0].traffic.buffers_written, 15u);  // the final counters stay
+  EXPECT_EQ(s.hosts[0].traffic.report_age_seconds, -1);
+}
+
 // A payload of megabytes (sluice serve takes what a client sends) is kept and shown cut, with
 // its size: the view and the metrics stay small.
 TEST(RunStatus, APayloadIsKeptCutToItsStart) {
