@@ -416,6 +416,7 @@ void DataPlane::Impl::tick() {
   if (stopping_flag.load()) return;
   forget_unauthenticated();
   retry_refused_handshakes();
+  log.flush();  // a flood of refusals that stopped: its count, not lost
   const std::uint64_t now = Waiter::now_ns();
   for_each_link([now](net::Connection& link) { link.tick(now); });
   ticker.expires_after(kTickPeriod);
@@ -637,6 +638,7 @@ void DataPlane::stop() {
     p.stopped = true;
   }
   p.receive.release_held();
+  p.log.flush(/*at_end=*/true);
 }
 
 }  // namespace sluice
