@@ -299,12 +299,27 @@ bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupt
 
 int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
   bool interrupted = false;
+  std::string nodelist;
+  bool in_allocation = false;
+  int count = 0;
+  try {
+    in_allocation = inside_allocation(&job_id_, &nodelist);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: slurm: " << e.what() << "\n";
+    return kExitHostUnavailable;
+  }
+  try {
+    // --nodes below the logical hosts cannot work: a bad command line (status 2), said
+    // before anything is made, not a Slurm that refused (4).
+    if (!in_allocation) count = nodes_to_ask_for(logical_hosts(t, nullptr).size());
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: slurm: " << e.what() << "\n";
+    return kExitUsage;
+  }
   try {
     make_run_dir();
     const std::string sluiced = sluiced_path();
-    std::string nodelist;
-    if (!inside_allocation(&job_id_, &nodelist)) {
-      const int count = nodes_to_ask_for(logical_hosts(t, nullptr).size());
+    if (!in_allocation) {
       if (!allocate(count, t.name, &interrupted)) return interrupted ? kExitInterrupted : kExitHostUnavailable;
       const CommandOutput r = run_and_capture({"squeue", "-h", "-j", job_id_, "-o", "%N"});
       if (!r.ok() || trim(r.out).empty()) throw Error(command_problem("squeue -j " + job_id_, r));

@@ -324,6 +324,13 @@ streams:
           "two runs in one --run-dir: the second does not overwrite the first one's host logs", kept, err)
     c.nothing_left(job_of(err), "after the second run in the same --run-dir")
 
+    # --nodes fewer than the logical hosts: a bad command line (status 2), said before anything
+    # is asked of Slurm.
+    status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--nodes", "1")
+    check(status == 2 and "--nodes 1 is fewer than the topology's 2 logical hosts" in err and c.queue() == ""
+          and not os.path.exists(run_dir), "--nodes 1 for two logical hosts: status 2, nothing asked of Slurm",
+          status, err)
+
     # Slurm refuses the request: said before anything starts, status 4.
     status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--partition", "nosuch")
     check(status == 4 and "salloc exited with status 1 without an allocation of 2 node(s)" in err
