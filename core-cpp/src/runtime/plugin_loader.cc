@@ -30,7 +30,15 @@ struct Registration {
   FilterFactory factory;
   std::string object;  // canonical path of the defining executable or library
   std::vector<std::string> required_args;  // SLUICE_FILTER_ARGS
+  // Registered outside our dlopen(): linked into the program. Only these serve a filter
+  // without `library:`; a library another filter named must not (which filter is listed
+  // first would decide what runs).
+  bool in_program = true;
 };
+
+// Set on the thread inside load()'s dlopen, whose initialisers register that library's
+// classes (and those of filter libraries it links).
+thread_local bool loading_a_library = false;
 
 struct Registry {
   std::mutex mu;  // guards every member; never held across dlopen (initialisers register)
@@ -87,7 +95,10 @@ void load(const std::string& library, const std::string& path) {
     if (registry().opened.count(path) != 0) return;
   }
   // Deliberately never dlclose()d: filter objects and their vtables must stay valid.
-  if (dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
+  loading_a_library = true;
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  loading_a_library = false;
+  if (handle == nullptr) {
     const char* why = dlerror();
     std::string reason = why ? why : "unknown error";
     // dlerror names the file first: only the symbol's name after "undefined symbol" counts.
@@ -116,7 +127,7 @@ bool register_filter(const char* class_name, FilterFactory factory) {
 }
 
 bool register_filter(const char* class_name, FilterFactory factory, std::initializer_list<const char*> required_args) {
-  Registration registration{class_name, factory, defining_object(factory), {}};
+  Registration registration{class_name, factory, defining_object(factory), {}, !loading_a_library};
   for (const char* arg : required_args) registration.required_args.emplace_back(arg);
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
@@ -147,7 +158,7 @@ FoundFilter find_filter(const std::string& library, const std::string& class_nam
   const Registration* found = nullptr;
   std::set<std::string> names;
   for (const Registration& r : reg.registrations) {
-    if (!library.empty() && r.object != path) continue;
+    if (library.empty() ? !r.in_program : r.object != path) continue;
     names.insert(r.class_name);
     if (r.class_name == class_name && (found == nullptr || r.object == program_path())) found = &r;
   }
@@ -179,8 +190,8 @@ FoundFilter find_filter(const std::string& library, const std::string& class_nam
   if (library.empty() && near.empty()) {
     // No library: only what is linked into the program itself, which is rarely where a
     // filter lives: the usual cause is a filter without `library:`.
-    message += "; name the filter library that has it with library: (in the filter, or in the topology's "
-               "defaults:), e.g. library: build/libmyfilters.so";
+    message += "; name the filter library that has it with library: in the filter (a path relative to the "
+               "topology file, e.g. library: build/libmyfilters.so)";
   } else if (sorted.empty()) {
     message += "; it registers none: add SLUICE_FILTER(" + class_name + ") to the library's sources";
   } else {

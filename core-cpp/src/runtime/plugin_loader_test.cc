@@ -132,8 +132,17 @@ TEST(PluginLoader, ClassesLinkedIntoTheProgramNeedNoLibrary) {
 // message says to name the library.
 TEST(PluginLoader, AClassNotInTheProgramAsksForTheLibrary) {
   const std::string message = load_error("", "Gen");
-  EXPECT_TRUE(Says(message, {"this program has no filter class 'Gen'", "with library:"}));
+  EXPECT_TRUE(Says(message, {"this program has no filter class 'Gen'", "with library: in the filter"}));
   EXPECT_EQ(message.find("SLUICE_FILTER"), std::string::npos) << message;
+  EXPECT_EQ(message.find("defaults:"), std::string::npos) << message;  // defaults: takes no library
+}
+
+// A library that another filter named is not the program: a filter without library: does not
+// find its classes (which filter the topology lists first decided what ran, or whether the
+// topology was valid at all).
+TEST(PluginLoader, ALoadedLibraryDoesNotServeAFilterWithoutOne) {
+  ASSERT_NE(find_filter_factory(SLUICE_EXAMPLES_LIB, "Tokenize"), nullptr);
+  EXPECT_TRUE(Says(load_error("", "Tokenize"), {"this program has no filter class 'Tokenize'", "with library:"}));
 }
 
 }  // namespace
