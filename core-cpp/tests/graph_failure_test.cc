@@ -229,6 +229,23 @@ streams:
       << out.failure->message;
 }
 
+// A port name one typo from the topology's: the typo may be in either, and the message says both
+// ways to fix it (it used to ask "did you mean 'inn'?", as if only the code could be wrong).
+TEST_F(GraphFailureTest, APortNameNearTheTopologysSaysBothWaysToFixIt) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 1}}
+  ask:  {class: "testing_filters::TestAskPort", args: {port: in}}
+streams:
+  - {from: src.out, to: ask.inn}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_NE(out.failure->message.find("the topology connects 'ask.inn' instead: write ask.in in the topology's "
+                                      "stream, or ask for 'inn' in the filter's code"),
+            std::string::npos)
+      << out.failure->message;
+}
+
 TEST_F(GraphFailureTest, WritingFromFinalizeIsAnError) {
   RunOutcome out = run_yaml(R"(
 filters:

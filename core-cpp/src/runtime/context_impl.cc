@@ -39,7 +39,12 @@ void ContextImpl::throw_unconnected(const char* kind, std::string_view port,
                         ") asked for " + kind + " port '" + std::string(port) +
                         "', which no stream in the topology connects; ";
   std::string near = topo::closest_match(port, names);
-  if (!near.empty()) message += "did you mean '" + near + "'? ";
+  if (!near.empty()) {
+    // The typo may be in either place: the code's name or the topology's.
+    const std::string asked = spec_.name + "." + std::string(port);
+    message += "the topology connects '" + spec_.name + "." + near + "' instead: write " + asked +
+               " in the topology's stream, or ask for '" + near + "' in the filter's code; ";
+  }
   message += names.empty() ? std::string("it has no ") + kind + " ports: add a stream to or from '" +
                                  spec_.name + "." + std::string(port) + "'"
                            : std::string("its connected ") + kind + " ports are: " + topo::join(names);
