@@ -31,9 +31,35 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[a.size()][b.size()];
 }
 
+// A word's parts, lower case and sorted: split at '_', '-' and where a lower-case letter meets
+// an upper-case one ("keyBy" and "key_by" are {"by", "key"}).
+std::vector<std::string> sorted_parts(std::string_view word) {
+  std::vector<std::string> parts;
+  std::string part;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    const auto c = static_cast<unsigned char>(word[i]);
+    const bool cut = c == '_' || c == '-';
+    if (cut || (std::isupper(c) && i > 0 && std::islower(static_cast<unsigned char>(word[i - 1])))) {
+      if (!part.empty()) parts.push_back(part);
+      part.clear();
+    }
+    if (!cut) part += static_cast<char>(std::tolower(c));
+  }
+  if (!part.empty()) parts.push_back(part);
+  std::sort(parts.begin(), parts.end());
+  return parts;
+}
+
 }  // namespace
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  // The same parts in another order ("key_by", Flink's "keyBy", for "by_key"): no typo, but
+  // far by edit distance.
+  if (const std::vector<std::string> parts = sorted_parts(word); parts.size() >= 2) {
+    for (const std::string& candidate : candidates) {
+      if (sorted_parts(candidate) == parts) return candidate;
+    }
+  }
   const std::string typed = lower(word);
   // A typo changes a few characters: allow about a third of the word, and at least two.
   const std::size_t limit = std::max<std::size_t>(2, typed.size() / 3);

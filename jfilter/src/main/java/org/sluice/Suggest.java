@@ -1,6 +1,8 @@
 package org.sluice;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 // "Did you mean": the Java twin of core-cpp/src/topology/suggest.cc, the same algorithm and
@@ -19,6 +21,14 @@ final class Suggest {
 
   // The index in `candidates` of closestMatch's answer, or -1.
   static int closestIndex(String word, List<String> candidates) {
+    // The same parts in another order ("key_by", Flink's "keyBy", for "by_key"): no typo, but
+    // far by edit distance.
+    List<String> parts = sortedParts(word);
+    if (parts.size() >= 2) {
+      for (int i = 0; i < candidates.size(); i++) {
+        if (sortedParts(candidates.get(i)).equals(parts)) return i;
+      }
+    }
     byte[] typed = lower(word);
     // A typo changes a few characters: allow about a third of the word, and at least two.
     int limit = Math.max(2, typed.length / 3);
@@ -35,6 +45,27 @@ final class Suggest {
       }
     }
     return best;
+  }
+
+  // A word's parts, lower case and sorted: split at '_', '-' and where a lower-case ASCII
+  // letter meets an upper-case one ("keyBy" and "key_by" are [by, key]).
+  private static List<String> sortedParts(String word) {
+    List<String> parts = new ArrayList<>();
+    StringBuilder part = new StringBuilder();
+    for (int i = 0; i < word.length(); i++) {
+      char c = word.charAt(i);
+      boolean cut = c == '_' || c == '-';
+      boolean upper = c >= 'A' && c <= 'Z';
+      boolean afterLower = i > 0 && word.charAt(i - 1) >= 'a' && word.charAt(i - 1) <= 'z';
+      if (cut || (upper && afterLower)) {
+        if (part.length() > 0) parts.add(part.toString());
+        part.setLength(0);
+      }
+      if (!cut) part.append(upper ? (char) (c + ('a' - 'A')) : c);
+    }
+    if (part.length() > 0) parts.add(part.toString());
+    Collections.sort(parts);
+    return parts;
   }
 
   private static byte[] lower(String s) {
