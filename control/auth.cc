@@ -22,9 +22,10 @@ std::string read_token_file(const std::string& path, TokenReader reader) {
   if (::stat(path.c_str(), &st) != 0) {
     // The console and every daemon must hold the same token: a fresh one never matches
     // daemons already running, so copying theirs comes first. Its directory may not exist
-    // yet (~/.config/sluice on a fresh machine): the commands make it first.
+    // yet (~/.config/sluice on a fresh machine): the commands make it first (mkdir -p -m:
+    // private when made, an existing one keeps its mode).
     const std::string dir = std::filesystem::path(path).parent_path().string();
-    const std::string make_dir = dir.empty() ? "" : "install -d -m 700 " + dir + " && ";
+    const std::string make_dir = dir.empty() ? "" : "mkdir -p -m 700 " + dir + " && ";
     throw Error("token file '" + path + "' does not exist; every sluiced, the consoles that use them, " +
                 "and a sluice serve with the programs that submit to it must share one token: copy the " +
                 "file the running ones were started with (e.g. " + make_dir + "scp HOST:" + path + " " +

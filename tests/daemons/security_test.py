@@ -74,7 +74,7 @@ def test(h):
     status, out, err, _ = h.run("run", topo, "--no-progress", token=wrong)
     check(status == 4, "wrong token: exit status 4", status, err)
     check(f"host a ({a.address}): refused the connection: the TLS handshake failed because the tokens differ; "
-          f"copy the daemon's token file to {wrong}" in err, "wrong token: host a named, the cause and the fix", err)
+          f"pass the daemon's token file with --token-file (or copy it to {wrong})" in err, "wrong token: host a named, the cause and the fix", err)
     check("nothing was started" in err, "wrong token: says nothing was started", err)
     check("refused: the console's token differs from this daemon's (its TLS-PSK binder does not verify)" in a.text(),
           "wrong token: the daemon logs the refusal", a.text())

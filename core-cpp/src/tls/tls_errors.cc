@@ -73,8 +73,11 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
     // The daemon fails the handshake when the console's PSK binder does not verify: with
     // decrypt_error, or illegal_parameter in OpenSSL 3.0.
     if (!f.established && (alert == SSL_AD_DECRYPT_ERROR || alert == SSL_AD_ILLEGAL_PARAMETER)) {
-      return "refused the connection: the TLS handshake failed because the tokens differ; copy the daemon's token "
-             "file to " + token_file + " (or pass the right one with --token-file)";
+      // A sluice serve holds the token its --token-file names (or ~/.config/sluice/token).
+      const std::string whose =
+          kind == "a sluiced" ? "the daemon's token file" : "the token file " + kind.substr(2) + " uses (its --token-file)";
+      return "refused the connection: the TLS handshake failed because the tokens differ; pass " + whose +
+             " with --token-file (or copy it to " + token_file + ")";
     }
     if (f.notes.peer_sent_certificate) {
       return "refused the connection: the daemon uses certificates (sluiced --cert/--key/--ca) and this console a "
