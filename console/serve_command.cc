@@ -154,6 +154,15 @@ int serve_command(const ServeOptions& options) {
     return why && why->stage == "connect" ? kExitHostUnavailable : kExitRunFailed;
   }
   if (ui) ui->started();
+  // What serve does not use, said once, before the line that says it serves: a newcomer's topology usually came from sluice run.
+  if (topology.work_given) {
+    daemon::info("the topology's work: (" + std::to_string(topology.work.size()) +
+                 " unit(s)) is not run: sluice serve runs the units clients submit");
+  }
+  if (topology.client_stream() == nullptr) {
+    daemon::info("no stream goes to: client, so units return no results to their submitters (only their "
+                 "summary); add a stream {from: FILTER.PORT, to: client} to get them");
+  }
   const std::string at = server->bound_address();
   daemon::info("serving '" + app->name() + "' at " + at + " (" + server->security() + ", " +
                (app->remote() ? "across hosts" : "embedded") + "): sluice submit " + at +

@@ -133,12 +133,16 @@ int print_unit(const control::UnitEnded& ended, const ResultsOut& results, std::
   return kExitRunFailed;
 }
 
-// A malformed ADDR:PORT is a bad command line (status 2), found before anything is tried.
-bool address_ok(const std::string& address) {
+// Where serve listens, as its --listen takes it (a port alone is on 127.0.0.1), written out
+// ("127.0.0.1:7700"); or nothing after saying why: a malformed address is a bad command line
+// (status 2), found before anything is tried.
+std::optional<std::string> serve_address(const std::string& address) {
   std::string why;
-  if (text::parse_host_port(address, text::AddressRules{}, &why)) return true;
+  text::AddressRules rules;
+  rules.bare_port_host = "127.0.0.1";
+  if (const std::optional<text::HostPort> parsed = text::parse_host_port(address, rules, &why)) return parsed->text();
   std::cerr << "sluice: " << why << "; give serve's ADDR:PORT, as its --listen says\n";
-  return false;
+  return std::nullopt;
 }
 
 // --work-file: the payload, read whole (up to one byte past what a submit may carry, so
@@ -165,8 +169,12 @@ std::optional<std::string> read_work_file(const std::string& path, std::size_t l
 }  // namespace
 
 int submit_command(const SubmitOptions& given) {
-  if (!address_ok(given.address)) return kExitUsage;
   SubmitOptions options = given;
+  if (std::optional<std::string> address = serve_address(given.address)) {
+    options.address = *address;
+  } else {
+    return kExitUsage;
+  }
   // The submit message must fit in one control frame (16 MiB), with room for its framing.
   const std::size_t limit = control::kMaxFrame - 64;
   if (!options.work_file.empty()) {
@@ -265,8 +273,10 @@ int submit_command(const SubmitOptions& given) {
   }
 }
 
-int stop_command(const std::string& address, const ControlOptions& control) {
-  if (!address_ok(address)) return kExitUsage;
+int stop_command(const std::string& given, const ControlOptions& control) {
+  const std::optional<std::string> parsed = serve_address(given);
+  if (!parsed) return kExitUsage;
+  const std::string& address = *parsed;
   const std::optional<Credentials> credentials = load_credentials(control);
   if (!credentials) return kExitHostUnavailable;
   ServeClient client(address);

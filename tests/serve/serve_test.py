@@ -259,6 +259,15 @@ def serve_submit_stop(h, topology):
         p = subprocess.run([h.console] + cmd + ["--token-file", h.token], capture_output=True, text=True)
         check(p.returncode == 2 and "has no port" in p.stderr, f"sluice {cmd[0]} ADDR without a port: status 2",
               p.returncode, p.stderr)
+    p = subprocess.run([h.console, "stop", "http://" + serve.address, "--token-file", h.token],
+                       capture_output=True, text=True)
+    check(p.returncode == 2 and "is a URL; write the host and port alone" in p.stderr,
+          "sluice stop http://ADDR:PORT: status 2, says to drop the scheme", p.returncode, p.stderr)
+    # A port alone is serve's on 127.0.0.1, as serve's --listen takes it.
+    p = subprocess.run([h.console, "submit", str(serve.port), "--work", "count=2 size=10", "--token-file", h.token],
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and "finished" in p.stderr,
+          "sluice submit PORT submits to serve on 127.0.0.1", p.returncode, p.stderr)
 
     fifo = Fifo(h, "stop.fifo")
     running = Submit(h, serve, "count=10000 size=4000", fifo.path)
@@ -284,7 +293,7 @@ def serve_submit_stop(h, topology):
           and "stopped" in stop_err, "sluice stop says it waits for the accepted unit, then exits 0", stop_err)
     check(serve.wait() == 0, "serve exits 0 after sluice stop", serve.text()[-3000:])
     check(not listening(serve.port), "serve's port is closed")
-    check("the application stopped; 5 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
+    check("the application stopped; 6 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
 
 
 def two_submitters(h, topology):
@@ -379,8 +388,9 @@ def strangers(h, topology):
     before, _ = good_unit(h, serve, 5, 64, "a unit before the strangers")
     wrong = h.write_token("wrong-token")
     status, err, _ = submit(h, serve, "count=5", token=wrong)
-    check(status == 4 and "tokens differ" in err and "nothing was submitted" in err,
-          "a submitter with another token is refused (exit 4) and told why", status, err)
+    check(status == 4 and "tokens differ" in err and "nothing was submitted" in err
+          and "pass the token file sluice serve uses (its --token-file)" in err and "daemon" not in err,
+          "a submitter with another token is refused (exit 4) and told why, with serve's token file", status, err)
     status = subprocess.run([h.console, "stop", serve.address, "--token-file", wrong],
                             capture_output=True, text=True)
     check(status.returncode == 4 and "tokens differ" in status.stderr,
@@ -696,6 +706,25 @@ streams:
                        capture_output=True, text=True, timeout=SAFETY)
     check(p.returncode == 4 and "is sluice serve running there?" in p.stderr,
           "submit to an address where nothing listens: exit 4", p.stderr)
+
+    # A topology written for sluice run: serve says once what it does not use of it.
+    unused = h.topology("unused.yaml", f"""name: unused
+filters:
+  src: {{class: AppSource, library: {LIB}}}
+  sink: {{class: AppStage, library: {LIB}}}
+streams:
+  - {{from: src.out, to: sink.in}}
+work: [count=3, count=4]
+""")
+    serve = Serve(h, unused)
+    check("the topology's work: (2 unit(s)) is not run: sluice serve runs the units clients submit" in serve.text()
+          and "no stream goes to: client, so units return no results to their submitters" in serve.text(),
+          "serve says it ignores work: and that units return no results without a to: client stream", serve.text())
+    serve.kill()
+    serve = Serve(h, topology)
+    check("work:" not in serve.text() and "no stream goes to: client" not in serve.text(),
+          "... and says neither of a topology that has no work: and a to: client stream", serve.text())
+    serve.kill()
 
 
 def main():

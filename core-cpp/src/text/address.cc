@@ -54,6 +54,12 @@ std::optional<HostPort> parse_host_port(std::string_view text, const AddressRule
                                : "; write host:port or a port alone, e.g. " + rules.example;
   std::string host;
   std::string_view port;
+  if (const std::size_t scheme = text.find("://"); scheme != std::string_view::npos) {
+    return fail(problem, quoted + " is a URL; write the host and port alone, e.g. " + rules.example);
+  }
+  if (rules.bare_port_host.empty() && all_digits(text)) {
+    return fail(problem, quoted + " is a port alone; write the host too, e.g. 127.0.0.1:" + std::string(text));
+  }
   if (!rules.bare_port_host.empty() && all_digits(text)) {
     host = rules.bare_port_host;
     port = text;

@@ -74,6 +74,9 @@ TEST(TextAddress, ConnectAddresses) {
       {"a b:7700", nullptr, 0, "'a b:7700' is not an address"},
       {"a/b:7700", nullptr, 0, "'a/b:7700' is not an address"},
       {"", nullptr, 0, "address '' has no port"},
+      {"7700", nullptr, 0, "'7700' is a port alone; write the host too, e.g. 127.0.0.1:7700"},
+      {"http://127.0.0.1:7700", nullptr, 0,
+       "'http://127.0.0.1:7700' is a URL; write the host and port alone, e.g. 127.0.0.1:7700"},
   });
 }
 
@@ -103,8 +106,8 @@ TEST(TextAddress, APortAloneWhereTheCallerSaysWhichHost) {
       {"localhost", nullptr, 0, "address 'localhost' has no port; write host:port or a port alone, e.g. 127.0.0.1:8080"},
       {"99999", nullptr, 0, "'99999' in '99999' is not a port; use a number from 0 to 65535"},
   });
-  // Without bare_port_host a number alone is an address without a port.
-  check(connect_rules(), {{"8080", nullptr, 0, "address '8080' has no port"}});
+  // Without bare_port_host a number alone is a port without an address.
+  check(connect_rules(), {{"8080", nullptr, 0, "'8080' is a port alone; write the host too, e.g. 127.0.0.1:8080"}});
 }
 
 TEST(TextAddress, TextIsTheInverse) {

@@ -91,6 +91,25 @@ std::string address_problem(const std::string& address) {
   return text::parse_host_port(address, text::AddressRules{}, &problem) ? "" : problem;
 }
 
+// Where the first tab in a line's leading whitespace is (line 0: none).
+Mark first_indenting_tab(std::string_view text) {
+  int line = 1;
+  int column = 1;
+  bool leading = true;
+  for (const char c : text) {
+    if (c == '\n') {
+      ++line;
+      column = 1;
+      leading = true;
+      continue;
+    }
+    if (leading && c == '\t') return {line, column};
+    if (c != ' ') leading = false;
+    ++column;
+  }
+  return {};
+}
+
 }  // namespace
 
 Parser::Parser(std::string file, std::string dir) : YamlReader(file) {
@@ -104,8 +123,12 @@ Topology Parser::run(std::string_view text) {
   try {
     documents = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
-    error(to_mark(e.mark),
-          "invalid YAML: " + e.msg + "; check the brackets, quotes and indentation here");
+    if (const Mark tab = first_indenting_tab(text); tab.line != 0) {
+      // yaml-cpp names what it expected after the tab, far from it; the tab is the cause.
+      error(tab, "invalid YAML: a tab in the indentation; YAML indents with spaces only: replace it with spaces");
+    } else {
+      error(to_mark(e.mark), "invalid YAML: " + e.msg + "; check the brackets, quotes and indentation here");
+    }
   }
   if (!has_errors()) {
     if (documents.empty()) {
@@ -379,6 +402,7 @@ void Parser::parse_work(const Field* f) {
     t_.work = {""};
     return;
   }
+  t_.work_given = true;
   if (f->value.IsSequence() && f->value.size() > 0) {
     for (const YAML::Node& item : f->value) {
       const Mark at = item.IsNull() ? f->at : mark_of(item);

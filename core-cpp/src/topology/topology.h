@@ -142,6 +142,7 @@ struct Topology {
   std::vector<FilterSpec> filters;
   std::vector<StreamSpec> streams;
   std::vector<std::string> work;  // UOW payloads; never empty after parsing ({""} by default)
+  bool work_given = false;        // whether the file had work: (not the default)
   JvmSpec jvm;
 
   const FilterSpec* find_filter(std::string_view name) const;
