@@ -15,9 +15,17 @@ namespace sluice {
 namespace {
 
 std::string bad_arg(const Context& ctx, std::string_view key, const std::string& raw,
-                    const char* expected) {
+                    const char* expected, const std::string& guess = "") {
   return "filter '" + ctx.filter_name() + "': argument '" + std::string(key) + "' is '" + raw +
-         "', which is not " + expected + "; fix it in the topology's args:";
+         "', which is not " + expected + (guess.empty() ? "" : "; " + guess) + "; fix it in the topology's args:";
+}
+
+// "did you mean 5KiB?" from parse_size's reason, or "".
+std::string size_guess(const std::string& why) {
+  const std::size_t at = why.find("did you mean ");
+  if (at == std::string::npos) return "";
+  const std::size_t end = why.find('?', at);
+  return end == std::string::npos ? "" : why.substr(at, end + 1 - at);
 }
 
 // Whole decimal integers only: an optional '-', then digits. No spaces, no '+', no hex.
@@ -36,7 +44,7 @@ T to_integer(const Context& ctx, std::string_view key, const std::string& raw) {
     // Not a plain integer: a size such as 64KiB, for non-negative targets.
     std::string why;
     auto size = topo::parse_size(raw, &why);
-    if (!size) throw Error(bad_arg(ctx, key, raw, "an integer or a size such as 64KiB"));
+    if (!size) throw Error(bad_arg(ctx, key, raw, "an integer or a size such as 64KiB", size_guess(why)));
     if (*size > static_cast<unsigned long long>(std::numeric_limits<T>::max())) {
       throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
     }

@@ -149,7 +149,7 @@ TEST_F(ContextArgsTest, SizesIntoIntegers) {
   EXPECT_TRUE(Says(error_of([&] { ctx().arg<int>("gib4"); }), {"argument 'gib4'", "in range"}));
   EXPECT_THROW(ctx().arg<unsigned>("gib4"), Error);
   EXPECT_TRUE(Says(error_of([&] { ctx().arg<std::size_t>("badsize"); }),
-                   {"argument 'badsize'", "'64KB'"}));
+                   {"argument 'badsize'", "'64KB'", "; did you mean 64KiB?; fix it in the topology's args:"}));
 }
 
 TEST_F(ContextArgsTest, FloatingPoint) {
