@@ -185,7 +185,9 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
   }
   if (!report.stuck.empty()) doc["stuck_copies"] = report.stuck;
   std::ofstream file(path);
-  file << doc.dump(2) << "\n";
+  // Payloads and messages are bytes a peer chose: what is not UTF-8 becomes U+FFFD (JSON must
+  // be UTF-8; the default handler threw, and the file stayed empty).
+  file << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   if (!file) throw Error("cannot write metrics to '" + path + "'; check the directory exists and is writable");
 }
 

@@ -236,6 +236,23 @@ TEST(RunStatus, APayloadIsKeptCutToItsStart) {
   EXPECT_LT(status_metrics(s).size(), 10000u);
 }
 
+// A payload (or a failure's message) is bytes a client chose: the JSON and the metrics stay
+// UTF-8, the stray byte written as U+FFFD (the JSON library threw: /api/status answered 500).
+TEST(RunStatus, BytesThatAreNotUtf8StayOutOfTheJsonAndTheMetrics) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t);
+  status.serving();
+  status.started();
+  status.unit_queued(0, "x\xff");
+  status.unit_started(0);
+  status.unit_ended(UnitRecord{0, "x\xff", 0.5, true, ""});
+  const StatusSnapshot s = status.snapshot();
+  EXPECT_NE(status_json(s).find("\"x\xef\xbf\xbd\""), std::string::npos) << status_json(s);
+  const std::string metrics = status_metrics(s);
+  EXPECT_NE(metrics.find("work=\"x\xef\xbf\xbd\""), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find('\xff'), std::string::npos);
+}
+
 TEST(UiResponse, ServesThreePathsAndNothingElse) {
   const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
   RunStatus status(t);

@@ -84,7 +84,8 @@ std::string status_json(const StatusSnapshot& s) {
                       {"stage", f.stage}, {"message", f.message}};
   }
   if (!s.stuck.empty()) doc["stuck_copies"] = s.stuck;
-  return doc.dump();
+  // Payloads and messages are bytes a peer chose: what is not UTF-8 becomes U+FFFD.
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string status_metrics(const StatusSnapshot& s) {

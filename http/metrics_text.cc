@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "text/shortened.h"
+
 namespace sluice::http {
 
 namespace {
@@ -19,9 +21,11 @@ namespace {
   return true;
 }
 
-// HELP text: backslash and newline escaped; label values: the double quote too.
+// HELP text: backslash and newline escaped; label values: the double quote too. The format is
+// UTF-8 (a scraper drops a whole scrape over one bad byte): a label value is bytes a peer chose
+// (a unit's payload), so what is not UTF-8 becomes U+FFFD.
 void append_escaped(std::string& out, std::string_view text, bool quote) {
-  for (char c : text) {
+  for (char c : text::valid_utf8(text)) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {

@@ -53,6 +53,15 @@ long_work="$(head -c 120000 /dev/zero | tr '\0' 'w')"
 expect_status 0 "a 120 KB payload runs" -- "$sluice" run "$src/examples/wordcount.yaml" --work "$long_work"
 expect_in "$work/err" "... (120000 bytes)]" "the summary cuts a long payload"
 if [ "$(wc -c < "$work/err")" -lt 5000 ]; then pass; else fail "the summary printed the whole 120 KB payload"; fi
+# A payload that is not UTF-8 (bytes a client chose): the --metrics file is still JSON, the
+# stray byte written as U+FFFD (the JSON library threw, and the file stayed empty).
+expect_status 0 "a payload that is not UTF-8 runs" -- "$sluice" run "$src/examples/wordcount.yaml" \
+  --work "$(printf 'a\377b')" --metrics "$work/bytes.json"
+python3 - "$work/bytes.json" <<'PY' && pass || fail "--metrics JSON of a payload that is not UTF-8"
+import json, sys
+m = json.load(open(sys.argv[1], encoding="utf-8"))
+assert [u["work"] for u in m["units"]] == ["a\ufffdb"], m["units"]
+PY
 python3 - "$work/m.json" <<'PY' && pass || fail "metrics JSON"
 import json, sys
 m = json.load(open(sys.argv[1]))

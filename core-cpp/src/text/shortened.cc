@@ -30,6 +30,45 @@ std::size_t utf8_cut(std::string_view text, std::size_t max) {
   return cut;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[at] (Unicode's table 3-7), or 0.
+std::size_t utf8_sequence(std::string_view text, std::size_t at) {
+  const auto byte = [&](std::size_t i) { return at + i < text.size() ? static_cast<unsigned char>(text[at + i]) : 0; };
+  const auto tail = [&](std::size_t i, unsigned lo, unsigned hi) { return byte(i) >= lo && byte(i) <= hi; };
+  const unsigned lead = byte(0);
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) return tail(1, 0x80, 0xbf) ? 2 : 0;
+  if (lead >= 0xe0 && lead <= 0xef) {
+    const unsigned lo = lead == 0xe0 ? 0xa0 : 0x80;  // not overlong
+    const unsigned hi = lead == 0xed ? 0x9f : 0xbf;  // not a surrogate
+    return tail(1, lo, hi) && tail(2, 0x80, 0xbf) ? 3 : 0;
+  }
+  if (lead >= 0xf0 && lead <= 0xf4) {
+    const unsigned lo = lead == 0xf0 ? 0x90 : 0x80;
+    const unsigned hi = lead == 0xf4 ? 0x8f : 0xbf;  // at most U+10FFFF
+    return tail(1, lo, hi) && tail(2, 0x80, 0xbf) && tail(3, 0x80, 0xbf) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    if (const std::size_t n = utf8_sequence(text, i); n != 0) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string shortened(std::string_view text, std::size_t max) {
   if (text.size() <= max) return printable(text, false);
   return printable(text.substr(0, utf8_cut(text, max)), false) + "... (" + std::to_string(text.size()) + " bytes)";

@@ -25,6 +25,11 @@ std::size_t utf8_cut(std::string_view text, std::size_t max);
 // newline (a Java stack trace's lines), for a message whose text a filter chose.
 std::string printable(std::string_view text, bool keep_newlines);
 
+// `text` with each byte that is not part of a well-formed UTF-8 sequence (a stray 0xff, a
+// truncated or overlong sequence, a surrogate) replaced by U+FFFD, for formats that must be
+// UTF-8 (JSON, Prometheus labels) while payloads and messages are bytes a peer chose.
+std::string valid_utf8(std::string_view text);
+
 }  // namespace sluice::text
 
 #endif  // SLUICE_TEXT_SHORTENED_H_

@@ -33,5 +33,17 @@ TEST(Printable, KeepsNewlinesWhenAskedAndEscapesTheRest) {
   EXPECT_EQ(printable("a\nb", false), "a\\x0ab");
 }
 
+TEST(ValidUtf8, KeepsWellFormedTextAndReplacesEveryStrayByte) {
+  EXPECT_EQ(valid_utf8("plain, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80"),
+            "plain, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80");
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(valid_utf8("a\xff" "b"), "a" + fffd + "b");
+  EXPECT_EQ(valid_utf8("\xc3"), fffd);                                // cut short
+  EXPECT_EQ(valid_utf8("\xc0\xaf"), fffd + fffd);                     // overlong '/'
+  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), fffd + fffd + fffd);          // a surrogate
+  EXPECT_EQ(valid_utf8("\xf4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // past U+10FFFF
+  EXPECT_EQ(valid_utf8(std::string_view("a\0b", 3)), std::string("a\0b", 3));
+}
+
 }  // namespace
 }  // namespace sluice::text
