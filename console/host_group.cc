@@ -63,12 +63,21 @@ HostGroup::HostGroup(std::vector<std::unique_ptr<HostClient>> clients,
                      const std::map<std::string, Placement>& placements, HostStats& stats)
     : clients_(std::move(clients)), stats_(stats) {
   for (std::size_t i = 0; i < clients_.size(); ++i) {
-    if (placements.count(clients_[i]->name())) active_.push_back(static_cast<int>(i));
+    if (placements.count(clients_[i]->name())) {
+      active_.push_back(static_cast<int>(i));
+    } else {
+      // A host without copies took part in the check only: its daemon may restart or go
+      // away during the run without harming it, so the console lets it go now.
+      clients_[i]->close();
+      gone_.insert(static_cast<int>(i));
+    }
   }
 }
 
 void HostGroup::start_readers() {
-  for (std::size_t i = 0; i < clients_.size(); ++i) clients_[i]->start_reader(static_cast<int>(i), events_);
+  for (std::size_t i = 0; i < clients_.size(); ++i) {
+    if (!gone_.count(static_cast<int>(i))) clients_[i]->start_reader(static_cast<int>(i), events_);
+  }
 }
 
 void HostGroup::fail(Failure f) {

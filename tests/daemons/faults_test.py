@@ -67,6 +67,32 @@ streams: []
     status, out, err, _ = h.run("validate", rr)
     check(status == 0 and "  a: p#0" in out and "  b: p#1" in out, "copies without place: go round-robin", out, err)
 
+    # --- a host without copies takes part in the check only: its sluiced dying mid-run does ---
+    # not fail the run (it failed it: "lost the connection to the host daemon").
+    c = h.start("c")
+    idle = h.topology("idle_host.yaml", f"""name: idle-host
+{h.hosts_yaml(a, b, c)}filters:
+  pa: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000000000}}, place: {{a: 1}}}}
+  ca: {{class: Consume, library: LIB, place: {{a: 1}}}}
+  pb: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000000000}}, place: {{b: 1}}}}
+  cb: {{class: Consume, library: LIB, place: {{b: 1}}}}
+streams:
+  - {{from: pa.out, to: ca.in, buffer_size: 1KiB}}
+  - {{from: pb.out, to: cb.in, buffer_size: 1KiB}}
+""")
+    p, _, err, _ = start_long_run(h, idle, [a, b])
+    c.proc.kill()
+    c.proc.wait()
+    time.sleep(4.5)  # past the console's 3 s of silence and its heartbeats
+    err.seek(0)
+    said = err.read()
+    check(p.poll() is None and "host c" not in said, "a host without copies whose sluiced dies mid-run: the run goes on",
+          p.poll(), said)
+    p.send_signal(signal.SIGINT)
+    check(finished_within(p, 10) and p.returncode == 130, "... and ends by Ctrl-C as usual (130)", p.returncode)
+    check(c.app_pids() == [], "... and no app daemon was started on it", c.text())
+    h.no_orphans(a.app_pids() + b.app_pids(), "after a run beside a host without copies")
+
     # --- a filter that throws on a remote host ------------------------------------------------
     throw = h.topology("throw.yaml", open(topo).read().replace(
         "args: {size: 1KiB, count: 200000}, place: {b: 2}", "args: {size: 4KiB, count: 200000}, place: {b: 2}"))
