@@ -1,26 +1,39 @@
 // Which host daemons a run uses (--hosts) and where every copy runs (console/remote.h).
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <sstream>
 
 #include "console/host_client.h"
 #include "console/remote.h"
 #include "sluice/error.h"
 #include "text/address.h"
+#include "text/shortened.h"
+#include "topology/yaml_reader.h"
 
 namespace sluice::console {
 
 std::string hosts_option_problem(const std::string& hosts) {
   std::stringstream ss(hosts);
   std::string item;
+  std::set<std::string> names;
   while (std::getline(ss, item, ',')) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
     std::string problem = "no NAME=";
     if (eq == std::string::npos || eq == 0 ||
         !text::parse_host_port(std::string_view(item).substr(eq + 1), text::AddressRules{}, &problem)) {
-      return "'" + item + "' is not NAME=ADDR:PORT (port 1-65535), e.g. a=127.0.0.1:7700 (" + problem + ")";
+      return "'" + text::shortened(item, 100) + "' is not NAME=ADDR:PORT (port 1-65535), e.g. a=127.0.0.1:7700 (" +
+             problem + ")";
     }
+    // The names hosts: takes, by the same rules.
+    const std::string name = item.substr(0, eq);
+    if (!topo::internal::is_identifier(name)) return topo::internal::not_identifier("host name", text::shortened(name, 100));
+    if (name == topo::kClient) {
+      return "'client' cannot name a host: it is reserved for the program that submits units of work (to: client); "
+             "use another name, e.g. client1";
+    }
+    if (!names.insert(name).second) return "host '" + name + "' is given twice; give each host once";
   }
   return "";
 }

@@ -230,6 +230,11 @@ expect_status 2 "no command" -- "$sluice"
 expect_status 2 "unknown option" -- "$sluice" run "$src/examples/wordcount.yaml" --frobnicate
 expect_status 2 "malformed --hosts" -- "$sluice" run "$src/examples/wordcount.yaml" --hosts a=127.0.0.1:99999
 expect_in "$work/err" "'a=127.0.0.1:99999' is not NAME=ADDR:PORT (port 1-65535)" "--hosts message"
+expect_status 2 "--hosts client=..." -- "$sluice" run "$src/examples/wordcount.yaml" --hosts client=127.0.0.1:7700
+expect_in "$work/err" "'client' cannot name a host: it is reserved" "--hosts client: refused as in hosts:"
+expect_status 2 "--hosts naming a host twice" -- "$sluice" run "$src/examples/wordcount.yaml" \
+  --hosts a=127.0.0.1:7700,a=127.0.0.1:7701
+expect_in "$work/err" "host 'a' is given twice" "--hosts twice: said"
 expect_status 2 "--token-file beside --launcher" -- "$sluice" run "$src/examples/wordcount.yaml" --launcher slurm --token-file "$work/t"
 expect_in "$work/err" "excludes" "--token-file beside --launcher names the conflict"
 
