@@ -95,6 +95,7 @@ std::string HostDaemon::metrics_text() const {
 void HostDaemon::run() { server_.run(); }
 
 void HostDaemon::do_await_stop() {
+  stop_signals_.add(SIGHUP);  // a closed terminal: as SIGTERM (it killed sluiced without a word)
   stop_signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (ec) return;
     const std::string signal = dlog::signal_name(sig);

@@ -43,6 +43,7 @@
 #include "tls/tls.h"
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
+#include "http/listen_address.h"
 #include "sluice/error.h"
 #include "sluice/version.h"
 #include "text/address.h"
@@ -137,6 +138,14 @@ int main(int argc, char** argv) {
   }
   if (!certificates && token_file.empty()) {
     return usage("--token-file is required (the shared secret consoles must prove they know), or --cert, --key and --ca");
+  }
+  if (!metrics.empty()) {
+    // A --metrics address it may not use is a bad command line (2), as the console's --ui.
+    try {
+      sluice::http::parse_listen_address(metrics, "--metrics", metrics_public, "--metrics-public");
+    } catch (const std::exception& e) {
+      return usage(e.what());
+    }
   }
   ::signal(SIGPIPE, SIG_IGN);
   try {

@@ -4,6 +4,7 @@ message that names the option and says what it accepts, exit status 2 (as the co
 listens or reads its control socket. Then one sluiced writes its --ready-file in a directory
 where symlinks were planted, and follows none."""
 import os
+import signal
 import subprocess
 
 from harness import check, main
@@ -32,6 +33,8 @@ def test(h):
             "sluiced --listen with an IPv6 address without brackets")
     refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--metrics", "localhost"] + token,
             "--metrics: address 'localhost' has no port", "sluiced --metrics without a port")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--metrics", "0.0.0.0:0"] + token, "--metrics-public",
+            "sluiced --metrics on an address that is not loopback, without --metrics-public")
     refused(h, h.sluiced, ["--listen"], "--listen", "sluiced --listen without a value")
     refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--bogus"] + token, "--bogus",
             "sluiced with an unknown option")
@@ -92,6 +95,16 @@ def test(h):
         check(status == 4 and "is a host daemon (sluiced on" in err and "not a sluice serve" in err,
               f"sluice {args[0]} at a host daemon's address: status 4, named", status, err)
     check(d.proc.poll() is None, "the host daemon goes on")
+
+    # SIGHUP (the terminal it ran in closed): a clean stop, said, as SIGTERM (it died without
+    # a word, status 129).
+    d.proc.send_signal(signal.SIGHUP)
+    try:
+        d.proc.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+    check(d.proc.returncode == 0 and "received SIGHUP; killing every app daemon and exiting" in d.text(),
+          "sluiced stops on SIGHUP as on SIGTERM, saying so", d.proc.returncode, d.text()[-2000:])
 
 
 if __name__ == "__main__":
