@@ -541,8 +541,14 @@ def across_hosts(h, topology):
         return (sum(x["buffers_written"] for x in s["hosts"]) == sum(x["buffers"] for x in s["streams"])
                 and all(c["stage"] == "idle" for c in s["copies"] if c["filter"] != "client"))
     wait_for(settled, "--ui's host counters to cover both deployments and the copies to be idle")
-    # The client stream's reads are this process's, not a host's: counted all the same.
-    client = [x for x in api_status(url)["streams"] if x["to"] == "client"]
+    # The client stream's reads are this process's, not a host's: counted all the same (once
+    # the view's next sample has them: the hosts' reports and serve's reads come apart).
+    def client_stream():
+        return [x for x in api_status(url)["streams"] if x["to"] == "client"]
+    client = client_stream()
+    if not (len(client) == 1 and client[0]["consumed"] == client[0]["buffers"] > 0):
+        time.sleep(1.0)
+        client = client_stream()
     check(len(client) == 1 and client[0]["consumed"] == client[0]["buffers"] > 0,
           "--ui across hosts counts what serve read of the to: client stream", client)
     # Idle between units, the hosts send no reports, but their numbers stay exact: the
