@@ -169,12 +169,10 @@ std::optional<std::string> read_work_file(const std::string& path, std::size_t l
 }  // namespace
 
 int submit_command(const SubmitOptions& given) {
+  const std::optional<std::string> address = serve_address(given.address);
+  if (!address) return kExitUsage;
   SubmitOptions options = given;
-  if (std::optional<std::string> address = serve_address(given.address)) {
-    options.address = *address;
-  } else {
-    return kExitUsage;
-  }
+  options.address = *address;
   // The submit message must fit in one control frame (16 MiB), with room for its framing.
   const std::size_t limit = control::kMaxFrame - 64;
   if (!options.work_file.empty()) {

@@ -17,11 +17,8 @@ std::vector<std::string> command_names(CLI::App& app) {
 }
 
 bool looks_like_a_topology(const std::string& word) {
-  const auto ends_with = [&](const std::string& suffix) {
-    return word.size() > suffix.size() && word.compare(word.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
   std::error_code ignored;
-  return ends_with(".yaml") || ends_with(".yml") || std::filesystem::is_regular_file(word, ignored);
+  return word.ends_with(".yaml") || word.ends_with(".yml") || std::filesystem::is_regular_file(word, ignored);
 }
 
 // The long names (--stall-timeout) of a command's options, for a guess.
