@@ -9,7 +9,6 @@
 #include "sluice/error.h"
 #include "text/address.h"
 #include "text/shortened.h"
-#include "topology/yaml_reader.h"
 
 namespace sluice::console {
 
@@ -26,13 +25,8 @@ std::string hosts_option_problem(const std::string& hosts) {
       return "'" + text::shortened(item, 100) + "' is not NAME=ADDR:PORT (port 1-65535), e.g. a=127.0.0.1:7700 (" +
              problem + ")";
     }
-    // The names hosts: takes, by the same rules.
     const std::string name = item.substr(0, eq);
-    if (!topo::internal::is_identifier(name)) return topo::internal::not_identifier("host name", text::shortened(name, 100));
-    if (name == topo::kClient) {
-      return "'client' cannot name a host: it is reserved for the program that submits units of work (to: client); "
-             "use another name, e.g. client1";
-    }
+    if (std::string problem = topo::host_name_problem(name); !problem.empty()) return problem;
     if (!names.insert(name).second) return "host '" + name + "' is given twice; give each host once";
   }
   return "";

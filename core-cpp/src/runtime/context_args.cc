@@ -20,14 +20,6 @@ std::string bad_arg(const Context& ctx, std::string_view key, const std::string&
          "', which is not " + expected + (guess.empty() ? "" : "; " + guess) + "; fix it in the topology's args:";
 }
 
-// "did you mean 5KiB?" from parse_size's reason, or "".
-std::string size_guess(const std::string& why) {
-  const std::size_t at = why.find("did you mean ");
-  if (at == std::string::npos) return "";
-  const std::size_t end = why.find('?', at);
-  return end == std::string::npos ? "" : why.substr(at, end + 1 - at);
-}
-
 // Whole decimal integers only: an optional '-', then digits. No spaces, no '+', no hex.
 bool plain_integer(const std::string& raw) {
   std::size_t i = raw.size() > 1 && raw[0] == '-' ? 1 : 0;
@@ -43,8 +35,12 @@ T to_integer(const Context& ctx, std::string_view key, const std::string& raw) {
   if (!plain_integer(raw)) {
     // Not a plain integer: a size such as 64KiB, for non-negative targets.
     std::string why;
-    auto size = topo::parse_size(raw, &why);
-    if (!size) throw Error(bad_arg(ctx, key, raw, "an integer or a size such as 64KiB", size_guess(why)));
+    std::string meant;
+    auto size = topo::parse_size(raw, &why, &meant);
+    if (!size) {
+      throw Error(bad_arg(ctx, key, raw, "an integer or a size such as 64KiB",
+                          meant.empty() ? "" : "did you mean " + meant + "?"));
+    }
     if (*size > static_cast<unsigned long long>(std::numeric_limits<T>::max())) {
       throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
     }

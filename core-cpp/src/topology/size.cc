@@ -75,7 +75,7 @@ std::nullopt_t fail(std::string* why, std::string message) {
 
 }  // namespace
 
-std::optional<std::size_t> parse_size(std::string_view text, std::string* why) {
+std::optional<std::size_t> parse_size(std::string_view text, std::string* why, std::string* spelling) {
   // Split "1.5 MiB" into whole "1", fraction "5" and unit "MiB".
   std::size_t i = 0;
   while (i < text.size() && is_digit(text[i])) ++i;
@@ -110,6 +110,7 @@ std::optional<std::size_t> parse_size(std::string_view text, std::string* why) {
   const std::string reason = has_point ? " (sizes are whole numbers of bytes)" : "";
   if (!bytes) return fail(why, quoted + " is not a size" + reason + "; " + std::string(kUnitList));
   const std::string right = has_point ? format_size(*bytes) : std::string(whole) + meant->name;
+  if (spelling != nullptr) *spelling = right;
   return fail(why, quoted + " is not a size" + reason + "; did you mean " + right + "? " +
                        std::string(kUnitList));
 }

@@ -10,8 +10,9 @@
 namespace sluice::topo {
 
 // Returns the size in bytes, or nullopt with *why set to a message that says what would be
-// right (e.g. "'64KB' is not a size; write 64KiB (1024-based units: B, KiB, MiB, GiB)").
-std::optional<std::size_t> parse_size(std::string_view text, std::string* why);
+// right (e.g. "'64KB' is not a size; did you mean 64KiB? ..."), and *meant (when given) to
+// that right spelling ("64KiB") when the text is that close to a size.
+std::optional<std::size_t> parse_size(std::string_view text, std::string* why, std::string* meant = nullptr);
 
 // "64KiB", "1MiB", "100B": the shortest exact spelling.
 std::string format_size(std::size_t bytes);

@@ -216,11 +216,7 @@ void Parser::parse_hosts(const Field& f) {
     return;
   }
   for (const Field& h : entries(f.value, "host")) {
-    if (!is_identifier(h.key)) error(h.key_mark, not_identifier("host name", h.key));
-    if (h.key == kClient) {
-      error(h.key_mark, "'client' cannot name a host: it is reserved for the program that submits units of work "
-                        "(to: client); rename the host, e.g. client1");
-    }
+    if (const std::string problem = host_name_problem(h.key); !problem.empty()) error(h.key_mark, problem);
     const std::optional<std::string> address = text(h);
     if (address) {
       const std::string problem = address_problem(*address);
@@ -456,6 +452,15 @@ void Parser::parse_jvm(const Field& f) {
 }
 
 }  // namespace internal
+
+std::string host_name_problem(const std::string& name) {
+  if (!internal::is_identifier(name)) return internal::not_identifier("host name", name);
+  if (name == kClient) {
+    return "'client' cannot name a host: it is reserved for the program that submits units of work (to: client); "
+           "rename the host, e.g. client1";
+  }
+  return "";
+}
 
 Topology parse_topology_text(std::string_view text, const std::string& file,
                              const std::string& base_dir) {

@@ -159,6 +159,10 @@ Topology parse_topology_file(const std::string& path);
 Topology parse_topology_text(std::string_view text, const std::string& file,
                              const std::string& base_dir);
 
+// What is wrong with `name` as a host's name, in hosts: or in the console's --hosts, or ""
+// when nothing is: one rule for both.
+std::string host_name_problem(const std::string& name);
+
 }  // namespace sluice::topo
 
 #endif  // SLUICE_TOPOLOGY_TOPOLOGY_H_
