@@ -137,6 +137,8 @@ def test(h):
     stranger = pki.issue(other_ca, "stranger", san=None)
     expired = pki.issue(ca, "expired", san=None, days=-1)
     elsewhere = pki.issue(ca, "elsewhere", san="DNS:elsewhere.example")
+    server_only = pki.issue(ca, "server-only", san=None, usage="serverAuth")
+    client_only = pki.issue(ca, "client-only", usage="clientAuth")
 
     c = h.start("c", args=Pki.options(daemon_cert, ca))
     check("TLS 1.3 with certificates" in c.text(), "sluiced says it uses certificates")
@@ -165,6 +167,11 @@ def test(h):
     refused("a console that trusts another CA", Pki.options(stranger, other_ca),
             "refused the daemon: the daemon's certificate (CN=daemon) is not signed by this console's --ca",
             "the console refused this daemon's certificate (TLS alert: unknown CA)")
+    refused("a console certificate for servers only", Pki.options(server_only, ca),
+            "the daemon refused this console's certificate (TLS alert: unsupported certificate), most likely because "
+            f"its extendedKeyUsage lacks clientAuth; issue {server_only[0]} with extendedKeyUsage=clientAuth",
+            "refused the console's certificate (CN=server-only): it may not be used by a client: its extendedKeyUsage "
+            "lacks clientAuth")
     refused("a token console against a certificate daemon", [],
             "the daemon uses certificates (sluiced --cert/--key/--ca) and this console a token; run the console "
             "with --cert, --key and --ca",
@@ -177,6 +184,13 @@ def test(h):
     refused("a daemon certificate for another host", Pki.options(console_cert, ca),
             "refused the daemon: the daemon's certificate (CN=elsewhere) is not issued for the address in hosts:",
             "the console refused this daemon's certificate", daemon=e, topology=one_host(h, e, "elsewhere.yaml"))
+
+    d = h.start("d", args=Pki.options(client_only, ca))
+    refused("a daemon certificate for clients only", Pki.options(console_cert, ca),
+            "refused the daemon: the daemon's certificate (CN=client-only) may not serve: its extendedKeyUsage lacks "
+            "serverAuth; issue sluiced's --cert with extendedKeyUsage=serverAuth",
+            f"the console refused this daemon's certificate (TLS alert: unsupported certificate), most likely because "
+            f"its extendedKeyUsage lacks serverAuth; issue {client_only[0]}", daemon=d, topology=one_host(h, d, "client-only.yaml"))
 
     # --- options that do not fit together ------------------------------------------------------
     for what, args, expect in [

@@ -219,12 +219,13 @@ class Pki:
         os.chmod(key, 0o600)
         return cert, key
 
-    def issue(self, ca, name, san="IP:127.0.0.1,DNS:localhost", days=30):
-        """A certificate for `name` signed by `ca` (cert, key); days=-1 makes it expired."""
+    def issue(self, ca, name, san="IP:127.0.0.1,DNS:localhost", days=30, usage="serverAuth,clientAuth"):
+        """A certificate for `name` signed by `ca` (cert, key); days=-1 makes it expired; `usage` is its
+        extendedKeyUsage."""
         cert, key = os.path.join(self.dir, name + ".pem"), os.path.join(self.dir, name + ".key")
         csr, ext = os.path.join(self.dir, name + ".csr"), os.path.join(self.dir, name + ".ext")
         with open(ext, "w") as f:
-            f.write("basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n")
+            f.write("basicConstraints=CA:FALSE\nextendedKeyUsage=" + usage + "\n")
             if san:
                 f.write("subjectAltName=" + san + "\n")
         self._openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",

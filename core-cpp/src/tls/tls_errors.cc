@@ -107,6 +107,10 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
         return "refused the daemon: " + who + " is not signed by this console's --ca (" + options.ca_file + "): " +
                verify_text(v) + "; give the console and the daemons certificates from the same CA";
       }
+      if (v == X509_V_ERR_INVALID_PURPOSE) {
+        return "refused the daemon: " + who + " may not serve: its extendedKeyUsage lacks serverAuth; issue "
+               "sluiced's --cert with extendedKeyUsage=serverAuth (or without an extendedKeyUsage)";
+      }
       return "refused the daemon: " + who + " did not verify: " + verify_text(v);
     }
     if (certificate_alert(alert)) {
@@ -117,6 +121,12 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
       if (alert == SSL_AD_UNKNOWN_CA) {
         return "refused the connection: the daemon refused this console's certificate because it is not signed by "
                "the daemon's --ca (TLS alert: unknown CA); get a certificate from the CA the daemons trust";
+      }
+      // OpenSSL answers a certificate whose purpose does not fit (X509_V_ERR_INVALID_PURPOSE) so.
+      if (alert == SSL_AD_UNSUPPORTED_CERTIFICATE) {
+        return "refused the connection: the daemon refused this console's certificate (TLS alert: unsupported "
+               "certificate), most likely because its extendedKeyUsage lacks clientAuth; issue " + options.cert_file +
+               " with extendedKeyUsage=clientAuth (or without an extendedKeyUsage)";
       }
       return "refused the connection: the daemon refused this console's certificate (TLS alert: " + alert_text(alert) +
              "); check that " + options.cert_file + " is valid and signed by the daemon's --ca";
@@ -189,7 +199,15 @@ std::string explain_server_failure(const TlsFailure& f, const TlsOptions& option
       if (unknown_issuer(v)) {
         return "refused " + who + ": it is not signed by this daemon's --ca (" + verify_text(v) + ")";
       }
+      if (v == X509_V_ERR_INVALID_PURPOSE) {
+        return "refused " + who + ": it may not be used by a client: its extendedKeyUsage lacks clientAuth";
+      }
       return "refused " + who + ": " + verify_text(v);
+    }
+    if (alert == SSL_AD_UNSUPPORTED_CERTIFICATE) {
+      return "the console refused this daemon's certificate (TLS alert: unsupported certificate), most likely "
+             "because its extendedKeyUsage lacks serverAuth; issue " + options.cert_file +
+             " with extendedKeyUsage=serverAuth (or without an extendedKeyUsage)";
     }
     if (certificate_alert(alert)) {
       return "the console refused this daemon's certificate (TLS alert: " + alert_text(alert) +
