@@ -4,6 +4,7 @@
 #include "console/subprocess.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <regex>
 
@@ -19,6 +20,13 @@ constexpr auto kHeartbeatEvery = 500ms;  // console -> each host daemon
 constexpr auto kSilence = 2500ms;        // a host daemon this quiet is gone
 constexpr auto kSettle = 300ms;          // after a first failure, for the root cause to arrive
 constexpr auto kTeardown = 1500ms;       // waiting for exit reports after abort / shutdown
+// The liveness check runs every 200 ms at most (the heartbeats depend on it): a longer gap
+// means this process did not run (stopped by Ctrl-Z or SIGSTOP, starved of CPU, a paused VM).
+// Silence is then counted from the resumption (the hosts' words wait unread in the sockets),
+// and a pause past what the host daemons allow (3 s) is named as the cause of what follows.
+constexpr auto kOwnPause = 1s;
+constexpr auto kDaemonsAllow = 3s;   // a host daemon ends the application of a console this silent
+constexpr auto kPauseExplains = 10s;  // after resuming, for the consequences to arrive
 
 // How much a failure explains: the root cause wins over its consequences.
 int rank(const Failure& f) {
@@ -107,7 +115,22 @@ void HostGroup::check_signals() {
   }
 }
 
+std::string HostGroup::own_pause() const {
+  if (paused_for_ < kDaemonsAllow - kHeartbeatEvery || Clock::now() - resumed_at_ > kPauseExplains) return "";
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(paused_for_).count());
+  return std::string("this console did not run for ") + seconds +
+         " s (stopped, by Ctrl-Z or SIGSTOP, or starved of CPU), and a host daemon ends the application of a "
+         "console silent for 3 s; a stopped console loses its run";
+}
+
 void HostGroup::heartbeats_and_liveness() {
+  const auto now = Clock::now();
+  if (last_liveness_ != Clock::time_point{} && now - last_liveness_ > kOwnPause) {
+    paused_for_ = now - last_liveness_;
+    resumed_at_ = now;
+  }
+  last_liveness_ = now;
   write_filter_output(false);  // what the filters printed, as stdout takes it
   if (Clock::now() - last_heartbeat_ >= kHeartbeatEvery) {
     last_heartbeat_ = Clock::now();
@@ -123,7 +146,7 @@ void HostGroup::heartbeats_and_liveness() {
   for (int i : active_) {
     if (gone_.count(i)) continue;
     ++live;
-    const auto q = Clock::now() - clients_[i]->last_heard();
+    const auto q = Clock::now() - std::max(clients_[i]->last_heard(), resumed_at_);
     if (q > kSilence) silent.push_back(i);
     if (q > kSilence / 2) quiet.push_back(i);
     longest = std::max(longest, q);
@@ -155,7 +178,10 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
   HostClient& c = *clients_[e.host];
   if (e.kind != HostEvent::Kind::kMessage) {
     if (gone_.insert(e.host).second && !(ending_ && app_ended_.count(e.host))) {
-      if (e.explained) {
+      if (const std::string pause = own_pause(); !pause.empty()) {
+        fail(Failure{"", -1, c.name(), current_unit_, "host daemon",
+                     c.label() + ": the host daemon closed the connection: " + pause});
+      } else if (e.explained) {
         fail(Failure{"", -1, c.name(), current_unit_, "control connection", c.label() + ": " + e.error});
       } else {
         fail(Failure{"", -1, c.name(), current_unit_, "host daemon",

@@ -92,6 +92,9 @@ class HostGroup {
   // Handles one event; records a failure when it is one.
   void handle(const HostEvent& e, control::Envelope::BodyCase want, std::uint64_t unit, std::set<int>& done);
   void heartbeats_and_liveness();
+  // Why what follows happened, when this console itself did not run for longer than the host
+  // daemons allow, shortly before; else "".
+  std::string own_pause() const;
   void check_signals();
   void fail(Failure f);
 
@@ -111,6 +114,9 @@ class HostGroup {
   bool ending_ = false;  // shutdown or abort sent: exits are expected
   Clock::time_point last_heartbeat_ = Clock::now();
   std::uint64_t heartbeat_seq_ = 0;
+  Clock::time_point last_liveness_{};  // the last heartbeats_and_liveness
+  Clock::time_point resumed_at_{};     // the end of this console's last pause
+  Clock::duration paused_for_{};       // ... and its length
 };
 
 // Every active host's traffic, as `stats` last heard it.

@@ -179,6 +179,23 @@ streams:
     h.no_orphans(list(pids.values()), "after kill -9 of the console")
     check(a.serving() and b.serving(), "both host daemons still serving")
 
+    # --- the console itself frozen (Ctrl-Z, SIGSTOP) past the 3 s the host daemons wait: they end
+    # the run; the console, once resumed, says it was its own pause, not the link or the hosts ----
+    p, out, err, pids = start_long_run(h, long, [a, b])
+    p.send_signal(signal.SIGSTOP)
+    try:
+        h.wait_for(lambda: not alive(pids["a"]) and not alive(pids["b"]), 10,
+                   "the host daemons to end the stopped console's app daemons")
+    finally:
+        p.send_signal(signal.SIGCONT)
+    check(finished_within(p, 5) and p.returncode == 1, f"stopped console: exits 1 once resumed ({p.returncode})")
+    err.seek(0)
+    text = err.read()
+    check(re.search(r"this console did not run for [\d.]+ s \(stopped, by Ctrl-Z or SIGSTOP, or starved of CPU\)",
+                    text) and "the link is down" not in text and "sluiced died" not in text,
+          "stopped console: it names its own pause, not the link or the host daemons", text)
+    h.no_orphans(list(pids.values()), "after stopping the console")
+
     # --- a frozen host daemon (SIGSTOP): the console gives host b up after 3 s of silence, and
     # b's app daemon, hearing nothing from its sluiced for 4 s, exits by itself (it used to run
     # on, data port open, until sluiced woke up) -------------------------------------------------
