@@ -50,10 +50,14 @@ class JavaBackend final : public LanguageBackend {
     ScopedEnv scoped;
     JNIEnv* env = scoped.get();
     LocalFrame frame(env, 16);
+    std::vector<std::string> arg_keys;  // for the class's @RequiredArgs
+    for (const auto& [key, value] : spec.args) arg_keys.push_back(key);
     jstring problem;
     try {
-      problem = static_cast<jstring>(env->CallStaticObjectMethod(
-          types().bridge, types().bridge_check, to_jstring(env, spec.class_name), string_array(env, spec.classpath)));
+      problem = static_cast<jstring>(env->CallStaticObjectMethod(types().bridge, types().bridge_check,
+                                                                 to_jstring(env, spec.class_name),
+                                                                 string_array(env, spec.classpath),
+                                                                 string_array(env, arg_keys)));
     } catch (const JavaPending&) {
       problem = nullptr;
     }

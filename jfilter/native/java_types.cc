@@ -72,7 +72,7 @@ void load(JNIEnv* env) {
   t.buffer_new = java.method(t.buffer, "<init>", "(Lorg/sluice/Peer;Ljava/nio/ByteBuffer;Z)V");
   t.buffer_handle = java.field(t.buffer, "handle", "J");
   t.bindings_put = java.static_method(t.bindings, "put", "(ILjava/nio/ByteBuffer;)V");
-  t.bridge_check = java.static_method(t.bridge, "check", "(Ljava/lang/String;[Ljava/lang/String;)Ljava/lang/String;");
+  t.bridge_check = java.static_method(t.bridge, "check", "(Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;)Ljava/lang/String;");
   t.bridge_create = java.static_method(t.bridge, "create",
                                   "(Ljava/lang/String;[Ljava/lang/String;Ljava/lang/String;)Lorg/sluice/Filter;");
   t.bridge_stack_trace = java.static_method(t.bridge, "stackTrace", "(Ljava/lang/Throwable;)Ljava/lang/String;");

@@ -129,6 +129,21 @@ for cmd in validate run; do
   expect_in "$work/err" "noargs.yaml:2:18: filter 'read': class 'LineReader' needs args.path (it declares them with SLUICE_FILTER_ARGS); add it to the filter, e.g. args: {path: ...}" "missing declared argument ($cmd)"
 done
 
+# --- ... and a Java filter's, declared with @RequiredArgs --------------------------------
+cat > "$work/noargs-java.yaml" <<YAML
+filters:
+  src:  {class: Produce, library: $lib, args: {count: 10}}
+  read: {lang: java, class: org.sluice.nativetest.NeedsPath, classpath: [$build/jfilter/native/tests/java_test_filters.jar]}
+streams:
+  - {from: src.out, to: read.in}
+YAML
+for cmd in validate run; do
+  expect_status 3 "missing declared Java argument ($cmd)" -- "$sluice" $cmd "$work/noargs-java.yaml"
+  expect_in "$work/err" "noargs-java.yaml:3:29: filter 'read': class 'org.sluice.nativetest.NeedsPath' needs args.path (it declares them with @RequiredArgs); add it to the filter, e.g. args: {path: ...}" "missing declared Java argument ($cmd)"
+done
+sed -i 's|classpath: \[|args: {path: /tmp}, classpath: [|' "$work/noargs-java.yaml"
+expect_status 0 "declared Java argument given" -- "$sluice" validate "$work/noargs-java.yaml"
+
 # --- validate shows the units of work as the summary does: escaped, cut to 200 bytes ------
 cat > "$work/work.yaml" <<YAML
 filters:

@@ -14,8 +14,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
@@ -72,7 +74,7 @@ final class Bridge {
   }
 
   // Returns null when `className` can be a filter, else what is wrong and what would be right.
-  static String check(String className, String[] classpath) {
+  static String check(String className, String[] classpath, String[] argKeys) {
     for (String entry : classpath) {
       if (entry.equals("*") || entry.endsWith(File.separator + "*")) {
         File dir = new File(entry.substring(0, entry.length() - 1));
@@ -111,7 +113,25 @@ final class Bridge {
       // code hands to other classes (a library subtype passed as the library's supertype).
       return missing(className, missingName(e), "its code uses it", classpath);
     }
-    return problem != null ? problem : missingDependency(type, loader, classpath);
+    if (problem == null) problem = missingDependency(type, loader, classpath);
+    return problem != null ? problem : missingArgs(type, argKeys);
+  }
+
+  // The arguments the class declares with @RequiredArgs that the topology does not give, said
+  // as the C++ runtime says those of SLUICE_FILTER_ARGS; or null.
+  static String missingArgs(Class<?> type, String[] argKeys) {
+    RequiredArgs required = type.getAnnotation(RequiredArgs.class);
+    if (required == null) return null;
+    Set<String> given = new HashSet<>(Arrays.asList(argKeys));
+    List<String> missing = new ArrayList<>();
+    for (String arg : required.value()) {
+      if (!given.contains(arg) && !missing.contains(arg)) missing.add(arg);
+    }
+    if (missing.isEmpty()) return null;
+    StringBuilder names = new StringBuilder();
+    for (String arg : missing) names.append(names.length() == 0 ? "" : ", ").append("args.").append(arg);
+    return "class '" + type.getName() + "' needs " + names + " (it declares them with @RequiredArgs); add "
+        + (missing.size() == 1 ? "it" : "them") + " to the filter, e.g. args: {" + missing.get(0) + ": ...}";
   }
 
   // Loads what the filter class needs before any of its code runs, the way the run will (the

@@ -35,8 +35,25 @@ class BridgeTest {
 
   public static final class NotAFilter {}
 
+  @RequiredArgs({"path", "limit"})
+  public static final class NeedsPathAndLimit implements Filter {
+    @Override
+    public void process(Context ctx) {}
+  }
+
+  // Annotations are read without initializing the class: its static code never runs.
+  @RequiredArgs("path")
+  public static final class FailsToInitialize implements Filter {
+    static {
+      if (true) throw new IllegalStateException("initialized by validation");
+    }
+
+    @Override
+    public void process(Context ctx) {}
+  }
+
   private static String check(String name) {
-    return Bridge.check(name, new String[] {Graphs.classes()});
+    return Bridge.check(name, new String[] {Graphs.classes()}, new String[0]);
   }
 
   /** An exception whose own description throws. */
@@ -76,7 +93,25 @@ class BridgeTest {
     assertEquals("class 'org.sluice.BridgeTest$Inner' is an inner class; declare it static", check("org.sluice.BridgeTest$Inner"));
     assertEquals("class 'org.sluice.BridgeTest$NeedsArgument' has no public no-argument constructor; add "
         + "'public NeedsArgument() {}'", check("org.sluice.BridgeTest$NeedsArgument"));
-    assertTrue(Bridge.check("X", new String[] {"/no/such/dir"}).startsWith("classpath entry '/no/such/dir' does not exist"));
+    assertTrue(Bridge.check("X", new String[] {"/no/such/dir"}, new String[0]).startsWith("classpath entry '/no/such/dir' does not exist"));
+  }
+
+  private static String checkWithArgs(String name, String... keys) {
+    return Bridge.check(name, new String[] {Graphs.classes()}, keys);
+  }
+
+  @Test
+  void namesTheDeclaredArgumentsATopologyLeavesOut() {
+    String name = "org.sluice.BridgeTest$NeedsPathAndLimit";
+    assertEquals("class '" + name + "' needs args.path, args.limit (it declares them with @RequiredArgs); add them to "
+        + "the filter, e.g. args: {path: ...}", checkWithArgs(name));
+    assertEquals("class '" + name + "' needs args.limit (it declares them with @RequiredArgs); add it to the filter, "
+        + "e.g. args: {limit: ...}", checkWithArgs(name, "path", "other"));
+    assertNull(checkWithArgs(name, "limit", "path"));
+    assertNull(checkWithArgs("org.sluice.BridgeTest$Good"), "a class without @RequiredArgs needs none");
+    assertEquals("class 'org.sluice.BridgeTest$FailsToInitialize' needs args.path (it declares them with "
+        + "@RequiredArgs); add it to the filter, e.g. args: {path: ...}",
+        checkWithArgs("org.sluice.BridgeTest$FailsToInitialize"), "read without running the class's static code");
   }
 
   @Test

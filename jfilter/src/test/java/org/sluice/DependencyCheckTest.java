@@ -68,7 +68,7 @@ class DependencyCheckTest {
   }
 
   private static String check(String className, String... classpath) {
-    return Bridge.check(className, classpath);
+    return Bridge.check(className, classpath, new String[0]);
   }
 
   @Test
