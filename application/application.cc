@@ -46,8 +46,7 @@ InputStream& Unit::results() {
 
 UnitReport Unit::wait() {
   if (!state_) throw Error("wait() on a moved-from Unit");
-  while (state_->results.read()) {
-  }
+  UnitResults::discard_rest(*state_);
   std::unique_lock<std::mutex> lock(state_->mu);
   state_->changed.wait(lock, [&] { return state_->phase == State::Phase::kEnded; });
   return *state_->report;
@@ -121,7 +120,10 @@ Unit Application::submit(std::string payload) {
 }
 
 void Application::stop() {
-  if (state_) state_->core->stop(false);
+  if (!state_) return;
+  state_->core->discard_unread("the application was stopped; the results of this unit that had not been read were "
+                               "discarded");
+  state_->core->stop(false);
 }
 
 void Application::abort() {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -240,6 +241,64 @@ TEST(Application, StopFinishesQueuedUnitsAndRefusesNewOnes) {
   for (Unit& u : units) EXPECT_TRUE(u.wait().finished);
   stopper.join();
   EXPECT_THROW(app.submit("count=1"), Error);
+}
+
+// As Java's stop(): results nobody read are discarded, so stop() returns (it used to wait
+// for ever, in silence, for someone to read them); a later read says they were discarded.
+TEST(Application, StopDiscardsTheResultsNobodyRead) {
+  Application app = open_app();
+  Unit first = app.submit("count=2000 size=100");  // far more than the streams hold: it ends only once read
+  Unit second = app.submit("count=10");
+  app.stop();
+  EXPECT_TRUE(first.wait().finished);
+  EXPECT_TRUE(second.wait().finished);
+  for (Unit* u : {&first, &second}) {
+    try {
+      (void)u->results().read();
+      ADD_FAILURE() << "a read of discarded results returned";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the application was stopped; the results of this unit that had not "
+                                            "been read were discarded"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// A unit read to the end before stop() keeps its results: nothing was discarded.
+TEST(Application, StopLeavesResultsReadToTheEndAlone) {
+  Application app = open_app();
+  Unit unit = app.submit("count=5");
+  while (unit.results().read()) {
+  }
+  app.stop();
+  EXPECT_FALSE(unit.results().read().has_value());
+  EXPECT_TRUE(unit.wait().finished);
+}
+
+// A result buffer held past stop() still points into live memory (its pool waits for it); one
+// held past the Application's end keeps its pool for good, and a warning says so.
+TEST(Application, ResultBuffersHeldPastStopStayValid) {
+  std::optional<Buffer> held;
+  std::vector<std::byte> copy;
+  ::testing::internal::CaptureStderr();
+  {
+    Application app = open_app(1);
+    Unit unit = app.submit("count=3 size=1000");
+    held = unit.results().read();
+    ASSERT_TRUE(held.has_value());
+    copy.assign(held->data(), held->data() + held->size());
+    app.stop();
+    EXPECT_TRUE(unit.wait().finished);
+    ASSERT_EQ(held->size(), copy.size());
+    EXPECT_EQ(std::memcmp(held->data(), copy.data(), copy.size()), 0) << "the held buffer changed under its holder";
+    std::memset(held->data(), 0x5a, held->size());  // still the holder's to write
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("result buffers were still held when the application went; the memory of their pools ("),
+            std::string::npos)
+      << err;
+  held.reset();  // back into the pool the application left behind
 }
 
 TEST(Application, AbortCancelsWhatIsQueued) {

@@ -47,11 +47,17 @@ const std::string& UnitResults::name() const {
   return kName;
 }
 
-std::optional<Buffer> UnitResults::read_more() {
-  Unit::State& u = unit_;
+std::optional<Buffer> UnitResults::read_more() { return next(unit_, /*for_client=*/true); }
+
+std::optional<Buffer> UnitResults::next(Unit::State& u, bool for_client) {
+  // A client's read of results discarded by Application::stop() says so, once it would
+  // have got a buffer (the discarding side reads the rest).
+  const auto discarded = [&] {
+    if (for_client && !u.discarded.empty()) throw Error(u.discarded);
+  };
   {
     std::unique_lock<std::mutex> lock(u.mu);
-    const auto can_go = [&] { return u.phase != Unit::State::Phase::kQueued || u.results_closed; };
+    const auto can_go = [&] { return u.phase != Unit::State::Phase::kQueued || u.results_closed || (for_client && !u.discarded.empty()); };
     // Queued: it waits for the units before it. One whose results nobody reads never ends,
     // so a client that reads a later unit first would wait forever, in silence: say so.
     bool said = false;
@@ -59,7 +65,7 @@ std::optional<Buffer> UnitResults::read_more() {
       lock.unlock();
       const std::optional<AppCore::RunningUnread> now = u.core->running_unread_before(u.index);
       lock.lock();
-      if (now && !said && now->unread_seconds >= std::chrono::duration<double>(kHeldBackAfter).count()) {
+      if (now && !said && for_client && now->unread_seconds >= std::chrono::duration<double>(kHeldBackAfter).count()) {
         said = true;
         const std::string earlier = "unit " + std::to_string(now->index);
         logging::process_line(
@@ -72,12 +78,14 @@ std::optional<Buffer> UnitResults::read_more() {
                 "in Java read(), waitFor(), cancel() or close()) first, or from another thread");
       }
     }
+    discarded();
     if (u.results_closed) return std::nullopt;
   }
   std::unique_lock<std::mutex> reading(u.read_mu);
   InputPort* port = nullptr;
   {
     std::lock_guard<std::mutex> lock(u.mu);
+    discarded();
     if (u.results_closed) return std::nullopt;
     port = u.port;
   }
@@ -93,8 +101,16 @@ std::optional<Buffer> UnitResults::read_more() {
     std::lock_guard<std::mutex> lock(u.mu);
     u.results_closed = true;
     u.changed.notify_all();
+    return buffer;
   }
+  std::lock_guard<std::mutex> lock(u.mu);
+  discarded();  // the buffer goes back to its pool
   return buffer;
+}
+
+void UnitResults::discard_rest(Unit::State& u) {
+  while (next(u, /*for_client=*/false)) {
+  }
 }
 
 void Unit::State::close_results() {
@@ -112,9 +128,24 @@ AppCore::AppCore(topo::Topology topology, DeploymentFactory factory, bool remote
 AppCore::~AppCore() {
   if (runner_.joinable() && runner_.get_id() == std::this_thread::get_id()) {
     runner_.detach();  // the runner dropped the last reference itself: it is about to return
-    return;
+  } else {
+    stop(false);
   }
-  stop(false);
+  keep_pools_of_held_buffers();
+}
+
+void AppCore::keep_pools_of_held_buffers() {
+  if (!refuge_) return;
+  refuge_->sweep();
+  const std::size_t held = refuge_->memory_bytes();
+  if (held == 0) return;
+  // A buffer still held points into its pool: freeing the pool now would turn its release
+  // into a write to freed memory. Its pools stay, and say so.
+  logging::process_line(LogLevel::kWarn,
+                        "result buffers were still held when the application went; the memory of their pools (" +
+                            std::to_string(held / 1024) + " KiB) stays until the process ends: release every "
+                            "result buffer before the Application and its Units are destroyed");
+  (void)refuge_.release();
 }
 
 void AppCore::start() {
@@ -136,6 +167,12 @@ std::shared_ptr<Unit::State> AppCore::submit(std::string payload) {
   if (stopping_) throw Error("the application is stopped; submit units before stop(), or open it again");
   auto unit = std::make_shared<Unit::State>(shared_from_this(), next_index_++, std::move(payload));
   queue_.push_back(unit);
+  // Units whose handles are gone are forgotten now and then, so that a long-lived
+  // application does not keep an entry per unit it ever ran.
+  if (submitted_.size() >= 64 && submitted_.size() == submitted_.capacity()) {
+    std::erase_if(submitted_, [](const std::weak_ptr<Unit::State>& u) { return u.expired(); });
+  }
+  submitted_.push_back(unit);
   if (watcher_ != nullptr) watcher_->unit_queued(unit->index, unit->work);
   changed_.notify_all();
   return unit;
@@ -151,6 +188,24 @@ void AppCore::cancel(Unit::State& unit) {
   // running right now sees cancel_requested itself.)
   std::lock_guard<std::mutex> lock(mu_);
   if (running_ == &unit && current_ != nullptr) current_->cancel("unit " + std::to_string(unit.index) + " was cancelled by its client");
+}
+
+void AppCore::discard_unread(const std::string& why) {
+  std::vector<std::shared_ptr<Unit::State>> live;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;  // no unit joins those being discarded
+    changed_.notify_all();
+    for (const std::weak_ptr<Unit::State>& weak : submitted_) {
+      if (auto unit = weak.lock()) live.push_back(std::move(unit));
+    }
+  }
+  for (const auto& unit : live) {
+    std::lock_guard<std::mutex> lock(unit->mu);
+    if (!unit->results_closed && unit->discarded.empty()) unit->discarded = why;
+    unit->changed.notify_all();
+  }
+  for (const auto& unit : live) UnitResults::discard_rest(*unit);  // in submission order: each runs in turn
 }
 
 void AppCore::stop(bool abort) {
@@ -363,9 +418,11 @@ void AppCore::run() {
   // Destroy every deployment here, on the thread that made them (a deployment across hosts
   // is single-threaded).
   if (deployment_ && deployment_->stuck()) (void)deployment_.release();
+  // Result buffers a client still holds stay valid until the AppCore goes (~AppCore).
+  if (deployment_) deployment_->hand_pools_to(*refuge_);
   deployment_.reset();
   retired_.clear();
-  refuge_.reset();  // every result buffer was released (sluice/application.h)
+  refuge_->sweep();
 }
 
 void AppCore::run_one(Unit::State& unit) {

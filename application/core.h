@@ -6,8 +6,8 @@
 // (it reports how it ended) after its Application is gone. The runner thread owns the
 // current Deployment. A deployment that had a failed unit is destroyed once the unit's end
 // is reported, its threads and connections with it, but its pools wait in a PoolRefuge
-// until stop(), so that result buffers a client still holds stay valid (their memory goes
-// as soon as every block is back).
+// (and so do the last deployment's at stop()) until the AppCore goes, so that result buffers
+// a client still holds stay valid (their memory goes as soon as every block is back).
 //
 // Thread safety: every method may be called from any thread.
 #ifndef SLUICE_APPLICATION_CORE_H_
@@ -43,6 +43,13 @@ class UnitResults final : public InputStream {
   explicit UnitResults(Unit::State& unit) : unit_(unit) {}
   const std::string& name() const override;
 
+  // The unit's next result buffer; empty once its results ended. Waits while the unit is
+  // queued. `for_client`: the client's read, which throws sluice::Error once
+  // Application::stop() discarded the results; else the discarding reader.
+  static std::optional<Buffer> next(Unit::State& unit, bool for_client);
+  // Reads what is left of the unit's results and drops it, whatever the client does.
+  static void discard_rest(Unit::State& unit);
+
  private:
   // Every read lands here (this stream never takes buffers ahead): reads the unit's port.
   std::optional<Buffer> read_more() override;
@@ -73,6 +80,7 @@ struct sluice::Unit::State {
   bool results_closed = false;   // the reader saw the end, or the unit failed
   bool cancel_requested = false;
   std::optional<UnitReport> report;  // once ended
+  std::string discarded;  // why the client's reads throw: Application::stop() discarded them
 
   std::mutex read_mu;  // held while reading from `port`
   // When the unit started running, or a result was last handed to the client (steady clock,
@@ -106,8 +114,13 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   std::shared_ptr<Unit::State> submit(std::string payload);
   // Cancels unit `unit`: dropped when queued, aborted when running.
   void cancel(Unit::State& unit);
+  // Marks the results of every unit that has not ended discarded (a client's read throws
+  // sluice::Error(why) from then on), then reads and drops them, unit after unit, until
+  // each unit's results ended. What Application::stop() does first.
+  void discard_unread(const std::string& why);
   // Runs what is queued (or, with `abort`, cancels it), then stops the runner and destroys
-  // every deployment. Idempotent.
+  // every deployment (their pools wait in the refuge for the result buffers a client still
+  // holds, until the AppCore goes). Idempotent.
   void stop(bool abort);
   std::uint64_t units_ended() const;
   // The unit running now, when it runs ahead of unit `index` and no one is in the middle of
@@ -148,6 +161,9 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   void retire_broken_deployment(const Failure& why);
   // No deployment is current from now on; its counters join carried_.
   void let_go_of_deployment();
+  // At the end: frees the refuge, or keeps it for good (with a warning) while a client still
+  // holds result buffers from its pools.
+  void keep_pools_of_held_buffers();
 
   const topo::Topology topology_;
   const DeploymentFactory factory_;
@@ -156,6 +172,7 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   mutable std::mutex mu_;  // guards what follows
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Unit::State>> queue_;
+  std::vector<std::weak_ptr<Unit::State>> submitted_;  // every unit, for discard_unread
   std::uint64_t next_index_ = 0;
   std::uint64_t ended_ = 0;
   bool stopping_ = false;

@@ -110,8 +110,10 @@ class Unit {
 
   // The buffers the topology's `to: client` stream carried in this unit. read() blocks
   // until the unit runs and a buffer arrives, and returns empty once every producer copy
-  // ended the unit (or the unit failed: wait() says how). The caller owns each buffer;
-  // every buffer must be released (destroyed) before the Application is stopped.
+  // ended the unit (or the unit failed: wait() says how). Throws sluice::Error once stop()
+  // discarded what was not read. The caller owns each buffer: it stays valid after stop(),
+  // until the Application and its Units are destroyed; release (destroy) it before that (a
+  // buffer held longer keeps its pool's memory until the process ends, with a warning).
   // A topology without `to: client`: read() returns empty at once.
   InputStream& results();
 
@@ -160,8 +162,10 @@ class Application {
 
   // Finishes the units already submitted, then stops every copy (across hosts: the app
   // daemons end; the host daemons keep running). Units submitted afterwards are refused.
-  // A unit finishes only once its results are read: read them (or wait() on the units) from
-  // other threads, or this waits for ever. Idempotent.
+  // Results that no thread has read by now are discarded (as Java's stop()): a thread still
+  // reading a unit gets sluice::Error from its next read(); buffers already read stay valid.
+  // So read what you need, or wait() on it, before calling stop(). Every unit's wait()
+  // answers afterwards. Idempotent.
   void stop();
 
   // Fails the running unit and every queued one with stage "cancelled", then stops.
