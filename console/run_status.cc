@@ -35,14 +35,17 @@ std::vector<StreamStats> zero_streams(const topo::Topology& t) {
 
 // Longest path from a source, in streams; a cycle (which the runtime does not forbid)
 // stops growing after as many rounds as there are filters.
+// The client (`to: client`) is a box too, after its producer.
 std::map<std::string, int> columns(const topo::Topology& t) {
   std::map<std::string, int> column;
   for (const topo::FilterSpec& f : t.filters) column[f.name] = 0;
-  for (std::size_t round = 0; round < t.filters.size(); ++round) {
+  if (t.client_stream() != nullptr) column[std::string(topo::kClient)] = 0;
+  const int boxes = static_cast<int>(column.size());
+  for (int round = 0; round < boxes; ++round) {
     bool changed = false;
     for (const topo::StreamSpec& s : t.streams) {
       const int want = column[s.from.filter] + 1;
-      if (column[s.to.filter] < want && want < static_cast<int>(t.filters.size())) {
+      if (column[s.to.filter] < want && want < boxes) {
         column[s.to.filter] = want;
         changed = true;
       }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "console/status_views.h"
@@ -46,6 +48,26 @@ TEST(RateBetween, RatesAndSharesOverTheStretch) {
   EXPECT_DOUBLE_EQ(rate_between(counters("x", 0, 0, 0, 0, 1, 1), counters("x", 0, 0, 9'000'000'000, 0, 1, 1), 1.0)
                        .producer_blocked, 1.0);
   EXPECT_DOUBLE_EQ(rate_between(counters("x", 0, 0, 0, 0, 1, 1), counters("x", 5, 5, 0, 0, 1, 1), 0).buffers_per_second, 0);
+}
+
+// The submitting program's box comes after its producer, not first (the page drew every
+// `to: client` graph backwards).
+TEST(RunStatus, TheClientIsDrawnAfterItsProducer) {
+  const topo::Topology t = topo::parse_topology_text(R"(name: t
+filters:
+  gen: {class: G, library: none.so, copies: 2}
+  relay: {class: R, library: none.so, copies: 3}
+streams:
+  - {from: gen.out, to: relay.in}
+  - {from: relay.out, to: client}
+)", "t.yaml", "/base");
+  const StatusSnapshot s = RunStatus(t).snapshot();
+  std::map<std::string, int> column;
+  for (const auto& f : s.filters) column[f.name] = f.column;
+  ASSERT_EQ(column.size(), 3u);
+  EXPECT_EQ(column["gen"], 0);
+  EXPECT_EQ(column["relay"], 1);
+  EXPECT_EQ(column["client"], 2);
 }
 
 TEST(RunStatus, SnapshotFollowsTheRunAndKeepsTheFinalCounters) {

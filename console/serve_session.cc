@@ -21,8 +21,8 @@ const control::TlsSession::Style kClientStyle{.peer = "client",
                                              .short_reasons = false,
                                              .linger = true,
                                              .tls_speakers = "sluice submit, sluice stop and the Application API "
-                                                             "speak TLS 1.3 on this port; the live view and metrics "
-                                                             "are on serve's --ui and --metrics addresses"};
+                                                             "speak TLS 1.3 on this port; the live view and its "
+                                                             "/metrics are on serve's --ui address"};
 
 }  // namespace
 

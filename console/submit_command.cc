@@ -140,6 +140,7 @@ std::optional<std::string> serve_address(const std::string& address) {
   std::string why;
   text::AddressRules rules;
   rules.bare_port_host = "127.0.0.1";
+  rules.example = "127.0.0.1:7800";  // serve's default --listen
   if (const std::optional<text::HostPort> parsed = text::parse_host_port(address, rules, &why)) return parsed->text();
   std::cerr << "sluice: " << why << "; give serve's ADDR:PORT, as its --listen says\n";
   return std::nullopt;

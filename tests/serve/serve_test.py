@@ -261,7 +261,7 @@ def serve_submit_stop(h, topology):
               p.returncode, p.stderr)
     p = subprocess.run([h.console, "stop", "http://" + serve.address, "--token-file", h.token],
                        capture_output=True, text=True)
-    check(p.returncode == 2 and "is a URL; write the host and port alone" in p.stderr,
+    check(p.returncode == 2 and "is a URL; write the host and port alone, e.g. 127.0.0.1:7800;" in p.stderr,
           "sluice stop http://ADDR:PORT: status 2, says to drop the scheme", p.returncode, p.stderr)
     # A port alone is serve's on 127.0.0.1, as serve's --listen takes it.
     p = subprocess.run([h.console, "submit", str(serve.port), "--work", "count=2 size=10", "--token-file", h.token],
@@ -403,8 +403,9 @@ def strangers(h, topology):
     wait_for(lambda: serve.text().count("closing before authentication") >= 3,
              "serve to log the three refusals")
     check("token differs" in serve.text(), "serve's log says the token differed", serve.text())
-    check("not a TLS client (first byte 0x47 ('G': plain text, an HTTP request?)); sluice submit" in serve.text(),
-          "serve's log says the HTTP request was not TLS, and who speaks TLS there", serve.text())
+    check("not a TLS client (first byte 0x47 ('G': plain text, an HTTP request?)); sluice submit" in serve.text()
+          and "the live view and its /metrics are on serve's --ui address" in serve.text(),
+          "serve's log says the HTTP request was not TLS, who speaks TLS there, and where the view is", serve.text())
     # A topology whose host points at serve's port by mistake: refused at connect (exit 4),
     # saying what the address is, before anything is launched.
     p = subprocess.run([h.console, "validate", topology, "--hosts", f"a={serve.address}", "--token-file", h.token],

@@ -360,6 +360,10 @@ const std::vector<ErrorCase> kErrorCases = {
     {"ToAFilterWithoutPort",
      kThreeFilters + "streams:\n  - {from: a.out, to: b}\n", 6, 23,
      {"to: 'b' is not a port; write filter.port, e.g. b.in"}},
+    {"ToTheClientMisspelt",
+     kThreeFilters + "streams:\n  - {from: a.out, to: clint}\n", 6, 23,
+     {"to: 'clint' is not a port; write filter.port, e.g. clint.in (names are letters, digits, '_' and '-'); did "
+      "you mean 'client'? (the program that submits units)"}},
     {"UnknownFilterInStream",
      kThreeFilters + "streams:\n  - {from: a.out, to: bb.in}\n", 6, 23,
      {"no filter named 'bb' (filters: a, b, c); did you mean 'b'?"}},

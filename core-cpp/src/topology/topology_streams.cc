@@ -86,8 +86,12 @@ std::optional<PortRef> Parser::parse_port(const Field* f, const std::string& rol
   const std::string port = dot == std::string::npos ? "" : name->substr(dot + 1);
   if (!is_identifier(filter) || !is_identifier(port)) {
     const std::string example = (is_identifier(filter) ? filter : "read") + port_example;
+    // `to: clint` is more likely the client misspelt than a filter without its port.
+    const std::string client = role == "to" && dot == std::string::npos
+                                   ? did_you_mean(filter, {std::string(kClient)})
+                                   : "";
     error(f->at, role + ": '" + *name + "' is not a port; write filter.port, e.g. " + example +
-                     " (names are letters, digits, '_' and '-')");
+                     " (names are letters, digits, '_' and '-')" + (client.empty() ? "" : client + " (the program that submits units)"));
     return std::nullopt;
   }
   if (std::find(filter_names_.begin(), filter_names_.end(), filter) == filter_names_.end()) {
