@@ -203,6 +203,7 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
       return;
     case Envelope::kUnitDone:
       stats_.store(e.host, m.unit_done().streams());
+      if (m.unit_done().copies_size() > 0) stats_.store_activity(e.host, c.name(), m.unit_done().copies());
       stats_.mark_idle(e.host, m.unit_done().index());
       if (m.unit_done().index() != unit) return;
       break;

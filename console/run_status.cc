@@ -145,9 +145,10 @@ void RunStatus::unit_ended(const UnitRecord& unit) {
   record_end(unit);
   if (current_unit_ == unit.index) current_unit_.reset();
   // Every copy is done with it, whatever the last sample said: a short unit across hosts
-  // ends before a host's next report.
+  // ends before a host's next report. A unit that finished ran on every copy, also when the
+  // view last saw the application not deployed (it was deployed again for this unit).
   for (CopyActivity& c : copies_) {
-    if (c.stage == "not deployed") continue;
+    if (c.stage == "not deployed" && !unit.finished) continue;
     settle(c, "idle");
     c.unit = unit.index;
   }

@@ -70,6 +70,27 @@ streams:
   EXPECT_EQ(column["client"], 2);
 }
 
+// Deployed again for a unit too short for any report (after the deployment broke between
+// units): once it finished, every copy shows it, not the unit before the break.
+TEST(RunStatus, AUnitThatFinishedOnAFreshDeploymentIsEveryCopysLast) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t);
+  status.started();
+  status.unit_started(0);
+  status.unit_ended(UnitRecord{0, "one", 0.1, true, ""});
+  status.sample({counters("a.out -> b.in", 0, 0, 0, 0, 1, 2), counters("b.out -> c.in", 0, 0, 0, 0, 2, 1)}, {}, {},
+                /*deployed=*/false);
+  for (const CopyActivity& c : status.snapshot().copies) EXPECT_EQ(c.stage, "not deployed") << c.filter;
+  status.unit_started(1);
+  status.unit_ended(UnitRecord{1, "two", 0.1, true, ""});
+  status.sample({counters("a.out -> b.in", 0, 0, 0, 0, 1, 2), counters("b.out -> c.in", 0, 0, 0, 0, 2, 1)}, {}, {},
+                /*deployed=*/true);
+  for (const CopyActivity& c : status.snapshot().copies) {
+    EXPECT_EQ(c.stage, "idle") << c.filter;
+    EXPECT_EQ(c.unit, 1u) << c.filter;
+  }
+}
+
 TEST(RunStatus, SnapshotFollowsTheRunAndKeepsTheFinalCounters) {
   const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
   RunStatus status(t);

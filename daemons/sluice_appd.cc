@@ -333,6 +333,7 @@ void AppDaemon::start_unit(const sluice::control::StartUnit& unit) {
       done.mutable_unit_done()->set_host(host_);
       done.mutable_unit_done()->set_index(index);
       fill_metrics(done.mutable_unit_done()->mutable_streams());
+      fill_activity(done.mutable_unit_done()->mutable_copies());
       flush_logs();
       send(done);
     }

@@ -534,13 +534,14 @@ def across_hosts(h, topology):
     check(status == 1 and re.search(rf"failed: filter 'stage' copy 0 on host [ab] failed in process "
                                      rf"\(unit of work {unit}\): .*AppStage was told to fail", err),
           "a failed unit across hosts names filter, copy and host", err)
-    good_unit(h, serve, 3, 2500000, "the unit after a failed one, across hosts")
+    last, _ = good_unit(h, serve, 3, 2500000, "the unit after a failed one, across hosts")
     # The failed unit retired its deployment; the hosts' counters still cover the whole life
-    # (as the streams' do), and once the unit ended every copy is idle, short as it was.
+    # (as the streams' do), and once the unit ended every copy is idle and shows that unit,
+    # short as it was (too short for a progress report, on a fresh deployment).
     def settled():
         s = api_status(url)
         return (sum(x["buffers_written"] for x in s["hosts"]) == sum(x["buffers"] for x in s["streams"])
-                and all(c["stage"] == "idle" for c in s["copies"] if c["filter"] != "client"))
+                and all(c["stage"] == "idle" and c["unit"] == last for c in s["copies"] if c["filter"] != "client"))
     wait_for(settled, "--ui's host counters to cover both deployments and the copies to be idle")
     # The client stream's reads are this process's, not a host's: counted all the same (once
     # the view's next sample has them: the hosts' reports and serve's reads come apart).
