@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "console/exit_codes.h"
 #include "sluice/error.h"
 #include "text/shortened.h"
 
@@ -184,11 +184,28 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
                       {"stage", f.stage}, {"message", f.message}};
   }
   if (!report.stuck.empty()) doc["stuck_copies"] = report.stuck;
-  std::ofstream file(path);
   // Payloads and messages are bytes a peer chose: what is not UTF-8 becomes U+FFFD (JSON must
   // be UTF-8; the default handler threw, and the file stayed empty).
-  file << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  if (!file) throw Error("cannot write metrics to '" + path + "'; check the directory exists and is writable");
+  const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // write(2) and close(2) themselves, so that a full disk is told (a stream's buffer took the
+  // text, and its flush at destruction failed in silence).
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error("cannot write metrics to '" + path + "': " + std::strerror(errno) +
+                "; check the directory exists and is writable");
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw Error("cannot write metrics to '" + path + "': " + std::strerror(error));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw Error("cannot write metrics to '" + path + "': " + std::strerror(errno));
 }
 
 void check_metrics_writable(const std::string& path) {
@@ -218,7 +235,9 @@ int print_report(const RunReport& report, const std::string& metrics_path, const
     try {
       write_metrics_json(report, metrics_path);
     } catch (const std::exception& e) {
+      // A script reads the file a run that went well promised: not 0, then.
       std::cerr << "sluice: " << e.what() << "\n";
+      if (report.exit_code == 0) return kExitRunFailed;
     }
   }
   return report.exit_code;

@@ -120,6 +120,19 @@ TEST(MetricsJson, UnwritablePathIsAClearError) {
   }
 }
 
+// A full disk is told, not left as an empty file (the stream's failed flush was silent).
+TEST(MetricsJson, AFullDiskIsAClearError) {
+  RunReport report;
+  try {
+    write_metrics_json(report, "/dev/full");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write metrics to '/dev/full': No space left on device"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MetricsJson, CheckedBeforeTheRunWithoutLeavingAFileBehind) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("metrics-check-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

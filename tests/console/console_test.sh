@@ -47,6 +47,9 @@ expect_in "$work/err" "units of work: 2/2 finished" "summary"
 expect_status 2 "unwritable --metrics" -- "$sluice" run "$src/examples/wordcount.yaml" --metrics /nonexistent-dir/m.json
 expect_in "$work/err" "cannot write --metrics '/nonexistent-dir/m.json'" "unwritable --metrics named"
 if grep -q "units of work" "$work/err"; then fail "a run with an unwritable --metrics ran"; else pass; fi
+# ... and one that fails after the run (a full disk): said, and not status 0
+expect_status 1 "--metrics on a full disk" -- "$sluice" run "$src/examples/wordcount.yaml" --metrics /dev/full
+expect_in "$work/err" "sluice: cannot write metrics to '/dev/full': No space left on device" "--metrics on a full disk named"
 
 # --- a long payload: the summary shows its start and its size, as submit does -------------
 long_work="$(head -c 120000 /dev/zero | tr '\0' 'w')"
