@@ -23,6 +23,7 @@
 // SIGTERM/SIGKILL to its process group (sluiced's abort). sluiced also sets
 // PR_SET_PDEATHSIG, so no app daemon outlives its host daemon.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -469,6 +470,9 @@ int main(int argc, char** argv) {
     std::cerr << "sluice-appd: --crash-fd " << crash_fd << " is not an open file descriptor\n";
     return 2;
   }
+  // Its stderr is sluiced's log: when that log's reader is gone (a `| tee` that died), a line
+  // is lost (EPIPE), not the application.
+  ::signal(SIGPIPE, SIG_IGN);
   // Before any thread, and before a JVM (which keeps these handlers and chains to them).
   set_crash_output(crash_fd);
   sluice::crash::install_handlers();

@@ -160,6 +160,35 @@ streams:
           err[-2000:])
     check("every line is in that host's sluiced log" in err, "and where they are", err[-2000:])
 
+    # A log pipe whose reader went (a `| tee` that died): sluiced and its app daemons go on,
+    # their lines lost (EPIPE); the app daemon used to die by SIGPIPE at its first line.
+    r, w = os.pipe()
+    orphan = subprocess.Popen([h.sluiced, "--listen", "127.0.0.1:0", "--token-file", h.token], stdout=w,
+                              stderr=subprocess.STDOUT)
+    h.cleanups.append(lambda: (orphan.poll() is None and orphan.kill(), orphan.wait()))
+    os.close(w)
+    seen = b""
+    with os.fdopen(r, "rb") as reader:
+        while not re.search(rb"listening on (\S+?);", seen):
+            chunk = reader.read1(4096)
+            check(chunk, "the orphaned sluiced says where it listens", seen)
+            seen += chunk
+    address = re.search(rb"listening on (\S+?);", seen).group(1).decode()
+    lonely = h.topology("lonely.yaml", f"""name: lonely
+hosts: {{a: {address}}}
+filters:
+  p:    {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000}}}}
+  c:    {{class: Consume, library: LIB}}
+  talk: {{class: Chatter, library: {lib}, args: {{line: "nobody reads this", last: "nor this"}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+work: [one, two]
+""")
+    status, out, err, _ = h.run("run", lonely, "--no-progress", timeout=120)
+    check(status == 0 and "units of work: 2/2 finished" in err and "SIGPIPE" not in err,
+          "a run on a sluiced whose log pipe has no reader finishes (no SIGPIPE)", err)
+    check(orphan.poll() is None, "that sluiced is still running")
+
 
 if __name__ == "__main__":
     main(test)
