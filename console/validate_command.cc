@@ -70,7 +70,7 @@ std::string describe_host_memory(const topo::Topology& t, const std::map<std::st
       total += Graph::pool_bytes(s, Graph::local_blocks(t, s, placement) +
                                         Graph::landing_blocks(t, s, placement, routes.landing_room(i)));
     }
-    out += "  " + host + ": " + topo::format_size(total) + "\n";
+    out += "  " + host + ": " + topo::format_size_rounded(total) + " (" + std::to_string(total) + " B)\n";
   }
   return out;
 }

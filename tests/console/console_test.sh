@@ -233,9 +233,12 @@ import re, sys
 text = open(sys.argv[1]).read()
 units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 def size(host):
-    m = re.search(r"^  " + host + r": ([0-9.]+)(B|KiB|MiB|GiB)$", text, re.M)
+    # "  b: 3.2 MiB (3342336 B)": readable, then exact
+    m = re.search(r"^  " + host + r": ([0-9.]+) (B|KiB|MiB|GiB) \(([0-9]+) B\)$", text, re.M)
     assert m, "no buffer memory line for host " + host + " in:\n" + text
-    return float(m.group(1)) * units[m.group(2)]
+    exact = int(m.group(3))
+    assert abs(float(m.group(1)) * units[m.group(2)] - exact) <= 0.05 * units[m.group(2)], m.group(0)
+    return exact
 assert "buffer memory per host" in text, text
 a, b = size("a"), size("b")
 block = 64 << 10
