@@ -57,7 +57,9 @@ std::optional<Buffer> UnitResults::next(Unit::State& u, bool for_client) {
   };
   {
     std::unique_lock<std::mutex> lock(u.mu);
-    const auto can_go = [&] { return u.phase != Unit::State::Phase::kQueued || u.results_closed || (for_client && !u.discarded.empty()); };
+    const auto can_go = [&] {
+      return u.phase != Unit::State::Phase::kQueued || u.results_closed || (for_client && !u.discarded.empty());
+    };
     // Queued: it waits for the units before it. One whose results nobody reads never ends,
     // so a client that reads a later unit first would wait forever, in silence: say so.
     bool said = false;
@@ -135,7 +137,6 @@ AppCore::~AppCore() {
 }
 
 void AppCore::keep_pools_of_held_buffers() {
-  if (!refuge_) return;
   refuge_->sweep();
   const std::size_t held = refuge_->memory_bytes();
   if (held == 0) return;

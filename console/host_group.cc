@@ -116,12 +116,14 @@ void HostGroup::check_signals() {
 }
 
 std::string HostGroup::own_pause() const {
+  // The daemons' clock started at the last heartbeat sent, up to kHeartbeatEvery before the pause.
   if (paused_for_ < kDaemonsAllow - kHeartbeatEvery || Clock::now() - resumed_at_ > kPauseExplains) return "";
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(paused_for_).count());
   return std::string("this console did not run for ") + seconds +
          " s (stopped, by Ctrl-Z or SIGSTOP, or starved of CPU), and a host daemon ends the application of a "
-         "console silent for 3 s; a stopped console loses its run";
+         "console silent for " + std::to_string(std::chrono::seconds(kDaemonsAllow).count()) +
+         " s; a stopped console loses its run";
 }
 
 void HostGroup::heartbeats_and_liveness() {
@@ -146,7 +148,7 @@ void HostGroup::heartbeats_and_liveness() {
   for (int i : active_) {
     if (gone_.count(i)) continue;
     ++live;
-    const auto q = Clock::now() - std::max(clients_[i]->last_heard(), resumed_at_);
+    const auto q = now - std::max(clients_[i]->last_heard(), resumed_at_);
     if (q > kSilence) silent.push_back(i);
     if (q > kSilence / 2) quiet.push_back(i);
     longest = std::max(longest, q);

@@ -120,6 +120,12 @@ expect_in "$work/err" "token file '$work/no-such-token' does not exist; copy the
 if grep -q "create one" "$work/err"; then fail "missing token: the console suggests creating a new token"; sed 's/^/  | /' "$work/err" >&2; else pass; fi
 
 # --- a declared argument left out: refused before anything runs, pointing at the filter --
+refused_by_validate_and_run() {  # FILE DESCRIPTION MESSAGE: status 3 and MESSAGE from both commands
+  for cmd in validate run; do
+    expect_status 3 "$2 ($cmd)" -- "$sluice" $cmd "$1"
+    expect_in "$work/err" "$3" "$2 ($cmd)"
+  done
+}
 cat > "$work/noargs.yaml" <<YAML
 filters:
   read:  {class: LineReader, library: $lib}
@@ -127,10 +133,8 @@ filters:
 streams:
   - {from: read.out, to: top.in}
 YAML
-for cmd in validate run; do
-  expect_status 3 "missing declared argument ($cmd)" -- "$sluice" $cmd "$work/noargs.yaml"
-  expect_in "$work/err" "noargs.yaml:2:18: filter 'read': class 'LineReader' needs args.path (it declares them with SLUICE_FILTER_ARGS); add it to the filter, e.g. args: {path: ...}" "missing declared argument ($cmd)"
-done
+refused_by_validate_and_run "$work/noargs.yaml" "missing declared argument" \
+  "noargs.yaml:2:18: filter 'read': class 'LineReader' needs args.path (it declares them with SLUICE_FILTER_ARGS); add it to the filter, e.g. args: {path: ...}"
 
 # --- ... and a Java filter's, declared with @RequiredArgs --------------------------------
 cat > "$work/noargs-java.yaml" <<YAML
@@ -140,10 +144,8 @@ filters:
 streams:
   - {from: src.out, to: read.in}
 YAML
-for cmd in validate run; do
-  expect_status 3 "missing declared Java argument ($cmd)" -- "$sluice" $cmd "$work/noargs-java.yaml"
-  expect_in "$work/err" "noargs-java.yaml:3:29: filter 'read': class 'org.sluice.nativetest.NeedsPath' needs args.path (it declares them with @RequiredArgs); add it to the filter, e.g. args: {path: ...}" "missing declared Java argument ($cmd)"
-done
+refused_by_validate_and_run "$work/noargs-java.yaml" "missing declared Java argument" \
+  "noargs-java.yaml:3:29: filter 'read': class 'org.sluice.nativetest.NeedsPath' needs args.path (it declares them with @RequiredArgs); add it to the filter, e.g. args: {path: ...}"
 sed -i 's|classpath: \[|args: {path: /tmp}, classpath: [|' "$work/noargs-java.yaml"
 expect_status 0 "declared Java argument given" -- "$sluice" validate "$work/noargs-java.yaml"
 
