@@ -65,6 +65,7 @@ void TlsSession::stop(const std::string& why) {
   }
   // The front frame may be under an async_write still: it goes with the session.
   if (writes_.size() > 1) writes_.erase(writes_.begin() + 1, writes_.end());
+  queued_bytes_ = 0;
   server_.forget(shared_from_this());
 }
 
@@ -195,8 +196,20 @@ void TlsSession::write(std::string frame, std::size_t results) {
     if (results > 0) written(results);
     return;
   }
+  queued_bytes_ += frame.size();
   writes_.push_back(Outgoing{std::move(frame), results});
   if (writes_.size() == 1) do_write();
+}
+
+void TlsSession::write_heartbeat() {
+  Envelope h;
+  h.mutable_heartbeat()->set_sequence(++heartbeat_sequence_);
+  if (writes_.empty()) return write(encode(h));
+  // Right behind the frame under way, unless the last heartbeat still waits there.
+  if (writes_.size() > 1 && writes_[1].heartbeat) return;
+  std::string frame = encode(h);
+  queued_bytes_ += frame.size();
+  writes_.insert(writes_.begin() + 1, Outgoing{std::move(frame), 0, true});
 }
 
 void TlsSession::do_write() {
@@ -205,8 +218,11 @@ void TlsSession::do_write() {
                       if (self->phase_ == Phase::kClosed) return;
                       if (ec) return self->stop("write failed: " + ec.message());
                       const std::size_t results = self->writes_.front().results;
+                      self->queued_bytes_ -= self->writes_.front().frame.size();
                       self->writes_.pop_front();
                       if (results > 0) self->written(results);
+                      self->queue_shrank();
+                      if (self->phase_ == Phase::kClosed) return;
                       if (!self->writes_.empty()) return self->do_write();
                       if (self->phase_ == Phase::kClosing) {
                         if (self->style_.linger || self->linger_once_) return self->linger();
@@ -242,9 +258,7 @@ void TlsSession::heard() {
 
 void TlsSession::heartbeat() {
   if (phase_ != Phase::kTls) return;  // closing: nothing more than what is queued
-  Envelope h;
-  h.mutable_heartbeat()->set_sequence(++heartbeat_sequence_);
-  send(h);
+  write_heartbeat();
   heartbeat_.expires_after(kHeartbeatEvery);
   heartbeat_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (!ec) self->heartbeat();

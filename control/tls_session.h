@@ -8,7 +8,10 @@
 // session answers auth_result{ok: true, host}. Handshake and hello must be done within
 // 5 s. Once open, the session heartbeats the peer every 500 ms and drops it when it goes
 // (closed connection, or 3 s without a word), breaks the protocol, or sends a record that
-// fails TLS's integrity check. Writes go one frame at a time, the rest queued behind.
+// fails TLS's integrity check. Writes go one frame at a time, the rest queued behind (a
+// heartbeat goes ahead of the queue: a peer behind a long queue still hears one in time);
+// a subclass that feeds the queue faster than the peer reads watches queued_bytes() and
+// hears queue_shrank() as frames leave.
 // A refusal, or the subclass's last word (close_after_queue), closes once what is queued
 // is written; with Style::linger the session then shuts its end down and waits (5 s at
 // most) for the peer to close its own, so that nothing sent is lost to a reset.
@@ -105,6 +108,8 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   virtual void ending(const std::string& why) = 0;
   // `results` bytes, given to write(), were written or dropped.
   virtual void written(std::size_t /*results*/) {}
+  // A frame was written: queued_bytes() are left. Not called once stopped.
+  virtual void queue_shrank() {}
 
   // Runs the TLS handshake, then reads.
   void handshake();
@@ -116,6 +121,8 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   // The last word was said: closes once what is queued is written (Style::linger).
   void close_after_queue(const std::string& why);
   bool stopped() const { return phase_ == Phase::kClosed; }
+  // The bytes of the frames queued and not yet written (the one being written included).
+  std::size_t queued_bytes() const { return queued_bytes_; }
   TlsStream& stream() { return stream_; }
   TlsServer& server() { return server_; }
   const Style& style() const { return style_; }
@@ -134,6 +141,7 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   struct Outgoing {
     std::string frame;
     std::size_t results = 0;
+    bool heartbeat = false;
   };
 
   // Before TLS: is it a TLS client at all? Peeks at the first byte without taking it.
@@ -145,6 +153,9 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   // A TLS-level failure, as the server explains it (tls/tls_errors.h).
   std::string tls_failure(const boost::system::error_code& ec, bool established);
   void do_write();
+  // Queues a heartbeat ahead of what waits (the peer counts its silence; the order of the
+  // rest does not matter to it).
+  void write_heartbeat();
   void arm_deadline(std::chrono::steady_clock::duration after, std::string what);
   void heartbeat();
   void linger();
@@ -162,6 +173,7 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   bool linger_once_ = false;    // finish(why, true): linger this time
   std::array<char, 16384> read_buffer_{};
   std::deque<Outgoing> writes_;  // the front one is being written
+  std::size_t queued_bytes_ = 0;  // the sum of writes_' frames
   boost::asio::steady_timer deadline_;
   boost::asio::steady_timer heartbeat_;
   std::uint64_t heartbeat_sequence_ = 0;

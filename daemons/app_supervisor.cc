@@ -200,11 +200,21 @@ void AppSupervisor::on_read(const FrameRead& r) {
     case Envelope::kProgress:
     case Envelope::kFailure:
     case Envelope::kFilterLog:  // the app daemon caps these (log_forwarder.h)
-      if (!console_gone_) to_console_(m);
+      if (!console_gone_ && !to_console_(m)) {
+        held_back_ = true;  // console_has_room() reads on
+        return;
+      }
       break;
     default:
       dlog::warn(peer_ + ": ignoring " + control::kind(m) + " from the app daemon");
   }
+  read_next();
+}
+
+void AppSupervisor::console_has_room() {
+  if (!held_back_ || console_gone_) return;
+  held_back_ = false;
+  last_heard_ = std::chrono::steady_clock::now();  // its heartbeats waited in the socket
   read_next();
 }
 
@@ -234,6 +244,7 @@ void AppSupervisor::watch() {
   watch_.expires_after(std::chrono::milliseconds(500));
   watch_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec || self->status_ || self->console_gone_) return;
+    if (self->held_back_) return self->watch();  // not read: not silent
     const auto quiet = std::chrono::steady_clock::now() - self->last_heard_;
     if (quiet > kAppSilence) {
       const std::string what = "the app daemon (sluice-appd pid " + std::to_string(self->pid_) +

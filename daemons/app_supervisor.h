@@ -3,7 +3,9 @@
 //
 // The app daemon runs in a process group of its own (killed with sluiced: PR_SET_PDEATHSIG)
 // with its control socket on fd 3 and the write end of a crash pipe on fd 4 (its crash
-// handler writes there what crashed). The supervisor relays what it says to the console, kills
+// handler writes there what crashed). The supervisor relays what it says to the console (and
+// stops reading while the console has too much waiting for it: a paused or slow console holds
+// the app daemon back, and with it the filters' stdout, instead of filling sluiced), kills
 // its group when asked (abort, shutdown without exit, the console gone) and when it sends
 // no heartbeat for 4 s after it started (hung), and reports how it ended (exit_report, with
 // the crash report if any) once it has been reaped and its last messages were relayed. It
@@ -37,8 +39,10 @@ class AppTable;
 
 class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
  public:
-  // Sends a message to the console the app daemon was launched for.
-  using ToConsole = std::function<void(const control::Envelope&)>;
+  // Sends a message to the console the app daemon was launched for; false when the console
+  // has more waiting for it than it should (then nothing more is read from the app daemon
+  // until console_has_room()).
+  using ToConsole = std::function<bool(const control::Envelope&)>;
 
   // `peer` names the console in log lines ("console #3 (10.0.0.5:41234)").
   AppSupervisor(boost::asio::io_context& io, std::string peer, const control::Launch& launch, ToConsole to_console);
@@ -66,6 +70,8 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
   // The console is gone: SIGKILL to the group (when running), close the socket, and send
   // the console nothing more.
   void console_gone();
+  // The console's queue has room again: reading from the app daemon resumes.
+  void console_has_room();
   // From the AppTable: the app daemon ended with `status` (waitpid's).
   void exited(int status);
 
@@ -102,6 +108,9 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
   boost::asio::steady_timer beat_;
   std::uint64_t beats_ = 0;
   bool started_ = false;
+  // The console had too much waiting for it: no read of the app daemon is in flight (its
+  // heartbeats wait in the socket, so its silence is not counted meanwhile).
+  bool held_back_ = false;
   std::chrono::steady_clock::time_point last_heard_;
 };
 

@@ -54,6 +54,10 @@ void ConsoleSession::ending(const std::string& why) {
   if (app_) app_->console_gone();
 }
 
+void ConsoleSession::queue_shrank() {
+  if (app_ && queued_bytes() < kReadOnBelow) app_->console_has_room();
+}
+
 void ConsoleSession::close(const std::string& why, bool after_reply) {
   server().count_refusal(!authenticated() ? "hello_refused" : after_reply ? "request_refused" : "protocol_error");
   if (!after_reply) return fail(why, "protocol error");
@@ -88,9 +92,10 @@ void ConsoleSession::answer_plain_console() {
 std::optional<std::string> ConsoleSession::launch(const Envelope& m) {
   auto app = std::make_shared<AppSupervisor>(daemon_.io(), label(), m.launch(),
                                              [weak = weak_from_this()](const Envelope& message) {
-                                               if (auto self = std::static_pointer_cast<ConsoleSession>(weak.lock())) {
-                                                 self->send(message);
-                                               }
+                                               auto self = std::static_pointer_cast<ConsoleSession>(weak.lock());
+                                               if (!self) return true;
+                                               self->send(message);
+                                               return self->queued_bytes() < kHoldBackAt;
                                              });
   if (auto problem = app->start(daemon_.config().appd_path, m, daemon_.apps())) return problem;
   app_ = std::move(app);

@@ -15,6 +15,7 @@
 #ifndef SLUICE_DAEMONS_CONSOLE_SESSION_H_
 #define SLUICE_DAEMONS_CONSOLE_SESSION_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,6 +34,11 @@ class HostDaemon;
 
 class ConsoleSession : public control::TlsSession, private ConsoleProtocol::Handler {
  public:
+  // What the app daemon says waits for the console up to kHoldBackAt bytes; past that its
+  // supervisor reads no more until the console has taken all but kReadOnBelow.
+  static constexpr std::size_t kHoldBackAt = std::size_t{4} << 20;
+  static constexpr std::size_t kReadOnBelow = std::size_t{1} << 20;
+
   // `id` numbers the session in log lines. `daemon` outlives the session. `ticket` counts
   // the connection against the daemon's caps until the console is authenticated.
   ConsoleSession(boost::asio::ip::tcp::socket socket, HostDaemon& daemon, std::uint64_t id,
@@ -47,6 +53,7 @@ class ConsoleSession : public control::TlsSession, private ConsoleProtocol::Hand
   control::ServerProtocol& protocol() override { return protocol_; }
   void begin() override;
   void ending(const std::string& why) override;
+  void queue_shrank() override;
   void close(const std::string& why, bool after_reply) override;
 
   // A first byte of 0 is a console of protocol version 1: answer it in its framing.

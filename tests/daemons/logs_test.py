@@ -9,10 +9,12 @@ every line stays in its host's log.
 """
 import fcntl
 import os
+import signal
 import re
 import struct
 import subprocess
 import termios
+import time
 
 from harness import check, main
 
@@ -159,6 +161,39 @@ streams:
           f"the console says how many it did not show ({held}): shown and held back make the {logged} on b",
           err[-2000:])
     check("every line is in that host's sluiced log" in err, "and where they are", err[-2000:])
+
+    # A console that stops reading (Ctrl-Z for a moment) while a copy on c prints hard: c's
+    # sluiced holds a bounded amount for it and stops taking more from the app daemon, whose
+    # copy then waits on stdout, as on a paused terminal; once the console reads again every
+    # line arrives. (sluiced queued all of it: 470 MB in 2 s.)
+    c = h.start("c")
+    prints = 3000000
+    loud = h.topology("loud.yaml", f"""name: loud
+hosts: {{c: {c.address}}}
+filters:
+  talk: {{class: Chatter, library: {lib}, args: {{print: "line from c, padded to fill the pipe faster", print_count: {prints}}}}}
+""")
+
+    def high_water_kib(pid):
+        with open(f"/proc/{pid}/status") as f:
+            return int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1))
+
+    before = high_water_kib(c.pid)
+    p, out, err = h.start_console("run", loud)
+    h.wait_for(lambda: os.path.getsize(out.name) > 1000000 or p.poll() is not None, 60, "the loud copy's first MB")
+    p.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(1.5)
+    finally:
+        p.send_signal(signal.SIGCONT)
+    check(p.wait(timeout=300) == 0, "the loud run finishes after its console paused", open(err.name).read()[-3000:])
+    grown = high_water_kib(c.pid) - before
+    check(grown < 32 * 1024, f"c's sluiced held a bounded amount for the paused console: its peak memory grew by "
+          f"{grown // 1024} MiB", c.text()[-2000:])
+    with open(out.name, "rb") as f:
+        lines = f.read().split(b"\n")
+    check(len(lines) == prints + 1 and lines[-2] == b"line from c, padded to fill the pipe faster %d" % (prints - 1),
+          f"every printed line reached the console's stdout ({len(lines) - 1} of {prints})", lines[-3:])
 
     # A log pipe whose reader went (a `| tee` that died): sluiced and its app daemons go on,
     # their lines lost (EPIPE); the app daemon used to die by SIGPIPE at its first line.
