@@ -122,6 +122,7 @@ void AppDaemon::quit(int status) {
   // Copy threads may be blocked or stuck in user code; the process ends here either way.
   dlog::debug("exiting with status " + std::to_string(status));
   flush_logs();
+  sluice::logging::flush_background(1s);
   _exit(status);
 }
 
@@ -129,6 +130,7 @@ void AppDaemon::send(const Envelope& message) {
   std::string why;
   if (channel_.send(message, kSluicedSilence, &why)) return;
   dlog::error("control connection to sluiced: " + why + " (sluiced is gone, stopped or hung); exiting");
+  sluice::logging::flush_background(1s);
   _exit(1);
 }
 
@@ -471,8 +473,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Its stderr is sluiced's log: when that log's reader is gone (a `| tee` that died), a line
-  // is lost (EPIPE), not the application.
+  // is lost (EPIPE), not the application; when it stops reading, lines wait (1 MiB), then are
+  // dropped and counted, and the copies that log go on.
   ::signal(SIGPIPE, SIG_IGN);
+  sluice::logging::write_in_background();
   // Before any thread, and before a JVM (which keeps these handlers and chains to them).
   set_crash_output(crash_fd);
   sluice::crash::install_handlers();

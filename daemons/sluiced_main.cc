@@ -148,6 +148,9 @@ int main(int argc, char** argv) {
     }
   }
   ::signal(SIGPIPE, SIG_IGN);
+  // A log reader that stops reading (a paused `| less`) must not stop the daemon: lines wait
+  // (1 MiB), then are dropped and counted.
+  sluice::logging::write_in_background();
   try {
     sluice::sluiced::Config config;
     config.tls = tls;

@@ -14,6 +14,7 @@ import re
 import struct
 import subprocess
 import termios
+import threading
 import time
 
 from harness import check, main
@@ -223,6 +224,57 @@ work: [one, two]
     check(status == 0 and "units of work: 2/2 finished" in err and "SIGPIPE" not in err,
           "a run on a sluiced whose log pipe has no reader finishes (no SIGPIPE)", err)
     check(orphan.poll() is None, "that sluiced is still running")
+
+    # A log reader that stops reading (a paused `| less`): sluiced and its app daemons go on,
+    # the lines wait (1 MiB), then are dropped and counted; once the reader reads again, a line
+    # says how many. Here the pipe holds 4 KiB, and a copy logs 100000 lines (3 MB) at once.
+    r, w = os.pipe()
+    fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ
+    stuck = subprocess.Popen([h.sluiced, "--listen", "127.0.0.1:0", "--token-file", h.token, "--verbose"],
+                             stdout=w, stderr=subprocess.STDOUT)
+    h.cleanups.append(lambda: (stuck.poll() is None and stuck.kill(), stuck.wait()))
+    os.close(w)
+    reader = os.fdopen(r, "rb")
+    seen = b""
+    while not re.search(rb"listening on (\S+?);", seen):
+        chunk = reader.read1(4096)
+        check(chunk, "the sluiced with a stuck log reader says where it listens", seen)
+        seen += chunk
+    address = re.search(rb"listening on (\S+?);", seen).group(1).decode()
+    flood = 100000
+    unread = h.topology("unread.yaml", f"""name: unread
+hosts: {{d: {address}}}
+filters:
+  flood: {{class: Chatter, library: {lib}, args: {{count: {flood}}}}}
+  slow:  {{class: Chatter, library: {lib}, args: {{count: 50, every_ms: 100, last: "slow one done"}}}}
+""")
+    p, out, err = h.start_console("run", unread)
+    time.sleep(1)  # nobody reads the log meanwhile: the flood is over, most of it dropped
+    status, vout, verr, _ = h.run("validate", unread, timeout=60)
+    check(status == 0 and "ok, sluiced on" in vout,
+          "while nobody reads its log, sluiced still answers another console", vout + verr)
+    check(p.poll() is None, "and the run goes on", open(err.name).read()[-2000:])
+    got = []
+    drain = threading.Thread(target=lambda: got.append(reader.read()))  # until every writer is gone
+    drain.start()
+    check(p.wait(timeout=120) == 0, "the run whose host's log was not read finishes", open(err.name).read()[-3000:])
+    status, _, rerr, _ = h.run("run", unread, "--no-progress", timeout=120)
+    check(status == 0, "and the next run on that sluiced too", rerr[-2000:])
+    stuck.terminate()
+    stuck.wait(timeout=10)
+    drain.join(timeout=30)
+    log = (seen + b"".join(got)).decode("utf-8", "replace")
+    notes = re.findall(r"sluice-appd\(d\)\[\d+\] \[warn\] (\d+) log lines? not written: stderr took nothing for "
+                       r"a while \(a stuck or paused log reader\); sluice-appd\(d\) went on without waiting\n", log)
+    # The note counts every line the app daemon did not write: the filters' and its own few.
+    logged = 2 * (flood + 50 + 1)
+    written = len(re.findall(r"^\[(?:flood|slow)#0@d\] (?:info|warn): ", log, re.M))
+    dropped = sum(int(n) for n in notes)
+    check(notes and logged <= written + dropped <= logged + 50,
+          f"the app daemons' lines not written are counted: {written} written and {notes} dropped make the "
+          f"{logged} its filters logged (and a few of its own)", log[-3000:])
+    check(log.count("[slow#0@d] warn: slow one done") == 2 and "exited with status 0" in log,
+          "the lines logged after the reader came back are all there", log[-3000:])
 
 
 if __name__ == "__main__":

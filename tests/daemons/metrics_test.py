@@ -50,6 +50,7 @@ def test(h):
                    "hello_refused", "request_refused", "protocol_error"]:
         check(m.get('sluiced_refusals_total{reason="%s"}' % reason) == 0, "refusal %s starts at 0" % reason, m)
     check(m["sluiced_sessions_total"] == 0 and m["sluiced_app_daemons"] == 0, "nothing yet", m)
+    check(m["sluiced_log_lines_dropped_total"] == 0, "no log line dropped (its log is a file)", m)
 
     # A stranger who does not speak TLS, and a console with the wrong token.
     with socket.create_connection(("127.0.0.1", a.port)) as s:

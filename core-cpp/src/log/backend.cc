@@ -1,5 +1,6 @@
 #include "log/backend.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include "log/background_writer.h"
 #include "log/log_output.h"
 
 namespace sluice::logging {
@@ -57,8 +59,12 @@ class ClearLineFlag final : public spdlog::custom_flag_formatter {
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<ClearLineFlag>(); }
 };
 
+// Set by write_in_background, never unset but in a fork()ed child (which has no writer thread).
+std::atomic<BackgroundWriter*> background{nullptr};
+
 // An spdlog sink that writes each formatted line to stderr with one write(2) (spdlog's own
-// stderr sinks use stdio, which may split a line across writes).
+// stderr sinks use stdio, which may split a line across writes), or hands it to the
+// background writer.
 class StderrLineSink final : public spdlog::sinks::base_sink<std::mutex> {
  public:
   explicit StderrLineSink(const std::string& pattern) {
@@ -71,6 +77,9 @@ class StderrLineSink final : public spdlog::sinks::base_sink<std::mutex> {
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t line;
     formatter_->format(msg, line);
+    if (BackgroundWriter* writer = background.load(std::memory_order_acquire)) {
+      return writer->add(std::string_view(line.data(), line.size()));
+    }
     (void)!::write(STDERR_FILENO, line.data(), line.size());
   }
   void flush_() override {}
@@ -198,6 +207,39 @@ void set_process_name(std::string n) {
 std::string process_name() {
   std::lock_guard<std::mutex> lock(name_mu);
   return name();
+}
+
+void write_in_background(std::size_t max_queued) {
+  static std::once_flag once;
+  std::call_once(once, [max_queued] {
+    // The note is a process line of its own, formatted by the writer thread alone.
+    auto formatter = std::make_shared<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+    formatter->add_flag<LevelFlag>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %n[%P] [%*] %v");
+    auto note = [formatter](std::uint64_t dropped) {
+      const std::string n = process_name();
+      const std::string text = std::to_string(dropped) + " log line" + (dropped == 1 ? "" : "s") +
+                               " not written: stderr took nothing for a while (a stuck or paused log reader); " +
+                               n + " went on without waiting";
+      const spdlog::details::log_msg msg(spdlog::string_view_t(n.data(), n.size()), spdlog::level::warn,
+                                         spdlog::string_view_t(text.data(), text.size()));
+      spdlog::memory_buf_t line;
+      formatter->format(msg, line);
+      return std::string(line.data(), line.size());
+    };
+    // Never destroyed: its thread may be stuck in write(2) at exit (background_writer.h).
+    background.store(new BackgroundWriter(STDERR_FILENO, max_queued, std::move(note)), std::memory_order_release);
+    ::pthread_atfork(nullptr, nullptr, [] { background.store(nullptr, std::memory_order_relaxed); });
+    std::atexit([] { flush_background(std::chrono::seconds(1)); });
+  });
+}
+
+void flush_background(std::chrono::milliseconds timeout) {
+  if (BackgroundWriter* writer = background.load(std::memory_order_acquire)) writer->flush(timeout);
+}
+
+std::uint64_t lines_dropped() {
+  BackgroundWriter* writer = background.load(std::memory_order_acquire);
+  return writer != nullptr ? writer->dropped() : 0;
 }
 
 }  // namespace sluice::logging

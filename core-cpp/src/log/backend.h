@@ -17,11 +17,17 @@
 // read once; SLUICE_LOG_LEVEL, its older name, is still read when SLUICE_LOG is not set, with
 // a warning. Logger::set_level changes it (the daemons' --verbose).
 //
+// A long-lived daemon (sluiced, sluice-appd, `sluice serve`) has its lines written by a thread
+// of its own (write_in_background): a log reader that stops reading cannot stop the daemon.
+//
 // Thread safety: every function is safe from any thread. spdlog is a private dependency:
 // no public header includes it.
 #ifndef SLUICE_LOG_BACKEND_H_
 #define SLUICE_LOG_BACKEND_H_
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -39,6 +45,18 @@ void plain_line(LogLevel level, std::string_view text);
 // The name process_line writes before "[pid]": "sluiced", "sluice-appd(b)". Default: "sluice".
 void set_process_name(std::string name);
 std::string process_name();
+
+// From now on, lines go to stderr from a thread of their own (log/background_writer.h): up to
+// `max_queued` bytes wait while stderr takes nothing (a paused `| less`, a stuck collector);
+// lines beyond are dropped, and once stderr takes lines again a process line says how many
+// (and that the process went on). Waiting lines are written at exit (1 s at most). For a
+// daemon, early in main(), before any other thread. A child of fork() writes directly again.
+// Idempotent.
+void write_in_background(std::size_t max_queued = std::size_t{1} << 20);
+// Waits until the lines logged so far are written, `timeout` at most (before _exit).
+void flush_background(std::chrono::milliseconds timeout);
+// Lines dropped because stderr did not take them (write_in_background), since the start.
+std::uint64_t lines_dropped();
 
 }  // namespace sluice::logging
 

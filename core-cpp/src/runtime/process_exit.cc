@@ -1,9 +1,11 @@
 #include "runtime/process_exit.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
+#include "log/backend.h"
 #include "runtime/crash_report.h"
 
 namespace sluice::process {
@@ -12,9 +14,10 @@ namespace {
 std::atomic<bool> end_early{false};
 std::atomic<bool> jvm_running{false};
 
-// Flushes stdout and stderr (skipping one whose lock another thread holds, where a flush
+// Flushes the log, stdout and stderr (skipping one whose lock another thread holds, where a flush
 // could hang) and ends the process with `status` at once.
 [[noreturn]] void flush_and_end(int status) {
+  logging::flush_background(std::chrono::seconds(1));  // a daemon's log lines still waiting
   for (std::FILE* stream : {stdout, stderr}) {
     if (::ftrylockfile(stream) == 0) {
       ::fflush_unlocked(stream);
