@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sync/waiter.h"
+
 namespace sluice {
 
 ClientEnd::ClientEnd(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
@@ -34,7 +36,7 @@ ClientEnd::~ClientEnd() {
 void ClientEnd::add_share(std::vector<StreamStats>& streams) const {
   if (stream_index_ >= streams.size()) return;
   StreamStats& row = streams[stream_index_];
-  add_reads(row, *port_);
+  add_reads(row, *port_, Waiter::coarse_now_ns());
   add_queues(row, *graph_->streams()[stream_index_]);
   // These reads are live, the producers' count is from their hosts' last report (twice a
   // second): never show more read than written (a backlog of buffers - consumed below 0).

@@ -18,6 +18,7 @@
 #include "sched/scheduler.h"
 #include "text/integer.h"
 #include "stream/input_port.h"
+#include "sync/waiter.h"
 #include "sync/run_signal.h"
 #include "sync/thread_name.h"
 
@@ -515,20 +516,22 @@ std::vector<StreamStats> Engine::stream_stats() const {
     stats.consumer_copies = stream->consumer_copies;
     out.push_back(stats);
   }
+  // Waits under way count too: a producer blocked all along shows blocked, not 0.
+  const std::uint64_t now = Waiter::coarse_now_ns();
   for (const auto& [stream, port] : state_->producer_ports) {
     out[stream].buffers += port->counters().buffers.get();
     out[stream].bytes += port->counters().bytes.get();
-    out[stream].producer_blocked_ns += port->counters().blocked_ns.get();
+    out[stream].producer_blocked_ns += port->counters().blocked_ns.get() + port->waiting_ns(now);
   }
-  for (const auto& [stream, port] : state_->consumer_ports) add_reads(out[stream], *port);
+  for (const auto& [stream, port] : state_->consumer_ports) add_reads(out[stream], *port, now);
   const auto& streams = state_->graph.streams();
   for (std::size_t i = 0; i < streams.size(); ++i) add_queues(out[i], *streams[i]);
   return out;
 }
 
-void add_reads(StreamStats& into, const InputPort& port) {
+void add_reads(StreamStats& into, const InputPort& port, std::uint64_t now_ns) {
   into.consumed += port.counters().buffers.get();
-  into.consumer_blocked_ns += port.counters().blocked_ns.get();
+  into.consumer_blocked_ns += port.counters().blocked_ns.get() + port.waiting_ns(now_ns);
   // A run the copy took off its queue and has not finished reading: still waiting for the
   // filter as far as users can tell (read() counts it as read once it is over).
   into.queued += port.counters().in_hand.get();

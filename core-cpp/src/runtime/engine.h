@@ -76,9 +76,10 @@ struct StreamStats {
 
 // Adds `from`'s counters, queue depth and capacity to `into` (label and copy counts stay).
 void add_counters(StreamStats& into, const StreamStats& from);
-// Adds what consumer copy `port` read of its stream to `into`: consumed, time blocked, and
-// the run it took and has not read to the end (as queued, with the run's room as capacity).
-void add_reads(StreamStats& into, const InputPort& port);
+// Adds what consumer copy `port` read of its stream to `into`: consumed, time blocked (with
+// a wait under way at `now_ns`, Waiter::coarse_now_ns), and the run it took and has not read
+// to the end (as queued, with the run's room as capacity).
+void add_reads(StreamStats& into, const InputPort& port, std::uint64_t now_ns);
 // Adds what waits in `stream`'s queues in this process, every lane, to `into`'s queued and
 // capacity.
 void add_queues(StreamStats& into, const StreamRuntime& stream);

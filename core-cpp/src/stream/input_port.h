@@ -43,6 +43,12 @@ class InputPort final : public InputStream {
 
   InputChannel& channel() { return channel_; }
   const PortCounters& counters() const { return counters_; }
+  // How long this copy has been waiting for data on this port right now, by the clock of
+  // Waiter::coarse_now_ns; 0 when it is not. counters().blocked_ns counts a wait once it
+  // is over.
+  std::uint64_t waiting_ns(std::uint64_t now_ns) const noexcept {
+    return waiting_ != nullptr ? waiting_->waiting_on(&channel_.label(), now_ns) : 0;
+  }
   // The most buffers a run takes (no more than the queue's lanes hold): what the port may
   // hold beside its queue.
   std::size_t run_size() const { return std::min(run_size_, channel_.capacity()); }

@@ -77,10 +77,18 @@ Buffer OutputPort::allocate_more() {
   room_.throw_if_aborted();  // after an abort every allocate throws, even one that would not wait
   if (std::optional<Buffer> free = pool_.try_acquire()) return std::move(*free);
   std::uint64_t blocked = 0;
-  WaitRecord::Scope scope(waiting_, "allocate", &stream_label_);
-  Buffer buffer = pool_.acquire(&blocked);
+  std::optional<Buffer> buffer;
+  counting_aborted_wait([&] {
+    WaitRecord::Scope scope(waiting_, "allocate", &stream_label_);
+    buffer.emplace(pool_.acquire(&blocked));
+  });
+  // Counted once the wait is no longer marked: a snapshot never counts it twice (waiting_ns).
   if (blocked != 0) counters_.blocked_ns.add(blocked);
-  return buffer;
+  return std::move(*buffer);
+}
+
+std::uint64_t OutputPort::waiting_ns(std::uint64_t now_ns) const noexcept {
+  return waiting_ != nullptr ? waiting_->waiting_on(&stream_label_, now_ns) : 0;
 }
 
 std::optional<Buffer> OutputPort::try_allocate_more() {
@@ -104,8 +112,12 @@ void OutputPort::throw_bad_write(const Buffer& buffer) const {
 
 void OutputPort::push_blocking(Endpoint& endpoint, const Item& item) {
   if (endpoint.try_push(item)) return;
-  WaitRecord::Scope scope(waiting_, "write", &stream_label_);
-  counters_.blocked_ns.add(room_.wait([&] { return endpoint.try_push(item); }));
+  std::uint64_t blocked = 0;
+  counting_aborted_wait([&] {
+    WaitRecord::Scope scope(waiting_, "write", &stream_label_);
+    blocked = room_.wait([&] { return endpoint.try_push(item); });
+  });
+  counters_.blocked_ns.add(blocked);
 }
 
 void OutputPort::push_demand_driven(const Item& item) {
@@ -128,8 +140,12 @@ void OutputPort::push_demand_driven(const Item& item) {
     return true;
   };
   if (try_best()) return;
-  WaitRecord::Scope scope(waiting_, "write", &stream_label_);
-  counters_.blocked_ns.add(room_.wait(try_best));
+  std::uint64_t blocked = 0;
+  counting_aborted_wait([&] {
+    WaitRecord::Scope scope(waiting_, "write", &stream_label_);
+    blocked = room_.wait(try_best);
+  });
+  counters_.blocked_ns.add(blocked);
 }
 
 void OutputPort::write_more(Buffer&& buffer) {

@@ -40,6 +40,10 @@ class OutputPort final : public OutputStream {
   void close();
 
   const PortCounters& counters() const { return counters_; }
+  // How long this copy has been waiting on this port right now (for room, or a free
+  // buffer), by the clock of Waiter::coarse_now_ns; 0 when it is not. counters().blocked_ns
+  // counts a wait once it is over.
+  std::uint64_t waiting_ns(std::uint64_t now_ns) const noexcept;
   // True when write() can put buffers into the consumer's queue inline (one consumer copy,
   // in this process, where this copy has a lane of its own, and membarrier(2)).
   bool writes_inline() const noexcept { return write_lane_.cells != nullptr; }
@@ -59,6 +63,18 @@ class OutputPort final : public OutputStream {
   void push_blocking(Endpoint& endpoint, const Item& item);
   void push_demand_driven(const Item& item);
   [[noreturn]] void throw_bad_write(const Buffer& buffer) const;
+  // Runs `wait`; when it ends by an exception (an abort: a stall, a failure elsewhere), the
+  // time it took still counts as blocked.
+  template <typename Wait>
+  void counting_aborted_wait(Wait&& wait) {
+    const std::uint64_t start = Waiter::coarse_now_ns();
+    try {
+      wait();
+    } catch (...) {
+      counters_.blocked_ns.add(Waiter::coarse_now_ns() - start);
+      throw;
+    }
+  }
 
   const std::string name_;
   const std::string stream_label_;  // "a.out -> b.in", for messages

@@ -24,6 +24,14 @@ struct WaitRecord {
   // so a wait reads up to a tick long, never negative.
   std::atomic<std::uint64_t> since_ns{0};
 
+  // How long the copy has been waiting on `stream` at `now_ns` (Waiter::coarse_now_ns), or 0
+  // when it is not waiting, or waiting on another stream.
+  std::uint64_t waiting_on(const std::string* stream, std::uint64_t now_ns) const noexcept {
+    if (op.load(std::memory_order_acquire) == nullptr || this->stream.load(std::memory_order_relaxed) != stream) return 0;
+    const std::uint64_t since = since_ns.load(std::memory_order_relaxed);
+    return now_ns > since ? now_ns - since : 0;
+  }
+
   // Marks a wait for the life of the scope. `record` may be null (ports made by tests).
   class Scope {
    public:
