@@ -577,7 +577,15 @@ Task* Scheduler::next_task(Worker& w) {
       w.sleeping = true;
       seen = w.wake.load(std::memory_order_acquire);
     }
+    asleep_workers_.fetch_add(1);
     futex_wait(w.wake, seen, 1000);
+    // Seq_cst with the monitor's store of monitor_resting_ and its count of sleepers: either
+    // it sees this worker awake, or this worker sees it resting and wakes it.
+    asleep_workers_.fetch_sub(1);
+    if (monitor_resting_.load()) {
+      std::lock_guard<std::mutex> lock(monitor_mu_);
+      monitor_cv_.notify_all();
+    }
     {
       std::lock_guard<std::mutex> lock(w.mu);
       w.sleeping = false;
@@ -754,6 +762,14 @@ void Scheduler::monitor() {
     // waiting for its next unit): sleep until spawn() starts one, rather than wake every
     // millisecond for nothing (~1 % of a CPU in an idle `sluice serve`).
     monitor_cv_.wait(lock, [&] { return monitor_stop_ || live_.load() > 0; });
+    // Nor while every worker sleeps (tasks live, but all wait: copies between units of work
+    // in a deployed application): until one wakes (a task was made ready, or the worker's
+    // 1 s look), nothing runs that could be stuck, nor waits for a worker.
+    monitor_resting_.store(true);
+    monitor_cv_.wait(lock, [&] {
+      return monitor_stop_ || asleep_workers_.load() < worker_count_.load(std::memory_order_acquire);
+    });
+    monitor_resting_.store(false);
     if (monitor_cv_.wait_for(lock, kMonitorPeriod, [&] { return monitor_stop_; })) return;
     const int n = worker_count_.load(std::memory_order_acquire);
     const std::uint64_t now = Waiter::now_ns();

@@ -156,6 +156,11 @@ class Scheduler {
   std::mutex monitor_mu_;  // guards monitor_stop_
   std::condition_variable monitor_cv_;
   bool monitor_stop_ = false;
+  // Workers asleep on their futex (every task they have waits on a Waiter, or none is left).
+  // While all are, the monitor rests (monitor_resting_) until one wakes: nothing runs, so
+  // nothing can be stuck, and tasks that all wait for the next unit of work cost no CPU.
+  std::atomic<int> asleep_workers_{0};
+  std::atomic<bool> monitor_resting_{false};
   std::thread monitor_;
 };
 

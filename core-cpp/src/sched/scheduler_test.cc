@@ -109,6 +109,35 @@ TEST(SchedulerTest, AnIdleSchedulerDoesNotWakeUp) {
   expect_second_task_runs_beside(s, [] {});  // the next unit
 }
 
+// Tasks that live but all wait (a deployed application's copies between units of work, as
+// in an idle `sluice serve`): the monitor rests too (it woke ~900 times a second), and the
+// tasks still run when woken, with the monitor watching them again.
+TEST(SchedulerTest, TasksThatAllWaitCostNoWakeUps) {
+  RunSignal signal;
+  Waiter next_unit(signal);
+  std::atomic<bool> go{false};
+  std::atomic<int> done{0};
+  {
+    Scheduler s(with_workers(2));
+    for (int i = 0; i < 4; ++i) {
+      s.spawn(
+          [&] {
+            next_unit.wait([&] { return go.load(std::memory_order_acquire); });
+            done.fetch_add(1);
+          },
+          i, nullptr);
+    }
+    std::this_thread::sleep_for(300ms);  // the workers park the tasks and sleep
+    const long before = process_context_switches();
+    std::this_thread::sleep_for(300ms);
+    const long woke = process_context_switches() - before;
+    EXPECT_LT(woke, 30) << "a scheduler whose tasks all wait woke " << woke << " times in 300 ms";
+    go.store(true, std::memory_order_release);
+    next_unit.notify();
+    EXPECT_TRUE(eventually([&] { return done.load() == 4; }));
+  }
+}
+
 TEST(SchedulerTest, ATaskThatNeverWaitsDoesNotStarveTheOthersOnItsWorker) {
   expect_second_task_runs_beside([] {});  // computing
 }
