@@ -131,7 +131,9 @@ void RemoteRun::sample_status(bool now) {
 }
 
 void RemoteRun::check_stall(std::uint64_t unit) {
-  const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(streams()));
+  const std::vector<StreamStats> now = streams();
+  if (now.empty()) return;  // no stream, no buffer to move: copies that only print, say
+  const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(now));
   if (verdict == StallWatch::Verdict::kMoving) return;
   const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity(), stats_.in_flight());
   if (verdict == StallWatch::Verdict::kReport) {

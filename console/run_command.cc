@@ -171,7 +171,9 @@ class StallMonitor {
     std::unique_lock<std::mutex> lock(mu_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; })) {
       if (!active_) continue;
-      const StallWatch::Verdict verdict = watch_.observe(buffers_moved(engine_.stream_stats()));
+      const std::vector<StreamStats> streams = engine_.stream_stats();
+      if (streams.empty()) continue;  // no stream, no buffer to move: copies that only print, say
+      const StallWatch::Verdict verdict = watch_.observe(buffers_moved(streams));
       if (verdict == StallWatch::Verdict::kMoving) continue;
       const std::string report = stall_report(watch_.quiet_seconds(), engine_.activity());
       if (verdict == StallWatch::Verdict::kReport) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <functional>
 #include <cstring>
 #include <mutex>
 
@@ -156,9 +157,10 @@ FdChannel::Status FdChannel::receive(Envelope* out, std::chrono::milliseconds ti
   }
 }
 
-bool FdChannel::send(const Envelope& envelope, std::chrono::milliseconds timeout, std::string* why) {
+bool FdChannel::send(const Envelope& envelope, std::chrono::milliseconds timeout, std::string* why,
+                     const std::function<bool()>& alive) {
   const std::string frame = encode(envelope);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   auto fail = [why](std::string what) {
     if (why != nullptr) *why = std::move(what);
     return false;
@@ -169,16 +171,20 @@ bool FdChannel::send(const Envelope& envelope, std::chrono::milliseconds timeout
     ssize_t n = ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n >= 0) {
       done += static_cast<std::size_t>(n);
+      deadline = std::chrono::steady_clock::now() + timeout;  // it took something
       continue;
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return fail(std::string("write: ") + std::strerror(errno));
     int wait_ms = -1;
     if (timeout.count() >= 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto now = std::chrono::steady_clock::now();
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      if (left.count() <= 0 && alive && alive()) left = timeout;
       if (left.count() <= 0) {
         return fail("the peer took nothing for " + std::to_string(timeout.count()) + " ms");
       }
+      deadline = now + left;
       wait_ms = static_cast<int>(left.count());
     }
     pollfd pfd{fd_, POLLOUT, 0};

@@ -11,6 +11,7 @@
 #define SLUICE_CONTROL_CODEC_H_
 
 #include <chrono>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -74,12 +75,14 @@ class FdChannel {
   // Waits up to `timeout` (negative: forever) for the next message. kClosed: the peer
   // closed; kError: an I/O error or a malformed frame (error() says which).
   Status receive(Envelope* out, std::chrono::milliseconds timeout);
-  // Sends one message, waiting up to `timeout` (negative: forever) for the peer to take
-  // it. Returns false when the connection is gone or the peer took nothing for that long,
-  // with why in *why (when given); the channel may have sent part of the frame then, so
-  // send nothing more on it.
+  // Sends one message, waiting while the peer takes it. Returns false when the connection
+  // is gone or the peer took nothing for `timeout` (negative: wait for ever), with why in
+  // *why (when given); the channel may have sent part of the frame then, so send nothing
+  // more on it. `alive`, when given, is asked each time the peer has taken nothing for
+  // `timeout`: true when the peer is known to be alive, only holding this side back, which
+  // starts the `timeout` again.
   bool send(const Envelope& envelope, std::chrono::milliseconds timeout = std::chrono::milliseconds(-1),
-            std::string* why = nullptr);
+            std::string* why = nullptr, const std::function<bool()>& alive = {});
   // Shuts the socket down both ways: a blocked receive() returns kClosed.
   void shutdown();
   const std::string& error() const { return error_; }

@@ -23,6 +23,7 @@
 // SIGTERM/SIGKILL to its process group (sluiced's abort). sluiced also sets
 // PR_SET_PDEATHSIG, so no app daemon outlives its host daemon.
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -94,9 +95,13 @@ class AppDaemon {
   // is done). `stage_end`: everything the filters wrote until now, else whole lines.
   void flush_logs(bool stage_end = true);
   [[noreturn]] void quit(int status);
-  // Sends `message` to sluiced; when it is gone, or takes nothing for kSluicedSilence (a
-  // stopped or hung sluiced), the process exits: nothing is left running without it.
+  // Sends `message` to sluiced; when it is gone, or takes nothing and says nothing for
+  // kSluicedSilence (a stopped or hung sluiced), the process exits: nothing is left running
+  // without it.
   void send(const Envelope& message);
+  // While a send waits: sluiced said something within kSluicedSilence (the receive loop's
+  // last message, or new bytes from it waiting unread).
+  bool sluiced_alive();
 
   sluice::control::FdChannel channel_;
   const int crash_fd_;
@@ -113,6 +118,10 @@ class AppDaemon {
   // log until the process ends.
   std::unique_ptr<sluice::daemon::LogForwarder> logs_;
   std::mutex logs_mu_;  // held while a batch is taken and sent, so batches leave in order
+  // When sluiced last said something (steady_clock ns), and the unread bytes from it that
+  // sluiced_alive() last saw.
+  std::atomic<std::int64_t> last_heard_ns_{std::chrono::steady_clock::now().time_since_epoch().count()};
+  std::atomic<int> unread_seen_{0};
   std::mutex mu_;  // guards network_failure_, network_failure_sent_
   std::optional<std::string> network_failure_;
   bool network_failure_sent_ = false;
@@ -126,9 +135,22 @@ void AppDaemon::quit(int status) {
   _exit(status);
 }
 
+bool AppDaemon::sluiced_alive() {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  // Bytes from sluiced that nobody has read yet (this thread, blocked sending, is the one
+  // that reads them): its heartbeats, every 500 ms, while it holds this daemon back.
+  int unread = 0;
+  if (::ioctl(channel_.fd(), FIONREAD, &unread) == 0 && unread != unread_seen_.exchange(unread)) {
+    last_heard_ns_.store(now);
+  }
+  return now - last_heard_ns_.load() < std::chrono::nanoseconds(kSluicedSilence).count();
+}
+
 void AppDaemon::send(const Envelope& message) {
   std::string why;
-  if (channel_.send(message, kSluicedSilence, &why)) return;
+  // sluiced stops reading while this host's console has much waiting (a slow link, a
+  // console stopped for a moment): the send waits as long as sluiced is heard from.
+  if (channel_.send(message, kSluicedSilence, &why, [this] { return sluiced_alive(); })) return;
   dlog::error("control connection to sluiced: " + why + " (sluiced is gone, stopped or hung); exiting");
   sluice::logging::flush_background(1s);
   _exit(1);
@@ -354,6 +376,7 @@ int AppDaemon::run() {
     const auto status = channel_.receive(&m, 250ms);
     if (status == sluice::control::FdChannel::Status::kMessage) {
       last_heard = std::chrono::steady_clock::now();
+      last_heard_ns_.store(last_heard.time_since_epoch().count());
     } else if (status == sluice::control::FdChannel::Status::kTimeout &&
                std::chrono::steady_clock::now() - last_heard > kSluicedSilence) {
       // Only after a receive that found nothing: messages queued while launch or wiring

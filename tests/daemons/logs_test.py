@@ -10,6 +10,7 @@ every line stays in its host's log.
 import fcntl
 import os
 import signal
+import socket
 import re
 import struct
 import subprocess
@@ -18,6 +19,52 @@ import threading
 import time
 
 from harness import check, main
+
+
+class ThrottledProxy:
+    """Forwards 127.0.0.1:port to `target_port`, the way back at `rate` bytes a second."""
+
+    def __init__(self, target_port, rate):
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(4)
+        self.port = self.listener.getsockname()[1]
+        self.target_port, self.rate, self.sockets = target_port, rate, [self.listener]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.socket()
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)  # a small window, as on a WAN
+            server.connect(("127.0.0.1", self.target_port))
+            self.sockets += [client, server]
+            threading.Thread(target=self.pipe, args=(client, server, None), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(server, client, self.rate), daemon=True).start()
+
+    def pipe(self, source, sink, rate):
+        try:
+            while True:
+                chunk = source.recv(4096 if rate else 65536)
+                if not chunk:
+                    break
+                sink.sendall(chunk)
+                if rate:
+                    time.sleep(len(chunk) / rate)
+        except OSError:
+            pass
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        for s in self.sockets:
+            s.close()
 
 
 def visible_lines(text):
@@ -195,6 +242,22 @@ filters:
         lines = f.read().split(b"\n")
     check(len(lines) == prints + 1 and lines[-2] == b"line from c, padded to fill the pipe faster %d" % (prints - 1),
           f"every printed line reached the console's stdout ({len(lines) - 1} of {prints})", lines[-3:])
+
+    # The same across a slow link (500 KB/s from sluiced to the console, through a proxy):
+    # sluiced holds the app daemon back for seconds at a time, and the app daemon, blocked
+    # sending, waits as long as sluiced is heard from. (It took that for a dead sluiced after
+    # 4 s and exited: "the peer took nothing for 4000 ms".)
+    proxy = ThrottledProxy(c.port, 500000)
+    h.cleanups.append(proxy.close)
+    prints = 200000
+    slow_link = h.topology("slow_link.yaml", open(loud).read().replace(c.address, f"127.0.0.1:{proxy.port}")
+                           .replace("print_count: 3000000", f"print_count: {prints}"))
+    status, out, err, secs = h.run("run", slow_link, "--no-progress", timeout=300)
+    check(status == 0, f"a run whose console is behind a slow link finishes ({secs:.1f} s)", err[-3000:],
+          c.text()[-3000:])
+    lines = out.split("\n")
+    check(len(lines) == prints + 1 and lines[-2] == f"line from c, padded to fill the pipe faster {prints - 1}",
+          f"every printed line crossed the slow link ({len(lines) - 1} of {prints})", lines[-3:])
 
     # A log pipe whose reader went (a `| tee` that died): sluiced and its app daemons go on,
     # their lines lost (EPIPE); the app daemon used to die by SIGPIPE at its first line.
