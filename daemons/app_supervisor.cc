@@ -52,7 +52,9 @@ constexpr std::size_t kMaxCrashReport = 1024;
     const long max_fd = ::sysconf(_SC_OPEN_MAX);
     for (long fd = 5; fd < (max_fd > 0 ? max_fd : 65536); ++fd) ::close(static_cast<int>(fd));
   }
-  const char* argv[] = {appd_path.c_str(), "--control-fd", "3", "--crash-fd", "4", nullptr};
+  // sluiced's --verbose is the app daemon's too (SLUICE_LOG=debug reaches it anyway).
+  const char* verbose = logging::enabled(dlog::Level::kDebug) ? "--verbose" : nullptr;
+  const char* argv[] = {appd_path.c_str(), "--control-fd", "3", "--crash-fd", "4", verbose, nullptr};
   ::execv(appd_path.c_str(), const_cast<char* const*>(argv));
   const std::string msg = "sluice-appd: cannot execute " + appd_path + ": " + std::strerror(errno) + "\n";
   (void)!::write(STDERR_FILENO, msg.data(), msg.size());
@@ -137,7 +139,10 @@ std::optional<std::string> AppSupervisor::start(const std::string& appd_path, co
   return std::nullopt;
 }
 
-void AppSupervisor::send(const Envelope& message) { stream_.send(shared_from_this(), message); }
+void AppSupervisor::send(const Envelope& message) {
+  if (!message.has_heartbeat()) dlog::debug(peer_ + ": console -> app daemon: " + control::kind(message));
+  stream_.send(shared_from_this(), message);
+}
 
 void AppSupervisor::abort(const std::string& reason) {
   expected_end_ = true;
@@ -185,6 +190,7 @@ void AppSupervisor::on_read(const FrameRead& r) {
   }
   const Envelope& m = r.message;
   last_heard_ = std::chrono::steady_clock::now();
+  if (!m.has_heartbeat()) dlog::debug(peer_ + ": app daemon -> " + control::kind(m));
   switch (m.body_case()) {
     case Envelope::kHeartbeat:
       break;

@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
       ->type_name("ADDR:PORT")
       ->check(sluice::text::address_check(metrics_rules));
   app.add_flag("--metrics-public", metrics_public, "allow --metrics on an address that is not loopback");
-  app.add_flag("-v,--verbose", verbose, "debug lines too (every control message)");
+  app.add_flag("-v,--verbose", verbose, "debug lines too (every control message but heartbeats), its app daemons' too");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -312,7 +312,7 @@ filters:
   slow:  {{class: Chatter, library: {lib}, args: {{count: 50, every_ms: 100, last: "slow one done"}}}}
 """)
     p, out, err = h.start_console("run", unread)
-    time.sleep(1)  # nobody reads the log meanwhile: the flood is over, most of it dropped
+    time.sleep(2)  # nobody reads the log meanwhile: after 1 s stuck, most of the flood is dropped
     status, vout, verr, _ = h.run("validate", unread, timeout=60)
     check(status == 0 and "ok, sluiced on" in vout,
           "while nobody reads its log, sluiced still answers another console", vout + verr)
@@ -338,6 +338,10 @@ filters:
           f"{logged} its filters logged (and a few of its own)", log[-3000:])
     check(log.count("[slow#0@d] warn: slow one done") == 2 and "exited with status 0" in log,
           "the lines logged after the reader came back are all there", log[-3000:])
+    check(re.search(r"sluiced\[\d+\] \[debug\] console #\d+ \(.*\): console -> app daemon: start_unit", log) and
+          re.search(r"\[debug\] console #\d+ \(.*\): app daemon -> unit_done", log) and
+          re.search(r"sluice-appd\(d\)\[\d+\] \[debug\] ", log) and "-> heartbeat" not in log,
+          "--verbose logs the control messages but heartbeats, and the app daemons' debug lines too", log[-3000:])
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ BackgroundWriter::BackgroundWriter(int fd, std::size_t max_queued, Note note)
 void BackgroundWriter::add(std::string_view line) {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    while (queued_bytes_ + line.size() > max_queued_) {
+    // A line longer than max_queued goes alone, once nothing else waits.
+    while (queued_bytes_ > 0 && queued_bytes_ + line.size() > max_queued_) {
       // A reader that is taking lines holds the logger back, as a direct write would; one
       // that took nothing for kStuckAfter costs the line instead.
       const auto stuck_at = last_progress_ + kStuckAfter;

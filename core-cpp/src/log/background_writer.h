@@ -2,13 +2,13 @@
 // by a thread of its own, so that a log reader that stops reading (a `| less` left paused, a
 // stuck collector) never stops the thread that logged: sluiced keeps serving its consoles.
 //
-// Bounded: up to `max_queued` bytes of lines wait. Past that, while the descriptor takes
+// Bounded: up to `max_queued` bytes of lines wait (a longer line waits alone). Past that, while the descriptor takes
 // lines, add() waits for room (a flood is slowed to the log's pace, and every line is kept, as
 // with direct writes); once it has taken nothing for kStuckAfter, a line that does not fit is
 // dropped and counted at once, and once the descriptor takes lines again, `note(n)` is written where they were (with n the
 // lines dropped there). Lines are written one write(2) each, in the order they were
 // added, so they do not interleave with the lines of other processes writing to the same
-// descriptor (a daemon and its children share one log).
+// descriptor (a daemon and its children share one log; on a pipe, lines up to PIPE_BUF).
 //
 // The writer thread and the object live until the process ends (never destroyed: a thread
 // stuck in write(2) cannot be joined); a fork()ed child has no such thread, and must not add.
@@ -33,7 +33,9 @@ class BackgroundWriter {
  public:
   using Clock = std::chrono::steady_clock;
   // How long the descriptor may take nothing before lines that do not fit are dropped.
-  static constexpr auto kStuckAfter = std::chrono::milliseconds(250);
+  // A write into a full pipe ends only once its reader freed a page (4 KiB): a reader that
+  // takes 4 KiB a second still counts as moving.
+  static constexpr auto kStuckAfter = std::chrono::seconds(1);
 
   // The line (with its newline) that says `dropped` lines were not written.
   using Note = std::function<std::string(std::uint64_t dropped)>;

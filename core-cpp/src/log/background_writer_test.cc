@@ -59,7 +59,8 @@ TEST(BackgroundWriter, AReaderThatTakesNothingCostsLinesNotTheLogger) {
   EXPECT_EQ(text.substr(at), "dropped " + std::to_string(dropped) + "\nafter\n");
 }
 
-// A reader that is slow but takes lines holds the logger back instead: nothing is dropped.
+// A reader that is slow (10 KB/s, a serial console) but takes lines holds the logger back
+// instead: nothing is dropped.
 TEST(BackgroundWriter, AReaderThatKeepsReadingGetsEveryLine) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
@@ -67,14 +68,14 @@ TEST(BackgroundWriter, AReaderThatKeepsReadingGetsEveryLine) {
   auto* writer = new BackgroundWriter(fds[1], 16 << 10, [](std::uint64_t n) { return "dropped " + std::to_string(n) + "\n"; });
   std::string text;
   std::thread reader([&] {
-    char chunk[4096];
+    char chunk[512];
     for (ssize_t n; (n = ::read(fds[0], chunk, sizeof chunk)) > 0;) {
       text.append(chunk, static_cast<std::size_t>(n));
-      std::this_thread::sleep_for(10ms);  // 4 KiB at most every 10 ms: far below kStuckAfter
+      std::this_thread::sleep_for(50ms);  // 512 B every 50 ms: a write waits for a page's worth
     }
   });
   std::string expected;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < 200; ++i) {
     writer->add(numbered(i));
     expected += numbered(i);
   }
@@ -84,6 +85,28 @@ TEST(BackgroundWriter, AReaderThatKeepsReadingGetsEveryLine) {
   reader.join();
   ::close(fds[0]);
   EXPECT_EQ(text, expected);
+}
+
+// A line longer than the whole queue is written (alone), not dropped.
+TEST(BackgroundWriter, ALineLongerThanTheQueueIsWrittenWhole) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  auto* writer = new BackgroundWriter(fds[1], 16 << 10, [](std::uint64_t n) { return "dropped " + std::to_string(n) + "\n"; });
+  std::string text;
+  std::thread reader([&] {
+    char chunk[4096];
+    for (ssize_t n; (n = ::read(fds[0], chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<std::size_t>(n));
+  });
+  const std::string big = std::string(100 << 10, 'y') + "\n";
+  writer->add("before\n");
+  writer->add(big);
+  writer->add("after\n");
+  EXPECT_TRUE(writer->flush(10s));
+  EXPECT_EQ(writer->dropped(), 0u);
+  ::close(fds[1]);
+  reader.join();
+  ::close(fds[0]);
+  EXPECT_EQ(text, "before\n" + big + "after\n");
 }
 
 }  // namespace
