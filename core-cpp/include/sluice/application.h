@@ -138,8 +138,8 @@ class Unit {
 
 class Application {
  public:
-  // Parses and checks the topology (throws topo::TopologyError listing every mistake, as
-  // file:line:column) and the options (sluice::Error). Starts nothing.
+  // Parses and checks the topology and the options; throws sluice::Error (for the topology,
+  // one that lists every mistake, as file:line:column). Starts nothing.
   static Application open(const std::string& topology_path, ApplicationOptions options = {});
   // The same from YAML text; `name` stands for the file in messages and relative paths
   // resolve against `base_dir`.
