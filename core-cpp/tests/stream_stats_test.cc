@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -25,37 +26,51 @@ std::optional<sluice::StreamStats> stats_of(const sluice::Engine& engine, const 
   return std::nullopt;
 }
 
+// A topology's first unit of work, under way on a thread of its own; its TestSinks with
+// wait_for_gate wait (in their own code) until finish() opens the gate.
+struct UnitUnderWay {
+  explicit UnitUnderWay(const std::string& yaml)
+      : topology(sluice::topo::parse_topology_text(yaml, "test.yaml", SLUICE_TEST_DATA_DIR)) {
+    observed().reset();
+    sluice::check_loadable(topology);
+    engine = std::make_unique<sluice::Engine>(topology);
+    failure = engine->start();
+    if (!failure) unit = std::thread([this] { failure = engine->run_unit(0, "one"); });
+  }
+  ~UnitUnderWay() { finish(); }
+  void finish() {
+    observed().gate_open.store(true);
+    if (unit.joinable()) unit.join();
+  }
+
+  sluice::topo::Topology topology;
+  std::unique_ptr<sluice::Engine> engine;
+  std::optional<sluice::Failure> failure;
+  std::thread unit;
+};
+
 TEST(StreamStats, AWaitUnderWayCountsAsBlocked) {
-  observed().reset();
-  const std::string yaml = R"(
+  UnitUnderWay run(R"(
 defaults: {buffer_size: 1KiB, depth: 8}
 filters:
   src:  {class: "testing_filters::TestSource", args: {count: 100, size: 1000}}
   sink: {class: "testing_filters::TestSink", args: {wait_for_gate: true}}
 streams:
   - {from: src.out, to: sink.in}
-)";
-  sluice::topo::Topology topology = sluice::topo::parse_topology_text(yaml, "test.yaml", SLUICE_TEST_DATA_DIR);
-  sluice::check_loadable(topology);
-  sluice::Engine engine(topology);
-  ASSERT_FALSE(engine.start());
-  std::optional<sluice::Failure> failure;
-  std::thread unit([&] { failure = engine.run_unit(0, "one"); });
-
+)");
   // The sink reads nothing until the gate opens: the source fills the queue, then waits
   // for room, and the sink waits at the gate (not on its stream).
-  EXPECT_TRUE(sluice::testing::eventually([&] { return stats_of(engine, "src")->buffers >= 8; }, std::chrono::seconds(30)))
+  EXPECT_TRUE(sluice::testing::eventually([&] { return stats_of(*run.engine, "src")->buffers >= 8; }))
       << "the source filled the queue";
   std::this_thread::sleep_for(600ms);
-  const sluice::StreamStats during = *stats_of(engine, "src");
-  observed().gate_open.store(true);
-  unit.join();
-  ASSERT_FALSE(failure) << failure->str();
+  const sluice::StreamStats during = *stats_of(*run.engine, "src");
+  run.finish();
+  ASSERT_FALSE(run.failure) << run.failure->str();
 
   EXPECT_GT(during.producer_blocked_ns, 400'000'000u) << "the source has waited for room for 600 ms";
   EXPECT_LT(during.producer_blocked_ns, 60'000'000'000u);
   EXPECT_EQ(during.consumer_blocked_ns, 0u) << "the sink waits at its gate, not on the stream";
-  const sluice::StreamStats after = *stats_of(engine, "src");
+  const sluice::StreamStats after = *stats_of(*run.engine, "src");
   EXPECT_EQ(after.buffers, 100u);
   EXPECT_GE(after.producer_blocked_ns + 50'000'000u, during.producer_blocked_ns)
       << "once the wait is over it is counted once, not twice and not lost";
@@ -64,8 +79,7 @@ streams:
 // A run stopped while its copies wait (a stall timeout, a failure elsewhere): the waits it
 // ended count as blocked in the summary (they were lost with the abort: "prod blk 0%").
 TEST(StreamStats, AWaitEndedByAnAbortCountsAsBlocked) {
-  observed().reset();
-  const std::string yaml = R"(
+  UnitUnderWay run(R"(
 defaults: {buffer_size: 1KiB, depth: 8}
 filters:
   src:  {class: "testing_filters::TestSource", args: {count: 100, size: 1000}}
@@ -74,22 +88,15 @@ filters:
 streams:
   - {from: src.out, to: mid.in}
   - {from: mid.out, to: sink.in}
-)";
-  sluice::topo::Topology topology = sluice::topo::parse_topology_text(yaml, "test.yaml", SLUICE_TEST_DATA_DIR);
-  sluice::check_loadable(topology);
-  sluice::Engine engine(topology);
-  ASSERT_FALSE(engine.start());
-  std::optional<sluice::Failure> failure;
-  std::thread unit([&] { failure = engine.run_unit(0, "one"); });
-  EXPECT_TRUE(sluice::testing::eventually([&] { return stats_of(engine, "mid")->buffers >= 8; }, std::chrono::seconds(30)))
+)");
+  EXPECT_TRUE(sluice::testing::eventually([&] { return stats_of(*run.engine, "mid")->buffers >= 8; }))
       << "the relay filled the sink's queue";
   std::this_thread::sleep_for(600ms);
-  engine.cancel("stalled, as a test says");
-  observed().gate_open.store(true);  // the sink waits in its own code, which a cancel does not end
-  unit.join();
-  ASSERT_TRUE(failure) << "the cancelled unit fails";
-  EXPECT_GT(stats_of(engine, "src")->producer_blocked_ns, 400'000'000u) << "the source waited for room";
-  EXPECT_GT(stats_of(engine, "mid")->producer_blocked_ns, 400'000'000u) << "the forward waited for room";
+  run.engine->cancel("stalled, as a test says");
+  run.finish();  // the sink waits in its own code, which a cancel does not end
+  ASSERT_TRUE(run.failure) << "the cancelled unit fails";
+  EXPECT_GT(stats_of(*run.engine, "src")->producer_blocked_ns, 400'000'000u) << "the source waited for room";
+  EXPECT_GT(stats_of(*run.engine, "mid")->producer_blocked_ns, 400'000'000u) << "the relay waited for room";
 }
 
 }  // namespace
