@@ -90,8 +90,11 @@ StderrLineSink& filter_sink() {
   static StderrLineSink sink("%~[%n] %*: %v");
   return sink;
 }
+// A process line: "2026-11-21T12:57:12.397Z sluiced[27273] [warn] message".
+constexpr char kProcessLine[] = "%Y-%m-%dT%H:%M:%S.%eZ %n[%P] [%*] %v";
+
 StderrLineSink& process_sink() {
-  static StderrLineSink sink("%~%Y-%m-%dT%H:%M:%S.%eZ %n[%P] [%*] %v");
+  static StderrLineSink sink(std::string("%~") + kProcessLine);
   return sink;
 }
 StderrLineSink& plain_sink() {
@@ -214,7 +217,7 @@ void write_in_background(std::size_t max_queued) {
   std::call_once(once, [max_queued] {
     // The note is a process line of its own, formatted by the writer thread alone.
     auto formatter = std::make_shared<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-    formatter->add_flag<LevelFlag>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %n[%P] [%*] %v");
+    formatter->add_flag<LevelFlag>('*').set_pattern(kProcessLine);
     auto note = [formatter](std::uint64_t dropped) {
       const std::string n = process_name();
       const std::string text = std::to_string(dropped) + " log line" + (dropped == 1 ? "" : "s") +
