@@ -1,7 +1,5 @@
 #include "stream/input_port.h"
 
-#include "sync/waiter.h"
-
 namespace sluice {
 
 std::optional<Buffer> InputPort::read_more() {
@@ -17,15 +15,8 @@ std::optional<Buffer> InputPort::read_more() {
     return detail::BufferAccess::wrap(first.slot, first.data, first.capacity, first.size, first.key);
   }
   std::uint64_t blocked = 0;
-  const std::uint64_t start = Waiter::coarse_now_ns();
   std::optional<Buffer> buffer;
-  try {
-    buffer = channel_.pop(&blocked, waiting_);
-  } catch (...) {
-    // A wait ended by an abort (a stall, a failure elsewhere) still counts as blocked.
-    counters_.blocked_ns.add(Waiter::coarse_now_ns() - start);
-    throw;
-  }
+  counting_aborted_wait(counters_.blocked_ns, [&] { buffer = channel_.pop(&blocked, waiting_); });
   if (blocked != 0) counters_.blocked_ns.add(blocked);
   if (buffer) {
     counters_.buffers.add(1);

@@ -78,7 +78,7 @@ Buffer OutputPort::allocate_more() {
   if (std::optional<Buffer> free = pool_.try_acquire()) return std::move(*free);
   std::uint64_t blocked = 0;
   std::optional<Buffer> buffer;
-  counting_aborted_wait([&] {
+  counting_aborted_wait(counters_.blocked_ns, [&] {
     WaitRecord::Scope scope(waiting_, "allocate", &stream_label_);
     buffer.emplace(pool_.acquire(&blocked));
   });
@@ -113,7 +113,7 @@ void OutputPort::throw_bad_write(const Buffer& buffer) const {
 void OutputPort::push_blocking(Endpoint& endpoint, const Item& item) {
   if (endpoint.try_push(item)) return;
   std::uint64_t blocked = 0;
-  counting_aborted_wait([&] {
+  counting_aborted_wait(counters_.blocked_ns, [&] {
     WaitRecord::Scope scope(waiting_, "write", &stream_label_);
     blocked = room_.wait([&] { return endpoint.try_push(item); });
   });
@@ -141,7 +141,7 @@ void OutputPort::push_demand_driven(const Item& item) {
   };
   if (try_best()) return;
   std::uint64_t blocked = 0;
-  counting_aborted_wait([&] {
+  counting_aborted_wait(counters_.blocked_ns, [&] {
     WaitRecord::Scope scope(waiting_, "write", &stream_label_);
     blocked = room_.wait(try_best);
   });

@@ -63,18 +63,6 @@ class OutputPort final : public OutputStream {
   void push_blocking(Endpoint& endpoint, const Item& item);
   void push_demand_driven(const Item& item);
   [[noreturn]] void throw_bad_write(const Buffer& buffer) const;
-  // Runs `wait`; when it ends by an exception (an abort: a stall, a failure elsewhere), the
-  // time it took still counts as blocked.
-  template <typename Wait>
-  void counting_aborted_wait(Wait&& wait) {
-    const std::uint64_t start = Waiter::coarse_now_ns();
-    try {
-      wait();
-    } catch (...) {
-      counters_.blocked_ns.add(Waiter::coarse_now_ns() - start);
-      throw;
-    }
-  }
 
   const std::string name_;
   const std::string stream_label_;  // "a.out -> b.in", for messages

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "sync/waiter.h"
+
 namespace sluice {
 
 // Single writer: add() is a relaxed load and store, not an atomic read-modify-write, so
@@ -32,6 +34,20 @@ struct alignas(64) PortCounters {
   Counter blocked_ns;
   Counter in_hand;     // a consumer's run: taken off the queue, not all read yet
 };
+
+// Runs `wait` (a port's slow path, which adds the time it waited to `blocked` itself when it
+// returns); when it ends by an exception instead (an abort: a stall, a failure elsewhere),
+// the time it took still counts in `blocked`.
+template <typename Wait>
+void counting_aborted_wait(Counter& blocked, Wait&& wait) {
+  const std::uint64_t start = Waiter::coarse_now_ns();
+  try {
+    wait();
+  } catch (...) {
+    blocked.add(Waiter::coarse_now_ns() - start);
+    throw;
+  }
+}
 
 }  // namespace sluice
 
