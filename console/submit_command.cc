@@ -15,6 +15,7 @@
 #include "console/connect_hosts.h"
 #include "console/exit_codes.h"
 #include "console/report.h"
+#include "console/results_file.h"
 #include "console/serve_client.h"
 #include "console/subprocess.h"
 #include "runtime/failure.h"
@@ -60,54 +61,9 @@ class InterruptWatcher {
   std::thread thread_;
 };
 
-// Where the results go: a file, stdout ("-"), or nowhere (only counted).
-class ResultsOut {
- public:
-  // Nullopt-like: ok() false, after printing why, when the file cannot be created.
-  explicit ResultsOut(const std::string& path) : path_(path) {
-    if (path.empty()) return;
-    if (path == "-") {
-      file_ = stdout;
-      return;
-    }
-    file_ = std::fopen(path.c_str(), "wb");
-    if (file_ == nullptr) error_ = std::strerror(errno);
-  }
-  ~ResultsOut() {
-    if (file_ != nullptr && file_ != stdout) std::fclose(file_);
-  }
-  bool ok() const { return error_.empty(); }
-  const std::string& error() const { return error_; }
-  bool write(const std::string& data) {
-    bytes_ += data.size();
-    if (file_ == nullptr || data.empty()) return true;
-    if (std::fwrite(data.data(), 1, data.size(), file_) != data.size()) {
-      error_ = std::strerror(errno);
-      return false;
-    }
-    return true;
-  }
-  bool close() {
-    if (file_ == nullptr) return ok();
-    FILE* f = file_;
-    file_ = nullptr;
-    const bool flushed = std::fflush(f) == 0 && (f == stdout || std::fclose(f) == 0);
-    if (!flushed && error_.empty()) error_ = std::strerror(errno);
-    return ok();
-  }
-  std::uint64_t bytes() const { return bytes_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  FILE* file_ = nullptr;
-  std::string error_;
-  std::uint64_t bytes_ = 0;
-};
-
 // The unit's summary, as `sluice run` prints a run's (without the blocked columns, which
 // serve does not report per unit), then its failure.
-int print_unit(const control::UnitEnded& ended, const ResultsOut& results, std::uint64_t buffers) {
+int print_unit(const control::UnitEnded& ended, const ResultsFile& results, std::uint64_t buffers) {
   RunReport report;
   report.wall_seconds = ended.seconds();
   report.units.push_back(
@@ -189,7 +145,7 @@ int submit_command(const SubmitOptions& given) {
               << " bytes: pass a file's path or a key in it instead of its content\n";
     return kExitUsage;
   }
-  ResultsOut results(options.results_path);
+  ResultsFile results(options.results_path);
   if (!results.ok()) {
     std::cerr << "sluice: cannot write --results '" << options.results_path << "': " << results.error()
               << "; check the directory exists and is writable\n";
@@ -217,6 +173,14 @@ int submit_command(const SubmitOptions& given) {
   std::optional<std::uint64_t> index;
   std::uint64_t buffers = 0;
   const auto unit_name = [&] { return index ? "unit " + std::to_string(*index) : std::string("the unit"); };
+  // The unit did not end here: what came of its results is not kept (ResultsFile).
+  const auto results_untouched = [&] {
+    if (results.replaced_at_commit()) {
+      std::cerr << "sluice: --results '" << results.path() << "' is left as it was"
+                << (results.bytes() == 0 ? "" : "; the " + std::to_string(results.bytes()) + " bytes that came are not kept")
+                << "\n";
+    }
+  };
   for (;;) {
     control::Envelope m;
     const ServeClient::Status status = client.receive(&m);
@@ -225,6 +189,7 @@ int submit_command(const SubmitOptions& given) {
         if (!results.write(m.result_chunk().data())) {
           std::cerr << "sluice: cannot write --results '" << results.path() << "': " << results.error()
                     << "; leaving, so serve cancels " << unit_name() << "\n";
+          results_untouched();
           return kExitRunFailed;
         }
         if (!m.result_chunk().more()) ++buffers;
@@ -234,7 +199,7 @@ int submit_command(const SubmitOptions& given) {
                   << (m.accepted().ahead() == 0 ? "" : ", behind " + std::to_string(m.accepted().ahead()) + " unit(s)")
                   << "\n";
       } else if (m.has_unit_ended()) {
-        if (!results.close()) {
+        if (!results.commit()) {
           std::cerr << "sluice: cannot write --results '" << results.path() << "': " << results.error() << "\n";
           print_unit(m.unit_ended(), results, buffers);
           return kExitRunFailed;
@@ -246,12 +211,14 @@ int submit_command(const SubmitOptions& given) {
       } else {
         std::cerr << "sluice: " << who << " sent an unexpected " << control::kind(m)
                   << "; run sluice submit and sluice serve of the same sluice version\n";
+        results_untouched();
         return kExitRunFailed;
       }
       continue;
     }
     if (const std::string sig = interrupt.interrupted(); !sig.empty()) {
       std::cerr << "sluice: interrupted by " << sig << "; " << who << " cancels " << unit_name() << "\n";
+      results_untouched();
       return kExitInterrupted;
     }
     switch (status) {
@@ -268,6 +235,7 @@ int submit_command(const SubmitOptions& given) {
                   << " ended: " << client.error() << "\n";
         break;
     }
+    results_untouched();
     return kExitRunFailed;
   }
 }

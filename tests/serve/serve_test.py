@@ -147,6 +147,11 @@ def submit(h, serve, work, results=None, token=None, auth=None):
     return status, err, s.accepted()
 
 
+def partial_files(h):
+    """The temporary files of submits whose unit has not ended (FILE.XXXXXX.partial)."""
+    return sorted(os.path.join(h.dir, n) for n in os.listdir(h.dir) if n.endswith(".partial"))
+
+
 def verify(path, unit, count, size, what):
     p = subprocess.run([CHECKER, path, str(unit), "2", str(count), str(size)], capture_output=True, text=True)
     check(p.returncode == 0, f"{what}: the results file holds exactly unit {unit}'s buffers, in order per copy",
@@ -370,12 +375,20 @@ def submitter_gone(h, topology):
     check(f"before unit {unit} ended; cancelling it" in serve.text(), "serve says why it cancels", serve.text())
     good_unit(h, serve, 60, 300, "the unit after a killed submitter")
 
-    interrupted = Submit(h, serve, "count=100000 sleep_ms=1")
+    kept = os.path.join(h.dir, "interrupted.results")
+    with open(kept, "wb") as f:
+        f.write(b"an earlier unit's results")
+    interrupted = Submit(h, serve, "count=100000 sleep_ms=1", kept)
     unit = interrupted.wait_accepted()
+    wait_for(lambda: any(os.path.getsize(p) > 0 for p in partial_files(h)), "results to come in")
     interrupted.proc.send_signal(signal.SIGINT)
     status, err = interrupted.wait()
     check(status == 130 and f"interrupted by SIGINT; sluice serve at {serve.address} cancels unit {unit}" in err,
           "Ctrl-C on submit exits 130 and says serve cancels the unit", status, err)
+    check(read_file(kept) == "an earlier unit's results" and partial_files(h) == []
+          and f"--results '{kept}' is left as it was; the " in err,
+          "an interrupted submit leaves its --results file as it was, says so, and leaves no partial file",
+          read_file(kept), partial_files(h), err)
     wait_for(lambda: re.search(rf"unit {unit} \[.*\] failed after .*cancelled", serve.text()),
              "serve to cancel the interrupted submitter's unit")
     good_unit(h, serve, 60, 300, "the unit after an interrupted submitter")
@@ -497,8 +510,14 @@ def interrupt_serve(h, topology):
     check(status == 1 and "aborted before this unit ran" in err,
           "the queued unit's submitter hears it never ran (exit 1)", err)
     check(not listening(serve.port), "serve's port is closed")
-    status, err, _ = submit(h, serve, "count=1")
+    kept = os.path.join(h.dir, "kept.results")
+    with open(kept, "wb") as f:
+        f.write(b"an earlier unit's results")
+    status, err, _ = submit(h, serve, "count=1", results=kept)
     check(status == 4 and "nothing was submitted" in err, "nothing answers there any more", err)
+    check(read_file(kept) == "an earlier unit's results" and partial_files(h) == [],
+          "a submit that reached nobody leaves its --results file as it was, and no partial file",
+          read_file(kept), partial_files(h))
 
     # A client that stays connected but reads nothing does not hold serve's end back.
     serve = Serve(h, topology)

@@ -1,0 +1,117 @@
+#include "console/results_file.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace sluice::console {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ResultsFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/results_file_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  static std::string contents(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  static void put(const std::string& file, const std::string& text) {
+    std::ofstream(file, std::ios::binary) << text;
+  }
+  // The names in the directory: what a submit leaves behind.
+  std::string listing() const {
+    std::string names;
+    for (const auto& e : fs::directory_iterator(dir_)) names += e.path().filename().string() + " ";
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ResultsFileTest, AUnitThatDoesNotEndLeavesAnExistingFileAsItWas) {
+  const std::string file = path("results");
+  put(file, "the last unit's results");
+  {
+    ResultsFile results(file);
+    ASSERT_TRUE(results.ok()) << results.error();
+    EXPECT_TRUE(results.replaced_at_commit());
+    ASSERT_TRUE(results.write("half of"));
+    EXPECT_EQ(contents(file), "the last unit's results");  // not truncated while the unit runs
+  }  // the connection broke: no commit
+  EXPECT_EQ(contents(file), "the last unit's results");
+  EXPECT_EQ(listing(), "results ");  // no partial file left behind
+}
+
+TEST_F(ResultsFileTest, AUnitThatEndsReplacesTheFileAndKeepsItsPermissions) {
+  const std::string file = path("results");
+  put(file, "old");
+  ASSERT_EQ(::chmod(file.c_str(), 0640), 0);
+  ResultsFile results(file);
+  ASSERT_TRUE(results.write("new "));
+  ASSERT_TRUE(results.write("results"));
+  ASSERT_TRUE(results.commit()) << results.error();
+  EXPECT_EQ(contents(file), "new results");
+  EXPECT_EQ(results.bytes(), 11u);
+  struct stat st{};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(listing(), "results ");
+}
+
+TEST_F(ResultsFileTest, ANewFileGetsTheModeFopenWouldGiveIt) {
+  const mode_t old_mask = ::umask(022);
+  const std::string file = path("fresh");
+  {
+    ResultsFile results(file);
+    EXPECT_FALSE(fs::exists(file));  // appears only when the unit ends
+    ASSERT_TRUE(results.commit());
+  }
+  ::umask(old_mask);
+  struct stat st{};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  EXPECT_EQ(contents(file), "");
+}
+
+TEST_F(ResultsFileTest, AFifoIsWrittenInPlace) {
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // so the writer's open returns
+  ASSERT_GE(reader, 0);
+  {
+    ResultsFile results(fifo);
+    ASSERT_TRUE(results.ok()) << results.error();
+    EXPECT_FALSE(results.replaced_at_commit());
+    ASSERT_TRUE(results.write("through the fifo"));
+    ASSERT_TRUE(results.commit());
+  }
+  char got[64] = {};
+  EXPECT_EQ(::read(reader, got, sizeof got), 16);
+  EXPECT_STREQ(got, "through the fifo");
+  ::close(reader);
+  EXPECT_EQ(listing(), "fifo ");
+}
+
+TEST_F(ResultsFileTest, AMissingDirectoryIsAnErrorBeforeAnythingIsSent) {
+  ResultsFile results(path("no-such-dir/results"));
+  EXPECT_FALSE(results.ok());
+  EXPECT_NE(results.error().find("No such file"), std::string::npos) << results.error();
+}
+
+}  // namespace
+}  // namespace sluice::console
