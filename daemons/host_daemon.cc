@@ -59,9 +59,6 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
         "--metrics");
     metrics_->start();
   }
-  dlog::info("listening on " + server_.bound_address() + "; " + server_.security() + "; app daemon: " +
-             config_.appd_path);
-  if (metrics_) dlog::info("metrics at http://" + http::endpoint_text(metrics_->local_endpoint()) + "/metrics");
   do_await_stop();
   do_await_child();
   server_.start([this](tcp::socket socket, std::uint64_t id, control::Admission::Ticket ticket) {
@@ -95,7 +92,14 @@ std::string HostDaemon::metrics_text() const {
   return m.str();
 }
 
-void HostDaemon::run() { server_.run(); }
+void HostDaemon::run() {
+  // Said here, not when the ports open: a daemon whose start fails after (its --ready-file)
+  // never says it listens.
+  dlog::info("listening on " + server_.bound_address() + "; " + server_.security() + "; app daemon: " +
+             config_.appd_path);
+  if (metrics_) dlog::info("metrics at http://" + http::endpoint_text(metrics_->local_endpoint()) + "/metrics");
+  server_.run();
+}
 
 void HostDaemon::do_await_stop() {
   stop_signals_.add(SIGHUP);  // a closed terminal: as SIGTERM (it killed sluiced without a word)
@@ -104,6 +108,7 @@ void HostDaemon::do_await_stop() {
     const std::string signal = dlog::signal_name(sig);
     dlog::info("received " + signal + "; killing every app daemon and exiting");
     server_.close();
+    if (metrics_) metrics_->stop();  // a scrape now finds nothing, as the control port
     // Said before the app daemons die, so that the console names this as the reason, not
     // the killed app daemon or the lost connection that follow.
     const std::string why = "sluiced is shutting down (it received " + signal + ") and stops its app daemons";

@@ -41,8 +41,9 @@ class HostDaemon {
   // The address it listens on, "ADDR:PORT" (the port chosen when --listen said 0).
   std::string bound_address() const;
 
-  // Runs until SIGINT/SIGTERM, which tells each console why (a DaemonError), kills every
-  // app daemon, and gives the consoles up to 1 s to read it before closing. A handler that
+  // Says "listening on ADDR:PORT" in the log, then runs until SIGINT/SIGTERM/SIGHUP, which
+  // closes the control and --metrics ports at once, tells each console why (a DaemonError),
+  // kills every app daemon, and gives the consoles up to 1 s to read it before closing. A handler that
   // throws (it should not) is logged, and the daemon goes on serving.
   void run();
 

@@ -88,6 +88,13 @@ def test(h):
     left = [n for n in os.listdir(ready_dir) if n.startswith("ready.tmp.") and not os.path.islink(os.path.join(ready_dir, n))]
     check(not left, "and leaves no temporary file behind", left)
 
+    # A --ready-file it cannot write: status 1, naming it, and the log never said it listened.
+    p = run([h.sluiced, "--listen", "127.0.0.1:0", "--ready-file", os.path.join(h.dir, "no-dir", "ready")] + token)
+    check(p.returncode == 1 and "--ready-file: cannot create a file beside" in p.stderr
+          and "listening on" not in p.stderr,
+          "sluiced with a --ready-file it cannot write: status 1, named, without saying it listened",
+          p.returncode, p.stderr)
+
     # sluice submit and sluice stop pointed at a host daemon: named as such, status 4, and
     # the daemon goes on (submit said "serve closed the connection before the unit ended").
     for args in (("submit", d.address, "--work", "x"), ("stop", d.address)):
