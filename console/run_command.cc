@@ -17,6 +17,7 @@
 #include "console/report.h"
 #include "console/run_status.h"
 #include "console/stall_watch.h"
+#include "console/stdout_above_progress.h"
 #include "console/status_sampler.h"
 #include "console/subprocess.h"
 #include "console/ui_server.h"
@@ -96,10 +97,12 @@ class SignalWatcher {
   std::thread thread_;
 };
 
-// Redraws the progress line on stderr twice a second while a run goes on.
+// Redraws the progress line on stderr twice a second while a run goes on, below what the
+// filters print (`out`).
 class ProgressLine {
  public:
-  ProgressLine(const Engine& engine, bool enabled) : engine_(engine), enabled_(enabled) {
+  ProgressLine(const Engine& engine, bool enabled, StdoutAboveProgress& out)
+      : engine_(engine), enabled_(enabled), out_(out) {
     if (!enabled_) return;
     log_output::set_clear_line_first(true);
     thread_ = std::thread([this] { loop(); });
@@ -130,12 +133,15 @@ class ProgressLine {
       // One write: a filter's log line (which clears the line first) never splits it.
       const std::string text =
           "\r\033[K" + samples.line(unit_label_, engine_.stream_stats(), seconds_since(start), terminal_width() - 1);
+      std::lock_guard<std::mutex> terminal(out_.terminal());
+      if (out_.mid_line()) continue;  // not over a line the filters have not ended
       (void)!::write(STDERR_FILENO, text.data(), text.size());
     }
   }
 
   const Engine& engine_;
   const bool enabled_;
+  StdoutAboveProgress& out_;
   std::mutex mu_;  // guards stop_ and unit_label_
   std::condition_variable wake_;
   bool stop_ = false;
@@ -201,7 +207,8 @@ int run_command(const RunOptions& options) {
   // A crash names the filter copy it happened in (or says it happened outside any) before
   // the process dies. Installed before anything loads, a JVM included (crash_report.h).
   const bool show_progress = options.progress && isatty(STDERR_FILENO);
-  if (show_progress) crash::set_output({"\r\033[Ksluice: ", false, -1});  // over the progress line
+  const crash::Output crash_output{show_progress ? "\r\033[Ksluice: " : "sluice: ", false, -1};  // over the progress line
+  crash::set_output(crash_output);
   crash::install_handlers();
   if (!options.metrics_path.empty()) {
     // Found before the run, not after it: a run whose metrics cannot be kept is not started.
@@ -226,6 +233,8 @@ int run_command(const RunOptions& options) {
   if (!topology.hosts.empty() || !options.launch.launcher.empty()) return run_remote(options, topology);
 
   block_watched_signals();  // before the --ui thread starts
+  // Before any filter is loaded: what they print goes above the progress line.
+  StdoutAboveProgress out(show_progress && isatty(STDOUT_FILENO), crash_output);
   RunStatus status(topology);
   std::unique_ptr<UiServer> ui;
   try {
@@ -255,7 +264,7 @@ int run_command(const RunOptions& options) {
   }
   {
     SignalWatcher signals(*engine);
-    ProgressLine progress(*engine, show_progress);
+    ProgressLine progress(*engine, show_progress, out);
     StallMonitor stalls(*engine, options);
     StatusSampler sampler(watched, [&engine](RunStatus& s) { s.sample(engine->stream_stats(), engine->activity()); });
     report.failure = engine->start();
@@ -298,6 +307,7 @@ int run_command(const RunOptions& options) {
                        : signals.interrupted() ? kExitInterrupted
                                                : kExitRunFailed;
   }
+  out.finish();  // the filters' lines before the summary
   status.finish(report);
   const int exit_status = print_report(report, options.metrics_path, "stuck in user code");
   if (ui) linger(ui->url(), options.ui.linger);

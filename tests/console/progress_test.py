@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The live progress line under a pseudo-terminal of 80 columns, as a user sees it.
 
-Runs a topology where one source logs a line every 100 ms (tick.out -> sink.in, nothing held
-back) while another stream is held back by a slow consumer (pump.out -> slow.in, listed
-second), and checks what the terminal shows: no log text glued onto the progress line, no
-progress line over 80 columns, the held-back stream shown first, rates labelled as recent.
+Runs a topology where one source logs a line and prints one to stdout every 100 ms
+(tick.out -> sink.in, nothing held back) while another stream is held back by a slow consumer
+(pump.out -> slow.in, listed second), stdout and stderr on the same terminal, and checks what
+the terminal shows: no log text and no printed text glued onto the progress line, no progress
+line over 80 columns, the held-back stream shown first, rates labelled as recent.
     progress_test.py SLUICE FILTER_LIBRARY
 """
 import fcntl
@@ -21,7 +22,7 @@ COLUMNS = 80
 
 topology = f"""name: progress
 filters:
-  tick: {{class: Ticker, library: {library}, args: {{every_ms: 100, count: 20}}}}
+  tick: {{class: Ticker, library: {library}, args: {{every_ms: 100, count: 20, print: true}}}}
   sink: {{class: Sink,   library: {library}}}
   pump: {{class: Pump,   library: {library}, args: {{count: 60}}}}
   slow: {{class: Sink,   library: {library}, args: {{sleep_ms: 50}}}}
@@ -37,7 +38,7 @@ with tempfile.TemporaryDirectory() as work:
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, COLUMNS, 0, 0))
     proc = subprocess.Popen([sluice, "run", path, "--work", "first"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=slave, close_fds=True)
+                            stdout=slave, stderr=slave, close_fds=True)
     os.close(slave)
     raw = b""
     while True:
@@ -49,8 +50,7 @@ with tempfile.TemporaryDirectory() as work:
             break
         raw += chunk
     os.close(master)
-    stdout, _ = proc.communicate(timeout=120)
-    status = proc.returncode
+    status = proc.wait(timeout=120)
 
 text = raw.decode("utf-8", "replace")
 failures = []
@@ -104,10 +104,15 @@ for line in ticks:
 for line in shown:
     if "buf/s" in line and "info:" in line:
         failures.append(f"log text glued to the progress line: {line!r}")
+printed = [line for line in shown if "printed" in line]
+if printed != [f"printed {i}" for i in range(20)]:
+    failures.append(f"the lines the filter printed are not each on a line of their own, in order: {printed!r}")
+if shown and not any("units of work: 1/1 finished" in line for line in shown[-3:]):
+    failures.append(f"the summary does not come last: {shown[-3:]!r}")
 
 if failures:
     print("\n".join("FAIL: " + f for f in failures), file=sys.stderr)
     print("terminal output was:\n" + repr(text[:4000]), file=sys.stderr)
     sys.exit(1)
 print(f"progress test: {len(frames)} progress lines, all within {COLUMNS} columns, held-back stream first; "
-      f"{len(ticks)} log lines each on its own line")
+      f"{len(ticks)} log lines and {len(printed)} printed lines each on its own line")

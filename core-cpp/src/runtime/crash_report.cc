@@ -27,8 +27,10 @@ struct OutputData {
   char prefix[256];
   bool timestamp;
   int report_fd;
+  int stdout_pipe;
+  int stdout_to;
 };
-const OutputData kDefaultOutput = {"sluice: ", false, -1};
+const OutputData kDefaultOutput = {"sluice: ", false, -1, -1, -1};
 std::atomic<const OutputData*> output_data{&kDefaultOutput};
 
 std::atomic<bool> installed{false};
@@ -130,6 +132,18 @@ void write_all(int fd, const char* data, std::size_t size) {
   }
 }
 
+// Copies what the filters' stdout pipe holds now to where it goes. Async-signal-safe.
+void drain_stdout_pipe(const OutputData* out) {
+  if (out->stdout_pipe < 0 || out->stdout_to < 0) return;
+  char chunk[4096];
+  for (;;) {
+    const ssize_t n = ::read(out->stdout_pipe, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // empty (EAGAIN), or no writer left
+    write_all(out->stdout_to, chunk, static_cast<std::size_t>(n));
+  }
+}
+
 void write_report(int sig) {
   const OutputData* out = output_data.load(std::memory_order_acquire);
   char line[1024];
@@ -145,6 +159,7 @@ void write_report(int sig) {
   ::sigemptyset(&pipe_only);
   ::sigaddset(&pipe_only, SIGPIPE);
   ::pthread_sigmask(SIG_BLOCK, &pipe_only, nullptr);
+  drain_stdout_pipe(out);
   write_all(STDERR_FILENO, full, w.length());
   if (out->report_fd >= 0) write_all(out->report_fd, line, line_length);
 }
@@ -231,6 +246,8 @@ void set_output(const Output& output) {
   std::strncpy(data->prefix, output.prefix.c_str(), sizeof data->prefix - 1);
   data->timestamp = output.timestamp;
   data->report_fd = output.report_fd;
+  data->stdout_pipe = output.stdout_pipe;
+  data->stdout_to = output.stdout_to;
   output_data.store(data, std::memory_order_release);
 }
 
@@ -304,6 +321,7 @@ void report_event(const char* what, const CopyRecord* record) {
   LineWriter w(full, sizeof full);
   if (out->timestamp) add_timestamp(w);
   w.add(out->prefix).add(line);
+  drain_stdout_pipe(out);
   write_all(STDERR_FILENO, full, w.length());
   if (out->report_fd >= 0) write_all(out->report_fd, line, line_length);
 }

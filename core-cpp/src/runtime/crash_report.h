@@ -96,6 +96,11 @@ struct Output {
   // Also write the bare line (no time, no prefix) here, e.g. the app daemon's crash pipe to
   // sluiced. Not owned. Default: -1, none.
   int report_fd = -1;
+  // A pipe the filters' stdout goes through (its read end, non-blocking), and where its
+  // bytes go: what it holds is copied there first, so the filters' last lines come out
+  // before the report (console/stdout_above_progress.h). Not owned. Default: -1, -1, none.
+  int stdout_pipe = -1;
+  int stdout_to = -1;
 };
 // Replaces the output. Call it at startup (each call keeps a copy for the rest of the process).
 void set_output(const Output& output);
