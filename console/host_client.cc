@@ -9,8 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "text/address.h"
 
@@ -105,18 +107,28 @@ std::optional<std::string> open_control(const std::string& address, const Creden
                                         const std::string& client, const control::ServerNames& names,
                                         Clock::time_point deadline, std::unique_ptr<control::TlsChannel>* channel,
                                         control::AuthResult* answer) {
-  std::string why;
-  const int fd = connect_tcp(address, deadline, &why);
-  if (fd < 0) return why + (why.find("refused") != std::string::npos ? names.not_listening : "");
-  auto opening = std::make_unique<control::TlsChannel>(fd, credentials.tls);
-  const std::string host = text::parse_host_port(address, text::AddressRules{}, nullptr)->host;  // connect_tcp parsed it
-  control::AuthResult ignored;
-  if (auto failed = control::open_client(*opening, host, client, credentials, names, deadline,
-                                         answer != nullptr ? answer : &ignored)) {
-    return failed;
+  // A server whose caps on connections authenticating at once are full (a burst of
+  // clients from this address, say) closes a new connection in its TLS handshake, with no
+  // alert: tried again, after 50 ms doubling to 400 ms, for up to kBusyRetries (2 s).
+  const auto retry_until = std::min(deadline, Clock::now() + kBusyRetries);
+  for (auto pause = std::chrono::milliseconds(50);; pause = std::min(pause * 2, std::chrono::milliseconds(400))) {
+    std::string why;
+    const int fd = connect_tcp(address, deadline, &why);
+    if (fd < 0) return why + (why.find("refused") != std::string::npos ? names.not_listening : "");
+    auto opening = std::make_unique<control::TlsChannel>(fd, credentials.tls);
+    const std::string host = text::parse_host_port(address, text::AddressRules{}, nullptr)->host;  // connect_tcp parsed it
+    control::AuthResult ignored;
+    std::optional<std::string> failed = control::open_client(*opening, host, client, credentials, names, deadline,
+                                                             answer != nullptr ? answer : &ignored);
+    if (!failed) {
+      *channel = std::move(opening);
+      return std::nullopt;
+    }
+    const std::optional<tls::TlsFailure>& f = opening->failure();
+    const bool busy = f && f->eof && !f->established;
+    if (!busy || Clock::now() + pause >= retry_until) return failed;
+    std::this_thread::sleep_for(pause);
   }
-  *channel = std::move(opening);
-  return std::nullopt;
 }
 
 std::optional<std::string> HostClient::connect(const Credentials& credentials, std::chrono::milliseconds timeout) {

@@ -115,6 +115,27 @@ void TlsServer::on_accept_error(const boost::system::error_code& ec) {
   });
 }
 
+bool TlsServer::make_room(const std::string& address, bool per_address, const std::string& full) {
+  const auto now = std::chrono::steady_clock::now();
+  std::shared_ptr<TlsSession> idle, stalled;  // the oldest of each
+  for (const auto& s : sessions_) {
+    if (!s->authenticating() || (per_address && s->peer_address() != address)) continue;
+    auto& oldest = s->sent_nothing() ? idle : stalled;
+    if (!s->sent_nothing() && now - s->admitted_at() <= kStalledAfter) continue;
+    if (!oldest || s->admitted_at() < oldest->admitted_at()) oldest = s;
+  }
+  std::shared_ptr<TlsSession> victim = idle ? idle : stalled;
+  if (!victim) return false;
+  count_refusal(per_address ? "too_many_from_address" : "too_many_pending");
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - victim->admitted_at()).count();
+  const std::string why = "closed to make room for a newer connection from " + address + " (" + full + "; " +
+                          (victim == idle ? "it had sent nothing in " : "it had been authenticating for ") +
+                          std::to_string(ms) + " ms)";
+  capped_log_.log(dlog::Level::kWarn, victim->label() + ": " + why);
+  victim->evict(why);
+  return true;
+}
+
 void TlsServer::admit(tcp::socket socket) {
   boost::system::error_code ec;
   const auto peer = socket.remote_endpoint(ec);
@@ -122,6 +143,9 @@ void TlsServer::admit(tcp::socket socket) {
   const std::string address = peer.address().to_string();
   std::string why;
   std::optional<Admission::Ticket> ticket = admission_.admit(address, &why);
+  if (!ticket && make_room(address, admission_.pending() < Admission::kTotal, why)) {
+    ticket = admission_.admit(address, &why);
+  }
   if (!ticket) {
     count_refusal(admission_.pending() >= Admission::kTotal ? "too_many_pending" : "too_many_from_address");
     capped_log_.log(dlog::Level::kWarn, "refused a connection from " + address + ":" + std::to_string(peer.port()) +

@@ -6,7 +6,13 @@
 // adds its signal sets, timers and what its sessions do.
 //
 // The accept loop holds up under a flood: connections that have not authenticated are
-// capped in total and per source address; when the process runs out of descriptors or
+// capped in total and per source address. When a cap is full, room is made by closing the
+// oldest of them that has sent nothing (from the same address, when its share is what is
+// full), else the oldest in its handshake for over 1 s (kStalledAfter: a console or client
+// finishes its own in milliseconds); only when every one is younger is the new connection
+// closed. So a few idle sockets from any local user cannot keep consoles out (they all come
+// from 127.0.0.1 on loopback): that takes renewing more than 8 stalled handshakes a
+// second, a flood. When the process runs out of descriptors or
 // memory (EMFILE, ENFILE, ENOBUFS, ENOMEM; any accept error that is not one connection's
 // own) it stops accepting for 100 ms, doubling up to 1 s while that lasts, instead of
 // spinning; and what strangers can cause is logged at a bounded rate (daemons/log.h's
@@ -52,6 +58,10 @@ inline constexpr const char* kRefusalReasons[] = {
 
 class TlsServer {
  public:
+  // A connection that has been in its handshake (or hello) this long may be closed to make
+  // room for a new one when the caps are full.
+  static constexpr auto kStalledAfter = std::chrono::seconds(1);
+
   // Makes the session for an admitted connection, numbered `id` (1, 2, ...) and holding
   // `ticket` until it has authenticated.
   using MakeSession =
@@ -104,6 +114,9 @@ class TlsServer {
   void do_accept();
   void on_accept_error(const boost::system::error_code& ec);
   void admit(boost::asio::ip::tcp::socket socket);
+  // Closes the connection that makes room for a new one from `address` (cap: `full`), if
+  // one may go (see above); false when none.
+  bool make_room(const std::string& address, bool per_address, const std::string& full);
 
   Admission admission_;  // before io_: outlives the sessions its handlers hold
   boost::asio::io_context io_;

@@ -38,8 +38,9 @@ TlsSession::TlsSession(tcp::socket socket, TlsServer& server, std::uint64_t id, 
       heartbeat_(server.io()) {
   boost::system::error_code ec;
   const auto ep = stream_.lowest_layer().remote_endpoint(ec);
+  if (!ec) peer_address_ = ep.address().to_string();
   label_ = style_.peer + " #" + std::to_string(id) + " (" +
-           (ec ? std::string("unknown peer") : ep.address().to_string() + ":" + std::to_string(ep.port())) + ")";
+           (ec ? std::string("unknown peer") : peer_address_ + ":" + std::to_string(ep.port())) + ")";
   tls::TlsContext::attach(stream_.native_handle(), &notes_);
 }
 
@@ -51,7 +52,9 @@ void TlsSession::start() {
 void TlsSession::stop(const std::string& why) {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
-  if (!opened_) server_.strangers_log().log(dlog::Level::kWarn, label_ + ": closing before authentication: " + why);
+  if (!opened_ && !evicted_) {
+    server_.strangers_log().log(dlog::Level::kWarn, label_ + ": closing before authentication: " + why);
+  }
   ending(why);
   boost::system::error_code ec;
   stream_.lowest_layer().shutdown(tcp::socket::shutdown_both, ec);
@@ -67,6 +70,11 @@ void TlsSession::stop(const std::string& why) {
   if (writes_.size() > 1) writes_.erase(writes_.begin() + 1, writes_.end());
   queued_bytes_ = 0;
   server_.forget(shared_from_this());
+}
+
+void TlsSession::evict(const std::string& why) {
+  evicted_ = true;
+  stop(why);
 }
 
 void TlsSession::finish(const std::string& why, bool linger) {

@@ -87,8 +87,19 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   // Closes once everything queued is written (as close_after_queue), unless closing already;
   // with `linger`, as Style::linger says whatever the style (a last word that must be read).
   void finish(const std::string& why, bool linger = false);
+  // As stop(why), without a log line: the server closes a connection that has not
+  // authenticated to make room for a new one, and says so in its own (rate-limited) log.
+  void evict(const std::string& why);
   // The peer has authenticated (TLS and hello).
   bool authenticated() const { return opened_; }
+  // Not authenticated and not closed: it holds an Admission ticket.
+  bool authenticating() const { return !opened_ && phase_ != Phase::kClosed; }
+  // The peer has sent nothing yet (its first byte is awaited).
+  bool sent_nothing() const { return phase_ == Phase::kStart; }
+  // When the connection was admitted.
+  std::chrono::steady_clock::time_point admitted_at() const { return admitted_at_; }
+  // The peer's address ("127.0.0.1"), as the caps count it.
+  const std::string& peer_address() const { return peer_address_; }
   // "client #3 (127.0.0.1:41234)", for logs.
   const std::string& label() const { return label_; }
 
@@ -166,11 +177,14 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   tls::TlsNotes notes_;  // before stream_: its SSL object points here
   TlsStream stream_;
   std::string label_;
+  std::string peer_address_;
+  const std::chrono::steady_clock::time_point admitted_at_ = std::chrono::steady_clock::now();
   Phase phase_ = Phase::kStart;
   bool opened_ = false;
   std::string closing_reason_;  // kClosing: stop with it once the queue is written
   bool lingering_ = false;      // our end is shut down; waiting for the peer's
   bool linger_once_ = false;    // finish(why, true): linger this time
+  bool evicted_ = false;        // evict(): stop() logs nothing
   std::array<char, 16384> read_buffer_{};
   std::deque<Outgoing> writes_;  // the front one is being written
   std::size_t queued_bytes_ = 0;  // the sum of writes_' frames

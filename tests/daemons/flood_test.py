@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Floods: a host daemon limited to 64 descriptors, held under 120 idle connections for 2 s,
 first from 120 source addresses (it runs out of descriptors: the accept loop must back off,
-not spin), then from one (the cap per address refuses most at once). Each flood costs it
-under 0.5 s of CPU and under 200 KB of log, and a console connects and runs once it ends.
+not spin), then from one (the cap per address makes room for each by closing the oldest).
+Each flood costs it under 0.5 s of CPU and under 200 KB of log, and a console connects and
+runs once it ends. Then any local user's 8 idle sockets, each opened again as soon as it is
+closed, do not keep a console out of its host daemon, nor a submitter out of sluice serve.
 
   flood_test.py BUILD_DIR SOURCE_DIR
 """
 import os
+import re
 import resource
+import select
 import socket
+import subprocess
+import threading
 import time
 
 from harness import check, main
@@ -64,6 +70,95 @@ def flood(h, d, topo, what, sources):
     return d.text()[log0:]
 
 
+class IdleHolder:
+    """Holds `count` idle connections to `port` from 127.0.0.1, sending nothing, each opened
+    again as soon as the server closes it: what any local user can do without the token."""
+
+    def __init__(self, port, count=8):
+        self.port, self.count, self.reopened = port, count, 0
+        self.socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        while not self.stop.is_set():
+            ready, _, _ = select.select(self.socks, [], [], 0.05)
+            for s in ready:
+                try:
+                    closed = s.recv(1) == b""
+                except OSError:
+                    closed = True
+                if closed:
+                    s.close()
+                    self.socks[self.socks.index(s)] = socket.create_connection(("127.0.0.1", self.port))
+                    self.reopened += 1
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        for s in self.socks:
+            s.close()
+
+
+def idle_sockets_keep_nobody_out(h, d, topo):
+    holder = IdleHolder(d.port)
+    try:
+        time.sleep(0.3)
+        status, _, err, _ = h.run("run", topo, "--no-progress")
+        check(status == 0 and "units of work: 1/1 finished" in err,
+              "8 idle sockets renewed as they close do not keep a console out of sluiced", err, d.text()[-3000:])
+        check("closed to make room for a newer connection from 127.0.0.1" in d.text() and holder.reopened >= 1,
+              "sluiced closed the oldest idle one to let the console in, and says so", d.text()[-3000:])
+    finally:
+        holder.close()
+
+    # 8 handshakes begun (a TLS record's first bytes) and stalled: young ones are not closed
+    # for a newcomer, so the console's is turned away at first; it tries again, and once they
+    # have stalled for over 1 s they make room.
+    # (A daemon of its own: the log lines of the caps, rate-limited, start afresh.)
+    d = h.start("stalled")
+    topo = one_host(h, d)
+    stalled = []
+    try:
+        for _ in range(8):
+            c = socket.create_connection(("127.0.0.1", d.port))
+            c.sendall(b"\x16\x03\x01")
+            stalled.append(c)
+        time.sleep(0.1)
+        status, _, err, _ = h.run("run", topo, "--no-progress")
+        check(status == 0 and "units of work: 1/1 finished" in err,
+              "8 stalled handshakes delay a console (it tries again), they do not keep it out", err, d.text()[-3000:])
+        check("it had been authenticating for" in d.text(), "sluiced closed a stalled one to let the console in",
+              d.text()[-3000:])
+    finally:
+        for c in stalled:
+            c.close()
+
+    # sluice serve's port: the same caps, the same room made.
+    serve = subprocess.Popen([h.console, "serve", topo, "--listen", "127.0.0.1:0", "--token-file", h.token],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    h.cleanups.append(lambda: (serve.poll() is None and serve.kill(), serve.wait()))
+    err = ""
+    for line in serve.stderr:
+        err += line
+        m = re.search(r"serving '[^']*' at (\S+) \(", line)
+        if m:
+            break
+    check(m, "sluice serve starts", err)
+    address = m.group(1)
+    holder = IdleHolder(int(address.rsplit(":", 1)[1]))
+    try:
+        time.sleep(0.3)
+        status, _, err, _ = h.run("submit", address, "--work", "one")
+        check(status == 0 and "units of work: 1/1 finished" in err,
+              "8 idle sockets renewed as they close do not keep a submitter out of sluice serve", err)
+    finally:
+        holder.close()
+    serve.terminate()
+    serve.wait(30)
+
+
 def test(h):
     d = h.start("a", preexec_fn=limit_descriptors)
     with open(f"/proc/{d.pid}/limits") as f:
@@ -84,6 +179,8 @@ def test(h):
     log = flood(h, d, topo, f"{CONNECTIONS} idle connections from one address", ["127.0.0.1"] * CONNECTIONS)
     check("are authenticating already (the cap per address)" in log, "the cap per address refuses the rest", log[-3000:])
     check("similar lines not logged" in log, "the refusals are logged at a bounded rate, with a count", log[-3000:])
+
+    idle_sockets_keep_nobody_out(h, d, topo)
 
 
 if __name__ == "__main__":

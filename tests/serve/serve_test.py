@@ -102,13 +102,16 @@ class Submit:
 
     count = 0
 
-    def __init__(self, h, serve, work, results=None, token=None, auth=None):
+    def __init__(self, h, serve, work, results=None, token=None, auth=None, gate=None):
+        """gate: a path; submit starts once it exists (so that many start at once)."""
         Submit.count += 1
         self.err_path = os.path.join(h.dir, f"submit-{Submit.count}.err")
         self.err = open(self.err_path, "w")
         cmd = [h.console, "submit", serve.address, "--work", work] + (auth or ["--token-file", token or h.token])
         if results:
             cmd += ["--results", results]
+        if gate:
+            cmd = ["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.005; done; exec "$@"', gate] + cmd
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.err)
         h.cleanups.append(self.kill)
 
@@ -342,6 +345,17 @@ def two_submitters(h, topology):
         verify(path, s.accepted(), count, 512, f"concurrent submitter {count}")
         units.add(s.accepted())
     check(len(units) == 4, "four concurrent submitters got four distinct units", units)
+
+    # A burst of 24 from this one address, more than the 8 that may authenticate at once:
+    # the ones turned away in their handshake try again, and every unit runs.
+    gate = os.path.join(h.dir, "burst.gate")
+    burst = [Submit(h, serve, "count=1", gate=gate) for _ in range(24)]
+    time.sleep(0.5)  # every shell waits at the gate
+    open(gate, "w").close()
+    statuses = [s.wait() for s in burst]
+    check(all(status == 0 for status, _ in statuses),
+          "a burst of 24 concurrent submitters from one address all get their unit run",
+          [err for status, err in statuses if status != 0][:3])
 
 
 def failing_then_good(h, topology):

@@ -133,18 +133,18 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
     }
   }
   if (kind != "a sluiced" && (f.eof || (r == 0 && !f.established))) {
-    return "the service at that address closed the connection during the TLS handshake: it is not " + kind +
-           " of this version (check the address: " + kind + " prints the address it serves at), or it refused "
-           "this client; its log says why";
+    return "the service at that address closed the connection during the TLS handshake (for 2 s of tries): it "
+           "is busy with too many connections authenticating at once (try again), or it is not " + kind +
+           " of this version (check the address: " + kind + " prints the address it serves at); its log says which";
   }
   if (kind != "a sluiced" && not_tls(r)) {
     return "the service at that address does not speak TLS 1.3 (" + openssl_text(f.error) + "): not " + kind +
            " of this version; check the address (" + kind + " prints the address it serves at)";
   }
   if (f.eof || (r == 0 && !f.established)) {
-    return "the daemon closed the connection during the TLS handshake: it refused this console (it was busy with "
-           "too many connections authenticating at once, say: try again) or does not speak TLS (an older "
-           "sluiced?); its log says which";
+    return "the daemon closed the connection during the TLS handshake (for 2 s of tries): it is busy with too "
+           "many connections authenticating at once (try again), or does not speak TLS (an older sluiced?); its "
+           "log says which";
   }
   if (not_tls(r)) {
     return "the service at that address does not speak TLS 1.3 (" + openssl_text(f.error) +
