@@ -120,8 +120,10 @@ CommandOutput run_and_capture(const std::vector<std::string>& argv, std::chrono:
 }
 
 Child::Child(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path) {
-  const int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  const int err_fd = err_path == out_path ? out_fd : open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  // O_NOFOLLOW: a --run-dir others can write to may hold a symlink planted at the name.
+  const int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  const int err_fd =
+      err_path == out_path ? out_fd : open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (out_fd < 0 || err_fd < 0) {
     if (out_fd >= 0) close(out_fd);
     if (err_fd >= 0 && err_fd != out_fd) close(err_fd);

@@ -37,7 +37,8 @@ CommandOutput run_and_capture(const std::vector<std::string>& argv,
 class Child {
  public:
   // Starts `argv` with stdout to `out_path` and stderr to `err_path` (appended; the same path
-  // for both is fine). Throws sluice::Error when it cannot start.
+  // for both is fine; a symbolic link at either is not followed). Throws sluice::Error when
+  // it cannot start.
   Child(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path);
   ~Child();
   Child(const Child&) = delete;
