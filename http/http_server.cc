@@ -2,8 +2,11 @@
 
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -20,6 +23,10 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using asio::ip::tcp;
 
+namespace {
+class Session;
+}  // namespace
+
 struct HttpServer::State {
   State(asio::io_context& io, Handler h, Limits l) : acceptor(io), handler(std::move(h)), limits(l) {}
   tcp::acceptor acceptor;
@@ -28,11 +35,13 @@ struct HttpServer::State {
   bool loopback = true;   // bound to a loopback address: check Host headers
   std::size_t open = 0;   // sessions alive
   std::map<asio::ip::address, std::size_t> open_from;  // sessions alive, by client address
+  std::vector<std::weak_ptr<Session>> sessions;        // to make room (accept_next); expired ones pruned there
   bool stopped = false;
   asio::steady_timer pause{acceptor.get_executor()};  // after an accept error
 };
 
 namespace {
+
 
 const std::string kAllow = "GET, HEAD";
 
@@ -74,8 +83,19 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void start() { read_head(); }
 
+  // Since when it has waited for a request's head (nullopt: it is reading or answering one).
+  const std::optional<std::chrono::steady_clock::time_point>& waiting_since() const { return waiting_since_; }
+  const asio::ip::address& from() const { return from_; }
+  // Closes the connection now: a cap is full and it is the oldest waiting (accept_next).
+  void evict() {
+    waiting_since_.reset();
+    stream_.close();
+  }
+
  private:
   void read_head() {
+    // Bytes of a next request already here (pipelined): it is not waiting idle.
+    if (buffer_.size() == 0) waiting_since_ = std::chrono::steady_clock::now();
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(state_->limits.header_bytes));
     parser_->body_limit(0);
@@ -85,6 +105,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_head(beast::error_code ec) {
+    waiting_since_.reset();
     if (ec == asio::error::operation_aborted) return;
     if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message || ec == asio::error::eof ||
         ec == beast::error::timeout) {
@@ -182,7 +203,26 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<bhttp::request_parser<bhttp::empty_body>> parser_;
   bhttp::response<bhttp::string_body> response_;
   const asio::ip::address from_;
+  std::optional<std::chrono::steady_clock::time_point> waiting_since_;
 };
+
+// When a cap is full (`per_address`: the one of `from`): closes the session that has waited
+// longest for a request, for over Limits::idle_after (of `from`, for its cap: a browser
+// sends its request as soon as it connects). False when none has.
+bool make_room(HttpServer::State& state, const asio::ip::address& from, bool per_address) {
+  const auto now = std::chrono::steady_clock::now();
+  std::shared_ptr<Session> oldest;
+  std::erase_if(state.sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
+  for (const auto& w : state.sessions) {
+    std::shared_ptr<Session> s = w.lock();
+    if (!s || !s->waiting_since() || now - *s->waiting_since() < state.limits.idle_after) continue;
+    if (per_address && s->from() != from) continue;
+    if (!oldest || *s->waiting_since() < *oldest->waiting_since()) oldest = s;
+  }
+  if (!oldest) return false;
+  oldest->evict();
+  return true;
+}
 
 void accept_next(const std::shared_ptr<HttpServer::State>& state) {
   state->acceptor.async_accept([state](boost::system::error_code ec, tcp::socket socket) {
@@ -198,12 +238,17 @@ void accept_next(const std::shared_ptr<HttpServer::State>& state) {
     boost::system::error_code peer_ec;
     const tcp::endpoint peer = socket.remote_endpoint(peer_ec);
     const auto from = state->open_from.find(peer.address());
-    if (peer_ec || state->open >= state->limits.connections ||
-        (from != state->open_from.end() && from->second >= state->limits.per_address)) {
+    const bool address_full = from != state->open_from.end() && from->second >= state->limits.per_address;
+    const bool full = address_full || state->open >= state->limits.connections;
+    // Over a cap, a connection that only waits makes room (its session ends once its
+    // handler has run: the count is over the cap by one until then); else no room.
+    if (peer_ec || (full && !make_room(*state, peer.address(), address_full))) {
       boost::system::error_code ignored;
-      socket.close(ignored);  // over a cap (or gone already): no room for a session
+      socket.close(ignored);
     } else {
-      std::make_shared<Session>(std::move(socket), peer.address(), state)->start();
+      auto session = std::make_shared<Session>(std::move(socket), peer.address(), state);
+      state->sessions.push_back(session);
+      session->start();
     }
     accept_next(state);
   });

@@ -228,8 +228,10 @@ TEST_F(HttpServerTest, UnknownPathsAreTheHandlers404) {
   EXPECT_NE(r.find("no /nope"), std::string::npos);
 }
 
+// (idle_after: an hour, so that the connections there do not make room.)
 TEST_F(HttpServerTest, ConnectionsOverTheCapAreClosedAtOnce) {
-  expect_a_third_closed_until_one_leaves(HttpServer::Limits{8 * 1024, 2, std::chrono::seconds(10)});
+  expect_a_third_closed_until_one_leaves(
+      HttpServer::Limits{8 * 1024, 2, std::chrono::seconds(10), 16, std::chrono::hours(1)});
 }
 
 // One client address cannot hold every slot: past its own cap its connections are closed,
@@ -237,7 +239,27 @@ TEST_F(HttpServerTest, ConnectionsOverTheCapAreClosedAtOnce) {
 TEST_F(HttpServerTest, OneAddressHasACapOfItsOwn) {
   HttpServer::Limits limits;
   limits.per_address = 2;
+  limits.idle_after = std::chrono::hours(1);
   expect_a_third_closed_until_one_leaves(limits);
+}
+
+// Connections that only wait (idle sockets, kept-alive ones between requests) do not keep a
+// new client out: the one that has waited longest is closed to make room.
+TEST_F(HttpServerTest, ConnectionsThatOnlyWaitMakeRoomForANewOne) {
+  HttpServer::Limits limits;
+  limits.per_address = 2;
+  limits.idle_after = std::chrono::milliseconds(0);
+  stop();
+  start(limits);
+  tcp::socket oldest = connect();
+  tcp::socket idle = connect();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both sessions are waiting
+  tcp::socket newcomer = connect();
+  asio::write(newcomer, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  EXPECT_EQ(status_of(read_response(newcomer)), 200);
+  EXPECT_TRUE(closed_by_server(oldest));
+  // The next one makes room in turn (the other idle one, or the newcomer, kept alive).
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")), 200);
 }
 
 TEST(HttpServer, AnAddressInUseIsAClearError) {
