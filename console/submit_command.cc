@@ -63,12 +63,13 @@ class InterruptWatcher {
 
 // The unit's summary, as `sluice run` prints a run's (without the blocked columns, which
 // serve does not report per unit), then its failure.
-int print_unit(const control::UnitEnded& ended, const ResultsFile& results, std::uint64_t buffers) {
+int print_unit(const control::UnitEnded& ended, const std::string& work, const ResultsFile& results,
+               std::uint64_t buffers) {
   RunReport report;
   report.wall_seconds = ended.seconds();
-  report.units.push_back(
-      // serve sends the payload cut to its start; escaped again, in case another serve did not
-      UnitRecord{ended.index(), text::printable(ended.work(), false), ended.seconds(), ended.finished(), ""});
+  // The payload as submitted (serve sends it cut to its start, with the cut's size): the
+  // summary cuts it as `sluice run` does, saying its whole size.
+  report.units.push_back(UnitRecord{ended.index(), work, ended.seconds(), ended.finished(), ""});
   for (const control::UnitStream& s : ended.streams()) {
     StreamStats stats;
     stats.label = s.stream();
@@ -201,10 +202,10 @@ int submit_command(const SubmitOptions& given) {
       } else if (m.has_unit_ended()) {
         if (!results.commit()) {
           std::cerr << "sluice: cannot write --results '" << results.path() << "': " << results.error() << "\n";
-          print_unit(m.unit_ended(), results, buffers);
+          print_unit(m.unit_ended(), options.work, results, buffers);
           return kExitRunFailed;
         }
-        return print_unit(m.unit_ended(), results, buffers);
+        return print_unit(m.unit_ended(), options.work, results, buffers);
       } else if (m.has_error()) {
         std::cerr << "sluice: " << who << " turned the unit down: " << m.error().message() << "\n";
         return kExitHostUnavailable;

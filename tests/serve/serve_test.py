@@ -248,6 +248,10 @@ def serve_submit_stop(h, topology):
     check(p.returncode == 0 and "[count=7 size=64 \\x1b[31mxxx" in err and "... (300021 bytes)]" in err
           and len(err) < 5000 and "\x1b" not in err,
           "--work-file takes a payload past 128 KiB; submit echoes it cut, control characters escaped", p.returncode, err)
+    summary = [line for line in err.splitlines() if line.startswith("units of work:")]
+    check(len(summary) == 1 and summary[0].endswith(" bytes)] " + summary[0].rsplit("] ", 1)[1])
+          and "... (300021 bytes)]" in summary[0] and summary[0].count("bytes)") == 1,
+          "the summary's unit says the payload's whole size once", summary)
     verify(results, u1 + 1, 7, 64, "the unit from --work-file")
     # A payload that is not UTF-8 (any bytes are a payload): submitted, run, echoed escaped.
     # The serve protocol's text field refused it: serve dropped the connection as malformed.
