@@ -212,6 +212,7 @@ class RemoteDeployment final : public Deployment {
     // This deployment is retired: end its app daemons now, not when the Application stops
     // (a long-lived serve would gain a set per failed unit). Result buffers stay valid.
     release_hosts();
+    publish_sample(true);  // the hosts' last word, sent as they were aborted (their counts)
     return f;
   }
 

@@ -23,6 +23,8 @@ namespace {
 
 constexpr auto kKillGrace = std::chrono::milliseconds(1000);
 constexpr auto kShutdownGrace = std::chrono::milliseconds(3000);
+// After an abort: time for the app daemon's last report and exit.
+constexpr auto kAbortGrace = std::chrono::milliseconds(250);
 // An app daemon heartbeats every 500 ms once started; this long without a word and it is
 // taken for hung (stopped, deadlocked) and killed.
 constexpr auto kAppSilence = std::chrono::milliseconds(4000);
@@ -146,7 +148,10 @@ void AppSupervisor::send(const Envelope& message) {
 
 void AppSupervisor::abort(const std::string& reason) {
   expected_end_ = true;
-  kill(SIGTERM, "the console aborted the run: " + reason);
+  Envelope m;
+  m.mutable_abort()->set_reason(reason);
+  send(m);
+  kill_later(kAbortGrace, "the console aborted the run: " + reason, SIGTERM);
 }
 
 void AppSupervisor::shutdown(const Envelope& shutdown) {
@@ -238,11 +243,11 @@ void AppSupervisor::kill(int sig, const std::string& why) {
   if (sig != SIGKILL) kill_later(kKillGrace, "it did not exit within 1 s");
 }
 
-void AppSupervisor::kill_later(std::chrono::steady_clock::duration after, std::string why) {
+void AppSupervisor::kill_later(std::chrono::steady_clock::duration after, std::string why, int sig) {
   kill_timer_.expires_after(after);
-  kill_timer_.async_wait([self = shared_from_this(), why = std::move(why)](boost::system::error_code ec) {
+  kill_timer_.async_wait([self = shared_from_this(), why = std::move(why), sig](boost::system::error_code ec) {
     if (ec || self->status_) return;
-    self->kill(SIGKILL, why);
+    self->kill(sig, why);
   });
 }
 

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -62,7 +63,9 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
 
   // Passes a console's message (wiring, start_unit) on to the app daemon.
   void send(const control::Envelope& message);
-  // The console aborts the run: SIGTERM to the group, SIGKILL 1 s later. REQUIRES: running().
+  // The console aborts the run: passes the abort on (the app daemon reports what moved on
+  // this host, for the summary's counts, and exits), then SIGTERM to the group if it has not
+  // exited within 250 ms, SIGKILL 1 s later. REQUIRES: running().
   void abort(const std::string& reason);
   // The console ends the run: passes `shutdown` on, SIGKILL if the app daemon has not
   // exited 3 s later. REQUIRES: running().
@@ -83,8 +86,8 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
   // Signals the app daemon's process group (unless it was reaped); after anything but
   // SIGKILL, SIGKILL follows 1 s later.
   void kill(int sig, const std::string& why);
-  // SIGKILL `after` from now, unless it was reaped by then (replaces an earlier one).
-  void kill_later(std::chrono::steady_clock::duration after, std::string why);
+  // `sig` (SIGKILL) `after` from now, unless it was reaped by then (replaces an earlier one).
+  void kill_later(std::chrono::steady_clock::duration after, std::string why, int sig = SIGKILL);
   void watch();
   // Sends a heartbeat now and every 500 ms while the app daemon runs.
   void beat();

@@ -12,6 +12,7 @@
 //   <- start_unit  run one unit of work (on a worker thread)
 //   -> progress    twice a second while a unit runs
 //   -> unit_done   with this host's stream metrics, or -> failure (filter, copy, host, unit)
+//   <- abort       this host's counts (-> progress), then exit 1 at once
 //   <- shutdown    stop and exit 0
 //   -> heartbeat   every 500 ms, to sluiced (which kills an app daemon silent for 4 s)
 //   <- heartbeat   every 500 ms, from sluiced: 4 s without any message from it and this
@@ -450,6 +451,20 @@ int AppDaemon::run() {
         }
         start_unit(m.start_unit());
         break;
+      case Envelope::kAbort: {
+        // A failure elsewhere, a cancel: this host's last word on what moved here (a unit
+        // shorter than a progress report's 500 ms has sent none), so that the summary counts
+        // its share, then out at once (sluiced signals the group if this does not end).
+        dlog::info("aborted by the console: " + m.abort().reason());
+        if (engine_) {
+          Envelope p;
+          p.mutable_progress()->set_host(host_);
+          fill_metrics(p.mutable_progress()->mutable_streams());
+          fill_activity(p.mutable_progress()->mutable_copies());
+          send(p);
+        }
+        quit(1);
+      }
       case Envelope::kShutdown: {
         dlog::info("shutdown");
         if (worker_.joinable()) {

@@ -6,7 +6,8 @@
 //              and writes N buffers of B bytes (at least 40) per copy:
 //              u64 object id (random per filter object), u64 units this object ran before,
 //              u64 copy, u64 sequence (0..N-1), u64 unit index, then bytes derived from
-//              (unit, copy, sequence). Key = sequence. fail=source throws after N/2 buffers.
+//              (unit, copy, sequence). Key = sequence. fail=source throws after N/2 buffers
+//              (fail=source#K: in copy K only).
 //   AppStage   Forwards every buffer (a sink without an `out` stream); fail=stage throws at
 //              the first buffer.
 #include <chrono>
@@ -42,7 +43,10 @@ class AppSource : public sluice::Filter {
     const std::uint64_t sleep_ms = field(work, "sleep_ms", 0);
     auto& out = ctx.output("out");
     for (std::uint64_t seq = 0; seq < count; ++seq) {
-      if (wants_failure(work, "source") && seq == count / 2) throw sluice::Error("AppSource was told to fail");
+      if (seq == count / 2 && (wants_failure(work, "source#" + std::to_string(ctx.copy_index())) ||
+                               (wants_failure(work, "source") && !wants_failure(work, "source#")))) {
+        throw sluice::Error("AppSource was told to fail");
+      }
       if (sleep_ms != 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       sluice::Buffer b = out.allocate();
       b.resize(size);

@@ -571,6 +571,16 @@ def across_hosts(h, topology):
     check(status == 1 and re.search(rf"failed: filter 'stage' copy 0 on host [ab] failed in process "
                                      rf"\(unit of work {unit}\): .*AppStage was told to fail", err),
           "a failed unit across hosts names filter, copy and host", err)
+    # One source copy fails, the other's host is healthy: the failed unit's summary counts
+    # that host's share as it stood at the end (the app daemons report it when aborted), not
+    # its last progress report (none, in a unit shorter than 0.5 s): at least what the
+    # submitter received.
+    status, err, unit = submit(h, serve, "count=4000 fail=source#1", results=os.path.join(h.dir, "one-failed"))
+    received = re.search(r"results: (\d+) buffers", err)
+    moved = re.search(r"src\.out -> stage\.in\s+(\d+)\s", err)
+    check(status == 1 and "AppSource was told to fail" in err and received and moved
+          and int(moved.group(1)) >= int(received.group(1)) > 0,
+          "a unit failed on one host counts the other host's share to its end", err)
     last, _ = good_unit(h, serve, 3, 2500000, "the unit after a failed one, across hosts")
     # The failed unit retired its deployment; the hosts' counters still cover the whole life
     # (as the streams' do), and once the unit ended every copy is idle and shows that unit,
