@@ -7,21 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "runtime/write_all.h"
+
 namespace sluice::console {
-
-namespace {
-
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the terminal is gone: nowhere to print
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
-
-}  // namespace
 
 StdoutAboveProgress::StdoutAboveProgress(bool enabled, const crash::Output& crash_output)
     : crash_output_(crash_output) {

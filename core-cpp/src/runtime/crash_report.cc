@@ -12,6 +12,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/write_all.h"
+
 namespace sluice::crash {
 
 namespace {
@@ -120,16 +122,6 @@ void add_timestamp(LineWriter& w) {
   w.add(static_cast<std::uint64_t>(day), 2).add('T').add(static_cast<std::uint64_t>(rem / 3600), 2).add(':');
   w.add(static_cast<std::uint64_t>(rem / 60 % 60), 2).add(':').add(static_cast<std::uint64_t>(rem % 60), 2);
   w.add('.').add(static_cast<std::uint64_t>(now.tv_nsec / 1000000), 3).add("Z ");
-}
-
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
 }
 
 // Copies what the filters' stdout pipe holds now to where it goes. Async-signal-safe.
