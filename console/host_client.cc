@@ -111,13 +111,13 @@ std::optional<std::string> open_control(const std::string& address, const Creden
   // clients from this address, say) closes a new connection in its TLS handshake, with no
   // alert: tried again, after 50 ms doubling to 400 ms, for up to kBusyRetries (2 s).
   const auto retry_until = std::min(deadline, Clock::now() + kBusyRetries);
+  control::AuthResult ignored;
   for (auto pause = std::chrono::milliseconds(50);; pause = std::min(pause * 2, std::chrono::milliseconds(400))) {
     std::string why;
     const int fd = connect_tcp(address, deadline, &why);
     if (fd < 0) return why + (why.find("refused") != std::string::npos ? names.not_listening : "");
     auto opening = std::make_unique<control::TlsChannel>(fd, credentials.tls);
     const std::string host = text::parse_host_port(address, text::AddressRules{}, nullptr)->host;  // connect_tcp parsed it
-    control::AuthResult ignored;
     std::optional<std::string> failed = control::open_client(*opening, host, client, credentials, names, deadline,
                                                              answer != nullptr ? answer : &ignored);
     if (!failed) {

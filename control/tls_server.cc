@@ -118,11 +118,16 @@ void TlsServer::on_accept_error(const boost::system::error_code& ec) {
 bool TlsServer::make_room(const std::string& address, bool per_address, const std::string& full) {
   const auto now = std::chrono::steady_clock::now();
   std::shared_ptr<TlsSession> idle, stalled;  // the oldest of each
+  auto keep_oldest = [](std::shared_ptr<TlsSession>& oldest, const std::shared_ptr<TlsSession>& s) {
+    if (!oldest || s->admitted_at() < oldest->admitted_at()) oldest = s;
+  };
   for (const auto& s : sessions_) {
     if (!s->authenticating() || (per_address && s->peer_address() != address)) continue;
-    auto& oldest = s->sent_nothing() ? idle : stalled;
-    if (!s->sent_nothing() && now - s->admitted_at() <= kStalledAfter) continue;
-    if (!oldest || s->admitted_at() < oldest->admitted_at()) oldest = s;
+    if (s->sent_nothing()) {
+      keep_oldest(idle, s);
+    } else if (now - s->admitted_at() > kStalledAfter) {
+      keep_oldest(stalled, s);
+    }
   }
   std::shared_ptr<TlsSession> victim = idle ? idle : stalled;
   if (!victim) return false;

@@ -91,6 +91,8 @@ class AppDaemon {
   void send_failure(const std::string& stage, const std::string& message);
   void fill_metrics(google::protobuf::RepeatedPtrField<sluice::control::StreamMetrics>* out);
   void fill_activity(google::protobuf::RepeatedPtrField<sluice::control::CopyActivity>* out);
+  // A progress report: this host's stream metrics and what each copy does now.
+  Envelope progress_report();
   // Sends the filter log lines and stdout gathered since the last call (before a message
   // that follows them, so the console prints a unit's lines before it hears that the unit
   // is done). `stage_end`: everything the filters wrote until now, else whole lines.
@@ -221,6 +223,14 @@ void AppDaemon::fill_metrics(google::protobuf::RepeatedPtrField<sluice::control:
     m->set_queued(s.queued);
     m->set_capacity(s.capacity);
   }
+}
+
+Envelope AppDaemon::progress_report() {
+  Envelope p;
+  p.mutable_progress()->set_host(host_);
+  fill_metrics(p.mutable_progress()->mutable_streams());
+  fill_activity(p.mutable_progress()->mutable_copies());
+  return p;
 }
 
 void AppDaemon::fill_activity(google::protobuf::RepeatedPtrField<sluice::control::CopyActivity>* out) {
@@ -419,10 +429,7 @@ int AppDaemon::run() {
     }
     if (unit_running_ && std::chrono::steady_clock::now() - last_progress >= 500ms) {
       last_progress = std::chrono::steady_clock::now();
-      Envelope p;
-      p.mutable_progress()->set_host(host_);
-      fill_metrics(p.mutable_progress()->mutable_streams());
-      fill_activity(p.mutable_progress()->mutable_copies());
+      Envelope p = progress_report();
       // For the console's stall report: only when nothing moved here (asking the I/O thread
       // costs a hand-off, and a moving host's numbers are stale at once).
       std::uint64_t moved = 0;
@@ -456,13 +463,7 @@ int AppDaemon::run() {
         // shorter than a progress report's 500 ms has sent none), so that the summary counts
         // its share, then out at once (sluiced signals the group if this does not end).
         dlog::info("aborted by the console: " + m.abort().reason());
-        if (engine_) {
-          Envelope p;
-          p.mutable_progress()->set_host(host_);
-          fill_metrics(p.mutable_progress()->mutable_streams());
-          fill_activity(p.mutable_progress()->mutable_copies());
-          send(p);
-        }
+        if (engine_) send(progress_report());
         quit(1);
       }
       case Envelope::kShutdown: {
