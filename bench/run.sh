@@ -63,6 +63,9 @@ echo
 # against sluice run per unit, embedded and across two app daemons.
 /usr/bin/python3 "$HERE/application.py" --build "$BUILD" --reps "$REPS"
 echo
+# A long-lived serve across two app daemons: resident memory per failed unit.
+/usr/bin/python3 "$HERE/serve_memory.py" --build "$BUILD" --units "${SERVE_UNITS:-200}"
+echo
 # Launch overhead of --launcher slurm against hand-started daemons, on a throw-away local
 # Slurm (root only; says so and skips otherwise).
 if [ -f "$BUILD/examples/libexamples.so" ] && { command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; }; then

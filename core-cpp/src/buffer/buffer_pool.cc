@@ -16,27 +16,21 @@ constexpr std::size_t kAlignment = 64;
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 }  // namespace
 
-void BufferPool::FreeDeleter::operator()(std::byte* p) const noexcept { std::free(p); }
-
 BufferPool::BufferPool(std::string name, std::size_t buffer_size, std::size_t count,
                        RunSignal& signal, bool single_acquirer)
     : name_(std::move(name)),
       buffer_size_(buffer_size),
       stride_(round_up(buffer_size, kAlignment)),
       single_acquirer_(single_acquirer),
+      memory_(stride_ * count, kAlignment),
       slots_(count),
       free_(count),
       returns_(count),
       not_empty_(signal) {
-  void* memory = std::aligned_alloc(kAlignment, stride_ * count);
-  if (memory == nullptr) {
+  if (!memory_) {
     throw Error("cannot allocate " + std::to_string(stride_ * count) + " bytes for the pool of " +
                 name_ + "; lower its buffer_size or depth");
   }
-  memory_.reset(static_cast<std::byte*>(memory));
-  // Touch every page now: page faults belong to setup, not to the first unit of work,
-  // and the memory the pool needs is committed before anything runs.
-  std::memset(memory, 0, stride_ * count);
   for (std::size_t i = 0; i < count; ++i) {
     detail::Slot& slot = slots_[i];
     slot.data = memory_.get() + i * stride_;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "buffer/block_memory.h"
 #include "buffer/return_lanes.h"
 #include "buffer/slot.h"
 #include "sluice/stream.h"
@@ -97,10 +98,6 @@ class BufferPool {
   static void set_binding_deleter(BindingDeleter deleter) noexcept;
 
  private:
-  struct FreeDeleter {
-    void operator()(std::byte* p) const noexcept;
-  };
-
   using Ring = ReturnLanes::Ring;
 
   // Takes a free block from whichever ring has one. The single acquirer takes from the ring
@@ -127,7 +124,7 @@ class BufferPool {
   std::size_t buffer_size_;
   std::size_t stride_;  // bytes from one block to the next
   bool single_acquirer_;
-  std::unique_ptr<std::byte[], FreeDeleter> memory_;
+  BlockMemory memory_;
   std::vector<detail::Slot> slots_;
   // Its cell type is the public header's, so the inline allocate and the ring agree. Every
   // block starts here; it comes back here only from threads without a return lane.

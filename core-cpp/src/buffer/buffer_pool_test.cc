@@ -1,6 +1,11 @@
 #include "buffer/buffer_pool.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstdint>
 #include <set>
@@ -265,6 +270,38 @@ TEST(BufferPool, BlocksReleasedByMoreThreadsThanLanesAreAllTakenAgain) {
     for (auto& t : releasers) t.join();
     EXPECT_EQ(pool.available(), kBlocks) << "round " << round;
   }
+}
+
+// Whether the page holding `p` is mapped in this process (mincore fails with ENOMEM if not).
+bool mapped(const std::byte* p) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  unsigned char resident = 0;
+  void* start = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) / page * page);
+  return ::mincore(start, 1, &resident) == 0 || errno != ENOMEM;
+}
+
+// A large pool's memory goes back to the system when it is freed, not to malloc's heap,
+// where a long-lived serve's replaced deployments fragmented it (buffer/block_memory.h).
+TEST(BufferPool, ALargePoolsMemoryGoesBackToTheSystemWhenFreed) {
+  // Freeing a large malloc block raises glibc's mmap threshold past it, as a previous
+  // deployment's pools did: from then on blocks of that size come from the heap.
+  void* earlier = std::malloc(4 << 20);
+  ASSERT_NE(earlier, nullptr);
+  static_cast<volatile char*>(earlier)[0] = 1;
+  std::free(earlier);
+  RunSignal signal;
+  const std::byte* memory = nullptr;
+  {
+    BufferPool pool("a.out -> b.in", 64 * 1024, 16, signal);
+    memory = pool.memory();
+    ASSERT_TRUE(mapped(memory));
+  }
+  EXPECT_FALSE(mapped(memory)) << "a destroyed 1 MiB pool's memory stayed in this process";
+  BufferPool kept("c.out -> d.in", 64 * 1024, 16, signal);
+  memory = kept.memory();
+  kept.outlive_run();
+  ASSERT_TRUE(kept.free_memory_if_all_back());
+  EXPECT_FALSE(mapped(memory)) << "a kept pool's freed memory stayed in this process";
 }
 
 TEST(Buffer, ResizeWithinCapacityAndPastIt) {

@@ -1,0 +1,48 @@
+// BlockMemory: the one contiguous region that holds a pool's blocks.
+//
+// A region of kOwnMappingBytes or more is a mapping of its own (mmap), given back to the
+// system the moment it is freed. Through malloc it would not be: glibc raises its mmap
+// threshold to the size of the last large block it freed, so the next deployment's pools
+// come from the heap, between small allocations that outlive them (a failed unit's kept
+// pool bookkeeping, buffer/pool_refuge.h), and a long-lived `sluice serve` that replaces its
+// deployment after each failed unit grew by tens of KiB of RSS a unit until the heap's holes
+// happened to fit. Smaller regions come from aligned_alloc: a page and a mapping each would
+// cost more than the blocks.
+//
+// Ownership: owns the region; move-only. Thread safety: none (the pool's owner only).
+#ifndef SLUICE_BUFFER_BLOCK_MEMORY_H_
+#define SLUICE_BUFFER_BLOCK_MEMORY_H_
+
+#include <cstddef>
+
+namespace sluice {
+
+class BlockMemory {
+ public:
+  // At or above this many bytes the region is a mapping of its own.
+  static constexpr std::size_t kOwnMappingBytes = 128 * 1024;
+
+  BlockMemory() = default;
+  // `bytes` zeroed and committed (every page touched), aligned to `alignment` (at most a
+  // page). Null (get() == nullptr) when the system has no memory for it.
+  BlockMemory(std::size_t bytes, std::size_t alignment);
+  ~BlockMemory() { reset(); }
+  BlockMemory(BlockMemory&& other) noexcept;
+  BlockMemory& operator=(BlockMemory&& other) noexcept;
+  BlockMemory(const BlockMemory&) = delete;
+  BlockMemory& operator=(const BlockMemory&) = delete;
+
+  std::byte* get() const noexcept { return data_; }
+  explicit operator bool() const noexcept { return data_ != nullptr; }
+  // Gives the region back (to the system when it is a mapping of its own).
+  void reset() noexcept;
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  bool mapped_ = false;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_BUFFER_BLOCK_MEMORY_H_
