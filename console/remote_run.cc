@@ -135,7 +135,7 @@ void RemoteRun::check_stall(std::uint64_t unit) {
   if (now.empty()) return;  // no stream, no buffer to move: copies that only print, say
   const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(now));
   if (verdict == StallWatch::Verdict::kMoving) return;
-  const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity(), stats_.in_flight());
+  const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity(), now, stats_.in_flight());
   if (verdict == StallWatch::Verdict::kReport) {
     redraw_progress(true);
     std::cerr << "sluice: warning: " << report

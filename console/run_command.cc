@@ -181,7 +181,7 @@ class StallMonitor {
       if (streams.empty()) continue;  // no stream, no buffer to move: copies that only print, say
       const StallWatch::Verdict verdict = watch_.observe(buffers_moved(streams));
       if (verdict == StallWatch::Verdict::kMoving) continue;
-      const std::string report = stall_report(watch_.quiet_seconds(), engine_.activity());
+      const std::string report = stall_report(watch_.quiet_seconds(), engine_.activity(), streams);
       if (verdict == StallWatch::Verdict::kReport) {
         // Over a progress line only on a terminal: a log file gets no escape codes.
         std::cerr << (isatty(STDERR_FILENO) ? "\r\033[K" : "") << "sluice: warning: " << report << "\n(sluice keeps waiting; --stall-timeout SECONDS "

@@ -38,13 +38,41 @@ namespace {
 
 std::string seconds(double s) { return fixed(s, 1) + " s"; }
 
-std::string what(const CopyActivity& a) {
+// "dst#0" or "dst#0 and dst#1": the copies waiting to read from `stream`.
+std::string readers_waiting_on(const std::string& stream, const std::vector<CopyActivity>& copies, int& count) {
+  std::string names;
+  count = 0;
+  for (const CopyActivity& c : copies) {
+    if (c.waiting_for != "read" || c.stream != stream) continue;
+    names += (count == 0 ? "" : ", ") + c.filter + "#" + std::to_string(c.copy);
+    ++count;
+  }
+  return names;
+}
+
+// Why no block of `a.stream`'s pool is free. When none is queued on the stream and its
+// readers wait to read it, the blocks can only be in the hands of copies that read them (a
+// Java filter that forgot close() is the usual one): say so, and whom to look at.
+std::string why_no_free_buffer(const CopyActivity& a, const std::vector<CopyActivity>& copies,
+                               const std::vector<StreamStats>& streams) {
+  const auto stream = std::find_if(streams.begin(), streams.end(), [&](const StreamStats& s) { return s.label == a.stream; });
+  int readers = 0;
+  const std::string names = readers_waiting_on(a.stream, copies, readers);
+  if (stream != streams.end() && stream->queued == 0 && readers > 0) {
+    return "none is queued on it while " + names + (readers == 1 ? " waits" : " wait") +
+           " to read it: every one is held by a copy that read it (or by a filter it was written to) and "
+           "neither wrote nor dropped it; a filter must write or drop each buffer it reads (in Java, close() it)";
+  }
+  return "every one is held: queued downstream, or kept by a copy; a filter that allocates buffers and never "
+         "writes nor drops them holds them itself";
+}
+
+std::string what(const CopyActivity& a, const std::vector<CopyActivity>& copies, const std::vector<StreamStats>& streams) {
   if (a.waiting_for == "read") return "waiting " + seconds(a.waiting_seconds) + " to read from " + a.stream;
   if (a.waiting_for == "write") return "waiting " + seconds(a.waiting_seconds) + " to write to " + a.stream;
   if (a.waiting_for == "allocate") {
-    return "waiting " + seconds(a.waiting_seconds) + " for a free buffer of " + a.stream +
-           " (every one is held: queued downstream, or kept by a copy; a filter that allocates "
-           "buffers and never writes nor drops them holds them itself)";
+    return "waiting " + seconds(a.waiting_seconds) + " for a free buffer of " + a.stream + " (" +
+           why_no_free_buffer(a, copies, streams) + ")";
   }
   if (a.stage == "idle") return "done with this unit of work";
   return "busy in its own code (" + a.stage + "), not waiting on a stream";
@@ -53,7 +81,7 @@ std::string what(const CopyActivity& a) {
 }  // namespace
 
 std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& copies,
-                         const std::string& in_flight) {
+                         const std::vector<StreamStats>& streams, const std::string& in_flight) {
   std::vector<CopyActivity> sorted = copies;
   // Waiting copies first, longest wait first: the head of the jam is usually there.
   std::stable_sort(sorted.begin(), sorted.end(), [](const CopyActivity& a, const CopyActivity& b) {
@@ -62,7 +90,7 @@ std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& 
   });
   std::string out = "no buffer has moved for " + seconds(quiet_seconds) + "; what each copy is doing:";
   for (const CopyActivity& a : sorted) {
-    out += "\n  " + a.filter + "#" + std::to_string(a.copy) + " on host " + a.host + ": " + what(a);
+    out += "\n  " + a.filter + "#" + std::to_string(a.copy) + " on host " + a.host + ": " + what(a, copies, streams);
   }
   if (!in_flight.empty()) out += "\nwhat the data planes hold:" + in_flight;
   return out;

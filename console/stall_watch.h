@@ -50,8 +50,10 @@ std::uint64_t buffers_moved(const std::vector<StreamStats>& streams);
 // "no buffer has moved for 10.2 s; what each copy is doing:\n  join#0 on host b: waiting
 // 10.1 s to read from srcz.out -> join.in2\n..." (one line per copy); then, when
 // `in_flight` (HostStats::in_flight) is not empty, "\nwhat the data planes hold:" and it.
+// `streams` (their queues now) tell a copy waiting for a free buffer whether its blocks are
+// queued or in the hands of the copies that read them.
 std::string stall_report(double quiet_seconds, const std::vector<CopyActivity>& copies,
-                         const std::string& in_flight = "");
+                         const std::vector<StreamStats>& streams, const std::string& in_flight = "");
 
 }  // namespace sluice::console
 

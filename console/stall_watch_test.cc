@@ -50,7 +50,7 @@ TEST(StallWatchTest, TheReportPutsWaitingCopiesFirstAndSaysWhatEachWaitsOn) {
       {"join", 1, "b", "process", "read", "z.out -> join.in2", 12.25},
       {"fwd", 0, "b", "process", "write", "fwd.out -> join.in1", 11},
   };
-  const std::string report = stall_report(12.3, copies);
+  const std::string report = stall_report(12.3, copies, {});
   EXPECT_EQ(report,
             "no buffer has moved for 12.3 s; what each copy is doing:\n"
             "  join#1 on host b: waiting 12.2 s to read from z.out -> join.in2\n"
@@ -60,6 +60,29 @@ TEST(StallWatchTest, TheReportPutsWaitingCopiesFirstAndSaysWhatEachWaitsOn) {
             "them holds them itself)\n"
             "  count#0 on host b: busy in its own code (process), not waiting on a stream\n"
             "  read#0 on host a: done with this unit of work");
+}
+
+// A producer out of free buffers while nothing is queued and the stream's reader waits to
+// read: the reader (or a filter it wrote them to) holds them; a Java filter that forgot
+// close() is the usual case. With buffers queued, the general reason stays.
+TEST(StallWatchTest, FreeBuffersHeldByTheirReaderAreBlamedOnIt) {
+  const std::vector<CopyActivity> copies = {
+      {"src", 0, "local", "process", "allocate", "src.out -> dst.in", 12.3},
+      {"dst", 0, "local", "process", "read", "src.out -> dst.in", 12.3},
+  };
+  StreamStats stream;
+  stream.label = "src.out -> dst.in";
+  stream.buffers = stream.consumed = 26;
+  EXPECT_EQ(stall_report(12.4, copies, {stream}),
+            "no buffer has moved for 12.4 s; what each copy is doing:\n"
+            "  src#0 on host local: waiting 12.3 s for a free buffer of src.out -> dst.in (none is queued on "
+            "it while dst#0 waits to read it: every one is held by a copy that read it (or by a filter it was "
+            "written to) and neither wrote nor dropped it; a filter must write or drop each buffer it reads (in "
+            "Java, close() it))\n"
+            "  dst#0 on host local: waiting 12.3 s to read from src.out -> dst.in");
+  stream.queued = 3;
+  EXPECT_NE(stall_report(12.4, copies, {stream}).find("(every one is held: queued downstream, or kept by a copy;"),
+            std::string::npos);
 }
 
 // Across hosts, after the copies: what each host's data plane said it holds, indented
@@ -72,7 +95,7 @@ TEST(StallWatchTest, TheReportEndsWithWhatEachHostsDataPlaneHolds) {
   stats.store_in_flight(2, "c",
                         "  from host 'a': 0 frames queued\n"
                         "  landing a.out -> b.in: copy 0 holds back 3 (credit left: a 0/8); 0 parked\n");
-  const std::string report = stall_report(2.5, {{"b", 0, "c", "process", "read", "a.out -> b.in", 2.4}}, stats.in_flight());
+  const std::string report = stall_report(2.5, {{"b", 0, "c", "process", "read", "a.out -> b.in", 2.4}}, {}, stats.in_flight());
   EXPECT_EQ(report,
             "no buffer has moved for 2.5 s; what each copy is doing:\n"
             "  b#0 on host c: waiting 2.4 s to read from a.out -> b.in\n"
@@ -83,7 +106,7 @@ TEST(StallWatchTest, TheReportEndsWithWhatEachHostsDataPlaneHolds) {
             "    from host 'a': 0 frames queued\n"
             "    landing a.out -> b.in: copy 0 holds back 3 (credit left: a 0/8); 0 parked");
   // Embedded (no data plane), or every host moving: nothing is added.
-  EXPECT_EQ(stall_report(2.5, {}, HostStats(topology, 2).in_flight()),
+  EXPECT_EQ(stall_report(2.5, {}, {}, HostStats(topology, 2).in_flight()),
             "no buffer has moved for 2.5 s; what each copy is doing:");
 }
 
