@@ -136,6 +136,10 @@ YAML
 refused_by_validate_and_run "$work/noargs.yaml" "missing declared argument" \
   "noargs.yaml:2:18: filter 'read': class 'LineReader' needs args.path (it declares them with SLUICE_FILTER_ARGS); add it to the filter, e.g. args: {path: ...}"
 
+sed -i 's|read:  {class: LineReader, library: \([^}]*\)}|read:  {class: LineReader, library: \1, args: {paht: /tmp}}|' "$work/noargs.yaml"
+refused_by_validate_and_run "$work/noargs.yaml" "misspelt declared argument" \
+  "class 'LineReader' needs args.path (it declares them with SLUICE_FILTER_ARGS); add it to the filter, e.g. args: {path: ...}; args.paht is there: did you mean 'path'?"
+
 # --- ... and a Java filter's, declared with @RequiredArgs --------------------------------
 cat > "$work/noargs-java.yaml" <<YAML
 filters:

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "runtime/plugin_loader.h"
+#include "topology/suggest.h"
 
 namespace sluice {
 
@@ -25,8 +26,15 @@ class CppBackend final : public LanguageBackend {
     if (missing.empty()) return;
     std::string names;
     for (const std::string& arg : missing) names += (names.empty() ? "" : ", ") + ("args." + arg);
-    throw Error("class '" + spec.class_name + "' needs " + names + " (it declares them with SLUICE_FILTER_ARGS); add " +
-                (missing.size() == 1 ? "it" : "them") + " to the filter, e.g. args: {" + missing.front() + ": ...}");
+    std::string message = "class '" + spec.class_name + "' needs " + names + " (it declares them with SLUICE_FILTER_ARGS); add " +
+                          (missing.size() == 1 ? "it" : "them") + " to the filter, e.g. args: {" + missing.front() + ": ...}";
+    std::vector<std::string> given;
+    for (const auto& [key, value] : spec.args) given.push_back(key);
+    for (const std::string& arg : missing) {
+      const std::string near = topo::closest_match(arg, given);
+      if (!near.empty()) message += "; args." + near + " is there: did you mean '" + arg + "'?";
+    }
+    throw Error(message);
   }
   std::unique_ptr<Filter> create(const topo::FilterSpec& spec) override {
     std::unique_ptr<Filter> filter = find_filter_factory(spec.library, spec.class_name)();

@@ -1,5 +1,7 @@
 #include "runtime/context_impl.h"
 
+#include <algorithm>
+
 #include "topology/suggest.h"
 
 namespace sluice {
@@ -77,8 +79,27 @@ bool ContextImpl::has_input(std::string_view port) const { return find_port(inpu
 bool ContextImpl::has_output(std::string_view port) const { return find_port(outputs_, port) != nullptr; }
 
 const std::string* ContextImpl::find_arg(std::string_view key) const {
+  if (std::find(asked_.begin(), asked_.end(), key) == asked_.end()) asked_.emplace_back(key);
   auto found = spec_.args.find(std::string(key));
   return found == spec_.args.end() ? nullptr : &found->second;
+}
+
+void ContextImpl::warn_unread_args_once() {
+  if (args_checked_) return;
+  args_checked_ = true;
+  for (const auto& [key, value] : spec_.args) {
+    if (std::find(asked_.begin(), asked_.end(), key) != asked_.end()) continue;
+    std::string message = "args." + key + " (from the topology) was never read by " + spec_.class_name;
+    const std::string near = topo::closest_match(key, asked_);
+    if (!near.empty()) {
+      message += "; did you mean '" + near + "'? (it asked for " + topo::join(asked_) + ")";
+    } else if (!asked_.empty()) {
+      message += " (it asked for " + topo::join(asked_) + ")";
+    } else {
+      message += " (it asked for no argument)";
+    }
+    logger_.warn(message);
+  }
 }
 
 }  // namespace sluice

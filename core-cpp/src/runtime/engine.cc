@@ -130,6 +130,8 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
     ctx.end_process();
     stage = "finalize";
     filter.finalize(ctx);
+    // One copy says it for the filter: its copies share their args.
+    if (copy.index == 0) ctx.warn_unread_args_once();
   } catch (const Aborted&) {
     // Another part failed first (or the run was cancelled); that failure is reported.
     if (!signal.aborted()) report(copy, index, "threw sluice::Aborted although the run was not aborted");

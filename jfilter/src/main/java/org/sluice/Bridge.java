@@ -130,8 +130,14 @@ final class Bridge {
     if (missing.isEmpty()) return null;
     StringBuilder names = new StringBuilder();
     for (String arg : missing) names.append(names.length() == 0 ? "" : ", ").append("args.").append(arg);
-    return "class '" + type.getName() + "' needs " + names + " (it declares them with @RequiredArgs); add "
-        + (missing.size() == 1 ? "it" : "them") + " to the filter, e.g. args: {" + missing.get(0) + ": ...}";
+    StringBuilder message = new StringBuilder("class '" + type.getName() + "' needs " + names
+        + " (it declares them with @RequiredArgs); add " + (missing.size() == 1 ? "it" : "them")
+        + " to the filter, e.g. args: {" + missing.get(0) + ": ...}");
+    for (String arg : missing) {
+      String near = Suggest.closestMatch(arg, Arrays.asList(argKeys));
+      if (near != null) message.append("; args.").append(near).append(" is there: did you mean '").append(arg).append("'?");
+    }
+    return message.toString();
   }
 
   // Loads what the filter class needs before any of its code runs, the way the run will (the

@@ -108,6 +108,9 @@ class BridgeTest {
     assertEquals("class '" + name + "' needs args.limit (it declares them with @RequiredArgs); add it to the filter, "
         + "e.g. args: {limit: ...}", checkWithArgs(name, "path", "other"));
     assertNull(checkWithArgs(name, "limit", "path"));
+    assertEquals("class '" + name + "' needs args.limit (it declares them with @RequiredArgs); add it to the filter, "
+        + "e.g. args: {limit: ...}; args.limt is there: did you mean 'limit'?", checkWithArgs(name, "path", "limt"),
+        "a misspelt key is pointed at");
     assertNull(checkWithArgs("org.sluice.BridgeTest$Good"), "a class without @RequiredArgs needs none");
     assertEquals("class 'org.sluice.BridgeTest$FailsToInitialize' needs args.path (it declares them with "
         + "@RequiredArgs); add it to the filter, e.g. args: {path: ...}",
