@@ -246,6 +246,23 @@ streams:
       << out.failure->message;
 }
 
+// from: and to: swapped: the port the code asks for is connected, at the stream's other end.
+TEST_F(GraphFailureTest, AStreamWithFromAndToSwappedIsSaidSo) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  ask:  {class: "testing_filters::TestAskPort", args: {port: in}}
+  sink: {class: "testing_filters::TestSink"}
+streams:
+  - {from: ask.in, to: sink.in}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->filter, "ask");
+  EXPECT_NE(out.failure->message.find("filter 'ask' (copy 0) asked for input port 'in', but the topology has 'ask.in' "
+                                      "as the from: end of a stream (an output); did you swap from: and to:?"),
+            std::string::npos)
+      << out.failure->message;
+}
+
 TEST_F(GraphFailureTest, WritingFromFinalizeIsAnError) {
   RunOutcome out = run_yaml(R"(
 filters:

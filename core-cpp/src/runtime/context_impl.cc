@@ -66,12 +66,23 @@ Port* find_port(const std::vector<std::unique_ptr<Port>>& ports, std::string_vie
 
 InputStream& ContextImpl::input(std::string_view port) {
   if (InputPort* found = find_port(inputs_, port)) return *found;
+  if (find_port(outputs_, port) != nullptr) throw_swapped("input", port, "from");
   throw_unconnected("input", port, inputs_);
 }
 
 OutputStream& ContextImpl::output(std::string_view port) {
   if (OutputPort* found = find_port(outputs_, port)) return *found;
+  if (find_port(inputs_, port) != nullptr) throw_swapped("output", port, "to");
   throw_unconnected("output", port, outputs_);
+}
+
+void ContextImpl::throw_swapped(const char* kind, std::string_view port, const char* end) const {
+  const std::string name = spec_.name + "." + std::string(port);
+  const bool input = std::string_view(kind) == "input";
+  throw Error("filter '" + spec_.name + "' (copy " + std::to_string(copy_index_) + ") asked for " + kind + " port '" +
+              std::string(port) + "', but the topology has '" + name + "' as the " + end + ": end of a stream (" +
+              (input ? "an output" : "an input") + "); did you swap from: and to:? A stream goes from: PRODUCER.port to: "
+              "CONSUMER.port");
 }
 
 bool ContextImpl::has_input(std::string_view port) const { return find_port(inputs_, port) != nullptr; }

@@ -53,6 +53,8 @@ class ContextImpl final : public Context {
   template <typename Port>
   [[noreturn]] void throw_unconnected(const char* kind, std::string_view port,
                                       const std::vector<std::unique_ptr<Port>>& ports) const;
+  // `port` is connected, but at the stream's other end: from: and to: swapped in the topology.
+  [[noreturn]] void throw_swapped(const char* kind, std::string_view port, const char* end) const;
 
   const topo::FilterSpec& spec_;
   const int copy_index_;
