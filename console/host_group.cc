@@ -48,7 +48,7 @@ int rank(const Failure& f) {
 // none of them, and stage "crash".
 Failure crash_failure(const std::string& line, const std::string& host, std::uint64_t current_unit) {
   static const std::regex kCopyLine(
-      R"(^filter '([^']+)' copy (\d+) on host (\S+) (?:crashed with \S+|called (?:System\.)?exit\(-?\d+\)) in )"
+      R"(^filter '([^']+)' copy (\d+) on host (\S+) (?:crashed with \S+(?: \([^)]*\))?|called (?:System\.)?exit\(-?\d+\)) in )"
       R"((.+) \(unit of work (\d+)\)$)");
   Failure f{"", -1, host, current_unit, "crash", ""};
   std::smatch m;

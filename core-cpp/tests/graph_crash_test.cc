@@ -82,9 +82,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"Abort", "signal: abort, copy: 1, after: 5", SIGABRT,
              "^sluice: filter 'boom' copy 1 on host local crashed with SIGABRT in process \\(unit of work 0\\)\n"},
         Case{"StackOverflow", "signal: stack, copy: 0", SIGSEGV,
-             "^sluice: filter 'boom' copy 0 on host local crashed with SIGSEGV in process \\(unit of work 0\\)\n"},
+             "^sluice: filter 'boom' copy 0 on host local crashed with SIGSEGV \\(stack overflow: recursion too deep, "
+             "or a local array larger than the stack\\) in process \\(unit of work 0\\)\n"},
         Case{"FrameLargerThanTheStack", "signal: frame, copy: 0", SIGSEGV,
-             "^sluice: filter 'boom' copy 0 on host local crashed with SIGSEGV in process \\(unit of work 0\\)\n"},
+             "^sluice: filter 'boom' copy 0 on host local crashed with SIGSEGV \\(stack overflow: recursion too deep, "
+             "or a local array larger than the stack\\) in process \\(unit of work 0\\)\n"},
         Case{"SegvInDestructor", "signal: segv, stage: destroy, copy: 1", SIGSEGV,
              "^sluice: filter 'boom' copy 1 on host local crashed with SIGSEGV in destroy \\(unit of work 1\\)\n"},
         Case{"SegvOnAnotherThread", "signal: segv, thread: true, copy: 0", SIGSEGV,

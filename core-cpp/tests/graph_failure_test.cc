@@ -246,6 +246,28 @@ streams:
       << out.failure->message;
 }
 
+// A key in args: that no copy asked for during the first unit is named once, with the closest
+// key they asked for; a key only one copy asks for (the crash filter's `unit`, asked by the
+// copy that `copy` names) is not.
+TEST_F(GraphFailureTest, AnArgumentNoCopyReadIsNamedOnce) {
+  ::testing::internal::CaptureStderr();
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 10, cuont: 3}, copies: 2}
+  sink: {class: Crash, library: )" SLUICE_CRASH_LIB R"(, copies: 2, args: {signal: segv, copy: 1, unit: 5}}
+streams:
+  - {from: src.out, to: sink.in}
+work: [a, b]
+)");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  const std::string warning = "[src#0@local] warn: args.cuont (from the topology) was never read by testing_filters::TestSource; "
+                              "did you mean 'count'?";
+  EXPECT_NE(err.find(warning), std::string::npos) << err;
+  EXPECT_EQ(err.find("args.cuont"), err.rfind("args.cuont")) << "said more than once: " << err;
+  EXPECT_EQ(err.find("args.unit"), std::string::npos) << err;
+}
+
 // from: and to: swapped: the port the code asks for is connected, at the stream's other end.
 TEST_F(GraphFailureTest, AStreamWithFromAndToSwappedIsSaidSo) {
   RunOutcome out = run_yaml(R"(

@@ -95,22 +95,13 @@ const std::string* ContextImpl::find_arg(std::string_view key) const {
   return found == spec_.args.end() ? nullptr : &found->second;
 }
 
-void ContextImpl::warn_unread_args_once() {
-  if (args_checked_) return;
-  args_checked_ = true;
-  for (const auto& [key, value] : spec_.args) {
-    if (std::find(asked_.begin(), asked_.end(), key) != asked_.end()) continue;
-    std::string message = "args." + key + " (from the topology) was never read by " + spec_.class_name;
-    const std::string near = topo::closest_match(key, asked_);
-    if (!near.empty()) {
-      message += "; did you mean '" + near + "'? (it asked for " + topo::join(asked_) + ")";
-    } else if (!asked_.empty()) {
-      message += " (it asked for " + topo::join(asked_) + ")";
-    } else {
-      message += " (it asked for no argument)";
-    }
-    logger_.warn(message);
-  }
+std::string unread_arg_message(const topo::FilterSpec& spec, const std::string& key,
+                               const std::vector<std::string>& asked) {
+  std::string message = "args." + key + " (from the topology) was never read by " + spec.class_name;
+  const std::string near = topo::closest_match(key, asked);
+  if (!near.empty()) return message + "; did you mean '" + near + "'? (its copies asked for " + topo::join(asked) + ")";
+  if (!asked.empty()) return message + " (its copies asked for " + topo::join(asked) + ")";
+  return message + " (its copies asked for no argument)";
 }
 
 }  // namespace sluice

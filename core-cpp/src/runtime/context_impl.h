@@ -41,10 +41,9 @@ class ContextImpl final : public Context {
   const Logger& log() const override { return logger_; }
   const std::string& topology_dir() const override { return topology_dir_; }
   const std::string* find_arg(std::string_view key) const override;
-  // Once per copy, after a unit of work that ended well: warns about each of the topology's
-  // `args:` this copy never asked for (a misspelt key is otherwise silently ignored and its
-  // default used), with the closest key it did ask for.
-  void warn_unread_args_once();
+  // The argument keys the filter asked for so far (present or not). Read it while the copy
+  // runs no unit.
+  const std::vector<std::string>& asked_args() const { return asked_; }
 
   const std::vector<std::unique_ptr<InputPort>>& inputs() const { return inputs_; }
   const std::vector<std::unique_ptr<OutputPort>>& outputs() const { return outputs_; }
@@ -67,8 +66,12 @@ class ContextImpl final : public Context {
   std::uint64_t work_index_ = 0;
   // The argument keys the filter asked for (find_arg), present or not; the copy's thread only.
   mutable std::vector<std::string> asked_;
-  bool args_checked_ = false;
 };
+
+// "args.factr (from the topology) was never read by Scale; did you mean 'factor'? (its copies
+// asked for factor)": for a key of `spec`'s args that none of its copies asked for (`asked`).
+std::string unread_arg_message(const topo::FilterSpec& spec, const std::string& key,
+                               const std::vector<std::string>& asked);
 
 }  // namespace sluice
 

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -136,10 +137,10 @@ void drain_stdout_pipe(const OutputData* out) {
   }
 }
 
-void write_report(int sig) {
+void write_report(int sig, bool stack_overflow) {
   const OutputData* out = output_data.load(std::memory_order_acquire);
   char line[1024];
-  const std::size_t line_length = format_line(line, sizeof line, sig, current_record);
+  const std::size_t line_length = format_line(line, sizeof line, sig, current_record, stack_overflow);
   char full[1536];
   LineWriter w(full, sizeof full);
   if (out->timestamp) add_timestamp(w);
@@ -168,12 +169,30 @@ void die_by(int sig) {
   ::syscall(SYS_tgkill, ::getpid(), thread_id(), sig);
 }
 
-void on_crash(int sig, siginfo_t*, void*) {
+// Whether a SIGSEGV faulted at the stack pointer: the stack ran into its guard page (a call
+// pushing its return address, or a stack-clash probe of a large frame, page by page), rather
+// than a bad pointer, which lands anywhere else.
+bool at_stack_pointer(int sig, const siginfo_t* info, const void* context) {
+  if (sig != SIGSEGV || info == nullptr || context == nullptr) return false;
+  const auto* uc = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
+  const auto sp = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+  const auto sp = static_cast<std::uintptr_t>(uc->uc_mcontext.sp);
+#else
+  return false;
+#endif
+  const auto fault = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  constexpr std::uintptr_t kNear = 64 * 1024;  // a probe's page, a red zone, a pushed frame
+  return fault + kNear >= sp && fault <= sp + kNear;
+}
+
+void on_crash(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const pid_t self = thread_id();
   pid_t expected = 0;
   if (reporter.compare_exchange_strong(expected, self)) {
-    write_report(sig);
+    write_report(sig, at_stack_pointer(sig, info, context));
   } else if (expected != self) {
     // Another thread is reporting its crash and ends the process in a moment; its report is
     // the one to read. (expected == self: our own report crashed; give up on it.)
@@ -267,10 +286,10 @@ bool install_handlers() {
 
 bool handlers_installed() { return installed.load(std::memory_order_acquire); }
 
-std::size_t format_line(char* out, std::size_t size, int sig, const CopyRecord* record) {
+std::size_t format_line(char* out, std::size_t size, int sig, const CopyRecord* record, bool stack_overflow) {
   if (size < 2) return 0;
   const char* name = signal_name(sig);
-  char what[48];
+  char what[128];
   LineWriter n(what, sizeof what - 1);
   n.add("crashed with ");
   if (name != nullptr) {
@@ -278,6 +297,7 @@ std::size_t format_line(char* out, std::size_t size, int sig, const CopyRecord* 
   } else {
     n.add("signal ").add_int(sig);
   }
+  if (stack_overflow) n.add(" (stack overflow: recursion too deep, or a local array larger than the stack)");
   what[n.length()] = '\0';
   return format_event_line(out, size, what, record);
 }

@@ -114,9 +114,10 @@ bool handlers_installed();
 // The line for a crash by `sig` (no time, no prefix, with '\n') into out[0, size): for a
 // copy, "filter 'x' copy 1 on host b crashed with SIGSEGV in process (unit of work 3)";
 // without one (record == nullptr), "crashed with SIGSEGV outside any filter (thread 'name',
-// tid 1234)" for the calling thread. Async-signal-safe. Returns the length; the text is cut to
-// fit but always ends with '\n' and a NUL (REQUIRES: size >= 2).
-std::size_t format_line(char* out, std::size_t size, int sig, const CopyRecord* record);
+// tid 1234)" for the calling thread. `stack_overflow` (the fault was at the stack pointer)
+// adds " (stack overflow: ...)" after the signal's name. Async-signal-safe. Returns the length;
+// the text is cut to fit but always ends with '\n' and a NUL (REQUIRES: size >= 2).
+std::size_t format_line(char* out, std::size_t size, int sig, const CopyRecord* record, bool stack_overflow = false);
 // The same line for another way a copy ends the process, `what` in place of "crashed with
 // SIGSEGV": "filter 'x' copy 1 on host b called System.exit(3) in process (unit of work 3)".
 std::size_t format_event_line(char* out, std::size_t size, const char* what, const CopyRecord* record);

@@ -82,6 +82,7 @@ struct Engine::State {
   bool started = false;  // start() was called: creation was waited for
   std::optional<Failure> failure;
   bool failed = false;  // a failure happened: no more units
+  bool args_checked = false;  // warn_of_unread_args ran (after the first unit that ended well)
 
   State(const topo::Topology& t, EngineOptions o)
       : topology(t),
@@ -130,8 +131,6 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
     ctx.end_process();
     stage = "finalize";
     filter.finalize(ctx);
-    // One copy says it for the filter: its copies share their args.
-    if (copy.index == 0) ctx.warn_unread_args_once();
   } catch (const Aborted&) {
     // Another part failed first (or the run was cancelled); that failure is reported.
     if (!signal.aborted()) report(copy, index, "threw sluice::Aborted although the run was not aborted");
@@ -285,6 +284,27 @@ std::optional<Failure> Engine::State::wait_pending() {
     changed.wait_for(lock, options.abort_grace, [&] { return pending == 0; });
   }
   return failure;
+}
+
+// After the first unit of work that ended well: each key of a filter's `args:` that none of
+// its copies here asked for, said once through its first copy's log. A misspelt optional
+// argument is otherwise ignored without a word and its default used. All copies together: a
+// copy may read an argument only when it concerns it.
+void warn_of_unread_args(const std::vector<std::unique_ptr<CopyRunner>>& copies) {
+  std::map<const topo::FilterSpec*, std::pair<const ContextImpl*, std::vector<std::string>>> by_filter;
+  for (const auto& copy : copies) {
+    auto& [first, asked] = by_filter[copy->spec];
+    if (first == nullptr) first = copy->context.get();
+    for (const std::string& key : copy->context->asked_args()) {
+      if (std::find(asked.begin(), asked.end(), key) == asked.end()) asked.push_back(key);
+    }
+  }
+  for (const auto& [spec, seen] : by_filter) {
+    const auto& [first, asked] = seen;
+    for (const auto& [key, value] : spec->args) {
+      if (std::find(asked.begin(), asked.end(), key) == asked.end()) first->log().warn(unread_arg_message(*spec, key, asked));
+    }
+  }
 }
 
 // What to do when a copy or a worker gets no thread or stack.
@@ -492,7 +512,12 @@ std::optional<Failure> Engine::run_unit(std::uint64_t index, const std::string& 
     s.generation.fetch_add(1, std::memory_order_release);
   }
   s.command_ready.notify();
-  return s.wait_pending();
+  std::optional<Failure> failure = s.wait_pending();
+  if (!failure && !s.args_checked) {
+    s.args_checked = true;
+    warn_of_unread_args(s.copies);
+  }
+  return failure;
 }
 
 void Engine::cancel(const std::string& reason, const std::string& stage) {
