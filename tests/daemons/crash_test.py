@@ -88,6 +88,17 @@ def test(h):
                  "filter 'boom' copy 0 on host b crashed with SIGFPE in process (unit of work 0); "
                  f"the app daemon (sluice-appd pid {pids['b']}) was killed by SIGFPE")
 
+    # --- a stack overflow on b: said so, and still parsed into filter, copy, host and stage -----
+    metrics = os.path.join(h.dir, "stack.json")
+    status, err, secs, pids = crash_run(h, a, b, "stack", "signal: stack, copy: 1", args=("--metrics", metrics))
+    expect_crash(h, a, b, "SIGSEGV", status, err, secs, pids,
+                 "filter 'boom' copy 1 on host b crashed with SIGSEGV (stack overflow: recursion too deep, or a local "
+                 f"array larger than the stack) in process (unit of work 0); the app daemon (sluice-appd pid {pids['b']}) "
+                 "was killed by SIGSEGV")
+    failure = json.load(open(metrics))["failure"]
+    check({k: failure[k] for k in ("filter", "copy", "host", "stage")} == {"filter": "boom", "copy": 1, "host": "b", "stage": "process"},
+          "stack overflow: the failure record names filter, copy, host and stage", failure)
+
     # --- exit() in a filter on b: named like a crash -------------------------------------------
     status, err, secs, pids = crash_run(h, a, b, "exit", "signal: exit, copy: 1, after: 100")
     expect_crash(h, a, b, "exit(7)", status, err, secs, pids,
