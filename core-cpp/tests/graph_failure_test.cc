@@ -268,6 +268,29 @@ work: [a, b]
   EXPECT_EQ(err.find("args.unit"), std::string::npos) << err;
 }
 
+// An output the code never asks for carries nothing: said once, with the ports it did ask for.
+TEST_F(GraphFailureTest, AnOutputNoCopyAskedForIsNamedOnce) {
+  ::testing::internal::CaptureStderr();
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 10}, copies: 2}
+  a:    {class: "testing_filters::TestSink"}
+  b:    {class: "testing_filters::TestSink"}
+streams:
+  - {from: src.out, to: a.in}
+  - {from: src.extra, to: b.in}
+work: [one, two]
+)");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  EXPECT_NE(err.find("[src#0@local] warn: no copy of src asked for its output 'extra' (ctx.output(\"extra\")) in the "
+                     "first unit of work, so src.extra -> b.in carried nothing from it (it asked for out)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("'extra'"), err.rfind("'extra'")) << "said more than once: " << err;
+  EXPECT_EQ(err.find("'out'"), std::string::npos) << err;
+}
+
 // from: and to: swapped: the port the code asks for is connected, at the stream's other end.
 TEST_F(GraphFailureTest, AStreamWithFromAndToSwappedIsSaidSo) {
   RunOutcome out = run_yaml(R"(

@@ -71,7 +71,12 @@ InputStream& ContextImpl::input(std::string_view port) {
 }
 
 OutputStream& ContextImpl::output(std::string_view port) {
-  if (OutputPort* found = find_port(outputs_, port)) return *found;
+  if (OutputPort* found = find_port(outputs_, port)) {
+    if (std::find(outputs_asked_.begin(), outputs_asked_.end(), port) == outputs_asked_.end()) {
+      outputs_asked_.emplace_back(port);
+    }
+    return *found;
+  }
   if (find_port(inputs_, port) != nullptr) throw_swapped("output", port, "to");
   throw_unconnected("output", port, outputs_);
 }

@@ -17,6 +17,7 @@
 #include "runtime/graph.h"
 #include "sched/scheduler.h"
 #include "text/integer.h"
+#include "topology/suggest.h"
 #include "stream/input_port.h"
 #include "sync/waiter.h"
 #include "sync/run_signal.h"
@@ -307,6 +308,32 @@ void warn_of_unread_args(const std::vector<std::unique_ptr<CopyRunner>>& copies)
   }
 }
 
+// After the first unit of work that ended well: each output port that none of a filter's
+// copies here asked for (ctx.output), through its first copy's log. Its stream carried
+// nothing from them: a port the code never names (a new port added to the topology only, or
+// a name spelt differently in the code, found only when asked) is otherwise silent.
+void warn_of_unopened_outputs(const std::vector<std::unique_ptr<CopyRunner>>& copies) {
+  std::map<const topo::FilterSpec*, std::pair<const ContextImpl*, std::vector<std::string>>> by_filter;
+  for (const auto& copy : copies) {
+    auto& [first, asked] = by_filter[copy->spec];
+    if (first == nullptr) first = copy->context.get();
+    for (const std::string& port : copy->context->asked_outputs()) {
+      if (std::find(asked.begin(), asked.end(), port) == asked.end()) asked.push_back(port);
+    }
+  }
+  for (const auto& [spec, seen] : by_filter) {
+    const auto& [first, asked] = seen;
+    for (const auto& port : first->outputs()) {
+      if (std::find(asked.begin(), asked.end(), port->name()) != asked.end()) continue;
+      first->log().warn("no copy of " + spec->name + " asked for its output '" + port->name() + "' (ctx.output(\"" +
+                        port->name() + "\")) in the first unit of work, so " + port->stream_label() +
+                        " carried nothing from it" +
+                        (asked.empty() ? "" : " (it asked for " + topo::join(asked) + ")") +
+                        "; check the port's name in the code and the topology");
+    }
+  }
+}
+
 // What to do when a copy or a worker gets no thread or stack.
 constexpr const char* kOutOfThreads =
     ". The process is out of threads or memory: run fewer copies here, or raise its limits (ulimit -u, ulimit -v)";
@@ -516,6 +543,7 @@ std::optional<Failure> Engine::run_unit(std::uint64_t index, const std::string& 
   if (!failure && !s.args_checked) {
     s.args_checked = true;
     warn_of_unread_args(s.copies);
+    warn_of_unopened_outputs(s.copies);
   }
   return failure;
 }

@@ -30,6 +30,7 @@ class OutputPort final : public OutputStream {
 
   std::size_t buffer_size() const override { return pool_.buffer_size(); }
   const std::string& name() const override { return name_; }
+  const std::string& stream_label() const { return stream_label_; }
 
   // Writes are allowed between open() and close(); close() sends end of work to every
   // consumer copy (blocking while their queues are full).
