@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "log/backend.h"
 #include "log/log_output.h"
 
 namespace sluice::console {
@@ -29,6 +30,10 @@ void append_printable(std::string& out, const std::string& text) {
 std::string format_filter_log(const std::string& host, const control::FilterLog& log) {
   std::string out;
   for (const control::LogLine& line : log.lines()) {
+    // This console's SLUICE_LOG applies to the lines it prints, as embedded (the host's own
+    // level decided what it forwarded). A level it does not know is printed.
+    LogLevel level;
+    if (logging::parse_level(line.level(), &level) && !logging::enabled(level)) continue;
     out += "[";
     append_printable(out, line.prefix());
     if (line.prefix().find('@') == std::string::npos) out += "@" + host;

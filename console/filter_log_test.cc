@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <string>
 
+#include "sluice/logger.h"
+
 namespace sluice::console {
 namespace {
 
@@ -26,6 +28,16 @@ control::FilterLog log_of(std::initializer_list<std::array<std::string, 3>> line
 TEST(FilterLog, LinesHaveTheEmbeddedShape) {
   EXPECT_EQ(format_filter_log("b", log_of({{"count#1@b", "info", "hello"}, {"count#0@b", "warn", "two\nlines"}})),
             "[count#1@b] info: hello\n[count#0@b] warn: two\nlines\n");
+}
+
+// This console's SLUICE_LOG applies to forwarded lines too, as to an embedded run's.
+TEST(FilterLog, LinesBelowTheConsolesLevelAreLeftOut) {
+  const LogLevel before = Logger::level();
+  Logger::set_level(LogLevel::kWarn);
+  const std::string out = format_filter_log(
+      "b", log_of({{"count#1@b", "info", "quiet"}, {"count#0@b", "warn", "loud"}, {"count#0@b", "notice", "odd"}}));
+  Logger::set_level(before);
+  EXPECT_EQ(out, "[count#0@b] warn: loud\n[count#0@b] notice: odd\n");
 }
 
 TEST(FilterLog, APrefixWithoutAHostGetsTheHost) {

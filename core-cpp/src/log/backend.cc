@@ -118,16 +118,6 @@ std::string& name() {
   return n;
 }
 
-bool parse_level(const char* text, LogLevel* level) {
-  const std::string_view s(text);
-  if (s == "debug") *level = LogLevel::kDebug;
-  else if (s == "info") *level = LogLevel::kInfo;
-  else if (s == "warn") *level = LogLevel::kWarn;
-  else if (s == "error") *level = LogLevel::kError;
-  else return false;
-  return true;
-}
-
 // SLUICE_LOG, or the older SLUICE_LOG_LEVEL (with a note), or info. A value that is not a
 // level is reported and ignored.
 LogLevel level_from_env() {
@@ -152,8 +142,8 @@ std::atomic<int>& current_level() {
   return level;
 }
 
-// The text with a newline followed by four spaces, and every other control character (but
-// tab) written as \xNN: a process line or a plain line cannot be made to look like more than
+// The text with a newline followed by four spaces (or by the tab that follows it), and every
+// other control character (but tab) written as \xNN: a process line or a plain line cannot be made to look like more than
 // one line, whatever a stranger put in the names it quotes (a TLS-PSK identity, a HELLO's
 // host name, a unit's payload), nor drive a terminal; a Java stack trace in a failure still
 // reads line by line, as a continuation.
@@ -167,7 +157,8 @@ std::string_view one_line(std::string_view text, std::string& storage) {
   for (; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c == '\n') {
-      storage += "\n    ";
+      // A Java stack trace's "\tat ..." is indented already.
+      storage += i + 1 < text.size() && text[i + 1] == '\t' ? "\n" : "\n    ";
     } else if (control(c)) {
       storage += "\\x";
       storage += kHex[c >> 4];
@@ -180,6 +171,15 @@ std::string_view one_line(std::string_view text, std::string& storage) {
 }
 
 }  // namespace
+
+bool parse_level(std::string_view s, LogLevel* level) {
+  if (s == "debug") *level = LogLevel::kDebug;
+  else if (s == "info") *level = LogLevel::kInfo;
+  else if (s == "warn") *level = LogLevel::kWarn;
+  else if (s == "error") *level = LogLevel::kError;
+  else return false;
+  return true;
+}
 
 bool enabled(LogLevel level) {
   return static_cast<int>(level) >= current_level().load(std::memory_order_relaxed);

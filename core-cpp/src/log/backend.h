@@ -37,6 +37,8 @@ namespace sluice::logging {
 
 // Whether a line at `level` is written (the process-wide level, sluice::Logger::level()).
 bool enabled(LogLevel level);
+// "debug", "info", "warn", "error" into *level; false (and *level untouched) otherwise.
+bool parse_level(std::string_view text, LogLevel* level);
 
 void filter_line(LogLevel level, std::string_view prefix, std::string_view message);
 void process_line(LogLevel level, std::string_view message);

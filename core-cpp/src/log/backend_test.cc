@@ -90,6 +90,15 @@ TEST_F(LogBackend, ProcessAndPlainLinesStayOneLine) {
   EXPECT_NE(out.find("HELLO from unknown host 'x\n    1999"), std::string::npos) << out;
 }
 
+// A Java stack trace in a failure reads as it does in Java: its "\tat" lines are continuations
+// already, not indented again.
+TEST_F(LogBackend, ATabContinuationIsNotIndentedAgain) {
+  const std::string out = captured_stderr([] {
+    process_line(LogLevel::kWarn, "java.lang.IllegalStateException: no\n\tat a.B.c(B.java:3)\nCaused by: x");
+  });
+  EXPECT_NE(out.find("no\n\tat a.B.c(B.java:3)\n    Caused by: x\n"), std::string::npos) << out;
+}
+
 TEST_F(LogBackend, OneLevelForEveryShape) {
   Logger::set_level(LogLevel::kWarn);
   const std::string quiet = captured_stderr([] {
