@@ -214,7 +214,7 @@ int RemoteRun::run() {
     report.units.push_back(unit);
   }
   for (std::size_t i = report.units.size(); i < t_.work.size(); ++i) {
-    report.units.push_back(UnitRecord{i, t_.work[i], 0, false, ""});
+    report.units.push_back(UnitRecord{i, t_.work[i], 0, false, "not run"});
   }
   redraw_progress(true);
   // The client's data connections close first, so that the hosts' going is not logged as a

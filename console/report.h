@@ -19,7 +19,8 @@ struct UnitRecord {
   std::string work;
   double seconds = 0;
   bool finished = false;
-  std::string state;  // in RunStatus snapshots: "pending", "running", "finished", "failed"
+  std::string state;  // in RunStatus snapshots: "pending", "running", "finished", "failed", and
+                      // "not run" (a run that failed before it; the run's report says so too)
 };
 
 struct RunReport {

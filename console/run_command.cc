@@ -298,7 +298,7 @@ int run_command(const RunOptions& options) {
       report.units.push_back(unit);
     }
     for (std::size_t i = report.units.size(); i < topology.work.size(); ++i) {
-      report.units.push_back(UnitRecord{i, topology.work[i], 0, false, ""});
+      report.units.push_back(UnitRecord{i, topology.work[i], 0, false, "not run"});
     }
     report.wall_seconds = seconds_since(start);
     report.streams = engine->stream_stats();

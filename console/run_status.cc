@@ -230,6 +230,11 @@ void RunStatus::finish(const RunReport& report) {
   // Across hosts the deployment is gone with the run: the hosts' counters are final, and no
   // report is recent (-1, as between deployments), however long --ui-linger shows them.
   for (auto& [name, t] : traffic_) t.report_age_seconds = -1;
+  // A failed run's copies went with it, wherever the last sample saw them (in process, on a
+  // host that was lost): none runs any more.
+  if (report.failure && !open_ended_) {
+    for (CopyActivity& c : copies_) settle(c, "not deployed");
+  }
   ended_ = true;
 }
 
@@ -272,7 +277,7 @@ StatusSnapshot RunStatus::snapshot() const {
       u.state = "running";
       u.seconds = std::chrono::duration<double>(now - unit_start_).count();
     } else if (unit_ended_[i]) {
-      u.state = u.finished ? "finished" : "failed";
+      u.state = u.finished ? "finished" : u.state == "not run" ? "not run" : "failed";
     } else {
       u.state = "pending";
     }

@@ -262,6 +262,30 @@ TEST(RunStatus, AfterTheRunNoHostHasARecentReport) {
   EXPECT_EQ(s.hosts[0].traffic.report_age_seconds, -1);
 }
 
+// A run that failed in its first unit: its copies went with it, wherever the last sample saw
+// them (an operator's dashboard showed a dead run's copies "in process"), and the units after
+// the failed one never ran: "not run", not "failed".
+TEST(RunStatus, AFailedRunsCopiesAreGoneAndItsLaterUnitsNotRun) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t, {});
+  status.started();
+  status.unit_started(0);
+  CopyActivity busy{"b", 1, "local", "process", "", "", 0};
+  const std::vector<StreamStats> streams = {counters("a.out -> b.in", 10, 100, 0, 0, 1, 2),
+                                            counters("b.out -> c.in", 5, 50, 0, 0, 2, 1)};
+  status.sample(streams, {busy});
+  RunReport end;
+  end.streams = streams;
+  end.units = {UnitRecord{0, "one", 0.5, false, ""}, UnitRecord{1, "two", 0, false, "not run"}};
+  end.failure = Failure{"b", 1, "local", 0, "process", "boom"};
+  status.finish(end);
+  const StatusSnapshot s = status.snapshot();
+  for (const CopyActivity& c : s.copies) EXPECT_EQ(c.stage, "not deployed") << c.filter << "#" << c.copy;
+  ASSERT_EQ(s.units.size(), 2u);
+  EXPECT_EQ(s.units[0].state, "failed");
+  EXPECT_EQ(s.units[1].state, "not run");
+}
+
 // A payload of megabytes (sluice serve takes what a client sends) is kept and shown cut, with
 // its size: the view and the metrics stay small.
 TEST(RunStatus, APayloadIsKeptCutToItsStart) {
