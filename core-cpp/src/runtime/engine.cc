@@ -287,49 +287,53 @@ std::optional<Failure> Engine::State::wait_pending() {
   return failure;
 }
 
-// After the first unit of work that ended well: each key of a filter's `args:` that none of
-// its copies here asked for, said once through its first copy's log. A misspelt optional
-// argument is otherwise ignored without a word and its default used. All copies together: a
-// copy may read an argument only when it concerns it.
-void warn_of_unread_args(const std::vector<std::unique_ptr<CopyRunner>>& copies) {
-  std::map<const topo::FilterSpec*, std::pair<const ContextImpl*, std::vector<std::string>>> by_filter;
+// What a filter's copies here asked for, together (a copy may ask only for what concerns it),
+// and its first copy, through whose log it is said.
+struct AskedByFilter {
+  const ContextImpl* first = nullptr;
+  std::vector<std::string> asked;
+  bool has(const std::string& name) const { return std::find(asked.begin(), asked.end(), name) != asked.end(); }
+};
+
+// `asked(context)`: the names one copy asked for (its args, or its output ports).
+template <typename Asked>
+std::map<const topo::FilterSpec*, AskedByFilter> asked_by_filter(const std::vector<std::unique_ptr<CopyRunner>>& copies,
+                                                                 Asked asked) {
+  std::map<const topo::FilterSpec*, AskedByFilter> by_filter;
   for (const auto& copy : copies) {
-    auto& [first, asked] = by_filter[copy->spec];
-    if (first == nullptr) first = copy->context.get();
-    for (const std::string& key : copy->context->asked_args()) {
-      if (std::find(asked.begin(), asked.end(), key) == asked.end()) asked.push_back(key);
+    AskedByFilter& f = by_filter[copy->spec];
+    if (f.first == nullptr) f.first = copy->context.get();
+    for (const std::string& name : asked(*copy->context)) {
+      if (!f.has(name)) f.asked.push_back(name);
     }
   }
-  for (const auto& [spec, seen] : by_filter) {
-    const auto& [first, asked] = seen;
+  return by_filter;
+}
+
+// After the first unit of work that ended well: each key of a filter's `args:` that none of
+// its copies here asked for. A misspelt optional argument is otherwise ignored without a word
+// and its default used.
+void warn_of_unread_args(const std::vector<std::unique_ptr<CopyRunner>>& copies) {
+  for (const auto& [spec, f] : asked_by_filter(copies, [](const ContextImpl& c) { return c.asked_args(); })) {
     for (const auto& [key, value] : spec->args) {
-      if (std::find(asked.begin(), asked.end(), key) == asked.end()) first->log().warn(unread_arg_message(*spec, key, asked));
+      if (!f.has(key)) f.first->log().warn(unread_arg_message(*spec, key, f.asked));
     }
   }
 }
 
 // After the first unit of work that ended well: each output port that none of a filter's
-// copies here asked for (ctx.output), through its first copy's log. Its stream carried
-// nothing from them: a port the code never names (a new port added to the topology only, or
-// a name spelt differently in the code, found only when asked) is otherwise silent.
+// copies here asked for (ctx.output). Its stream carried nothing from them: a port the code
+// never names (a new port added to the topology only, or a name spelt differently in the
+// code, found only when asked) is otherwise silent.
 void warn_of_unopened_outputs(const std::vector<std::unique_ptr<CopyRunner>>& copies) {
-  std::map<const topo::FilterSpec*, std::pair<const ContextImpl*, std::vector<std::string>>> by_filter;
-  for (const auto& copy : copies) {
-    auto& [first, asked] = by_filter[copy->spec];
-    if (first == nullptr) first = copy->context.get();
-    for (const std::string& port : copy->context->asked_outputs()) {
-      if (std::find(asked.begin(), asked.end(), port) == asked.end()) asked.push_back(port);
-    }
-  }
-  for (const auto& [spec, seen] : by_filter) {
-    const auto& [first, asked] = seen;
-    for (const auto& port : first->outputs()) {
-      if (std::find(asked.begin(), asked.end(), port->name()) != asked.end()) continue;
-      first->log().warn("no copy of " + spec->name + " asked for its output '" + port->name() + "' (ctx.output(\"" +
-                        port->name() + "\")) in the first unit of work, so " + port->stream_label() +
-                        " carried nothing from it" +
-                        (asked.empty() ? "" : " (it asked for " + topo::join(asked) + ")") +
-                        "; check the port's name in the code and the topology");
+  for (const auto& [spec, f] : asked_by_filter(copies, [](const ContextImpl& c) { return c.asked_outputs(); })) {
+    for (const auto& port : f.first->outputs()) {
+      if (f.has(port->name())) continue;
+      f.first->log().warn("no copy of " + spec->name + " asked for its output '" + port->name() + "' (ctx.output(\"" +
+                          port->name() + "\")) in the first unit of work, so " + port->stream_label() +
+                          " carried nothing from it" +
+                          (f.asked.empty() ? "" : " (it asked for " + topo::join(f.asked) + ")") +
+                          "; check the port's name in the code and the topology");
     }
   }
 }
