@@ -72,9 +72,7 @@ InputStream& ContextImpl::input(std::string_view port) {
 
 OutputStream& ContextImpl::output(std::string_view port) {
   if (OutputPort* found = find_port(outputs_, port)) {
-    if (std::find(outputs_asked_.begin(), outputs_asked_.end(), port) == outputs_asked_.end()) {
-      outputs_asked_.emplace_back(port);
-    }
+    found->note_asked();
     return *found;
   }
   if (find_port(inputs_, port) != nullptr) throw_swapped("output", port, "to");
@@ -107,6 +105,14 @@ std::string unread_arg_message(const topo::FilterSpec& spec, const std::string& 
   if (!near.empty()) return message + "; did you mean '" + near + "'? (its copies asked for " + topo::join(asked) + ")";
   if (!asked.empty()) return message + " (its copies asked for " + topo::join(asked) + ")";
   return message + " (its copies asked for no argument)";
+}
+
+std::vector<std::string> ContextImpl::asked_outputs() const {
+  std::vector<std::string> names;
+  for (const auto& port : outputs_) {
+    if (port->asked()) names.push_back(port->name());
+  }
+  return names;
 }
 
 }  // namespace sluice

@@ -45,7 +45,7 @@ class ContextImpl final : public Context {
   // runs no unit.
   const std::vector<std::string>& asked_args() const { return asked_; }
   // The output ports the filter asked for so far (output(port)); the same.
-  const std::vector<std::string>& asked_outputs() const { return outputs_asked_; }
+  std::vector<std::string> asked_outputs() const;
 
   const std::vector<std::unique_ptr<InputPort>>& inputs() const { return inputs_; }
   const std::vector<std::unique_ptr<OutputPort>>& outputs() const { return outputs_; }
@@ -68,7 +68,6 @@ class ContextImpl final : public Context {
   std::uint64_t work_index_ = 0;
   // The argument keys the filter asked for (find_arg), present or not; the copy's thread only.
   mutable std::vector<std::string> asked_;
-  std::vector<std::string> outputs_asked_;
 };
 
 // "args.factr (from the topology) was never read by Scale; did you mean 'factor'? (its copies

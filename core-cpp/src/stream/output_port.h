@@ -31,6 +31,10 @@ class OutputPort final : public OutputStream {
   std::size_t buffer_size() const override { return pool_.buffer_size(); }
   const std::string& name() const override { return name_; }
   const std::string& stream_label() const { return stream_label_; }
+  // Whether the filter asked for this port (Context::output), for the runtime's warning about
+  // a connected output no copy names. Its copy's thread only.
+  void note_asked() { asked_ = true; }
+  bool asked() const { return asked_; }
 
   // Writes are allowed between open() and close(); close() sends end of work to every
   // consumer copy (blocking while their queues are full).
@@ -67,6 +71,7 @@ class OutputPort final : public OutputStream {
 
   const std::string name_;
   const std::string stream_label_;  // "a.out -> b.in", for messages
+  bool asked_ = false;
   const topo::Policy policy_;
   BufferPool& pool_;
   const std::vector<Endpoint*> endpoints_;
