@@ -1,6 +1,7 @@
 #include "console/stall_watch.h"
 
 #include "console/report.h"
+#include "topology/suggest.h"
 
 #include <algorithm>
 
@@ -38,14 +39,11 @@ namespace {
 
 std::string seconds(double s) { return fixed(s, 1) + " s"; }
 
-// "dst#0" or "dst#0 and dst#1": the copies waiting to read from `stream`.
-std::string readers_waiting_on(const std::string& stream, const std::vector<CopyActivity>& copies, int& count) {
-  std::string names;
-  count = 0;
+// "dst#0", "dst#1": the copies waiting to read from `stream`.
+std::vector<std::string> readers_waiting_on(const std::string& stream, const std::vector<CopyActivity>& copies) {
+  std::vector<std::string> names;
   for (const CopyActivity& c : copies) {
-    if (c.waiting_for != "read" || c.stream != stream) continue;
-    names += (count == 0 ? "" : ", ") + c.filter + "#" + std::to_string(c.copy);
-    ++count;
+    if (c.waiting_for == "read" && c.stream == stream) names.push_back(c.filter + "#" + std::to_string(c.copy));
   }
   return names;
 }
@@ -56,10 +54,9 @@ std::string readers_waiting_on(const std::string& stream, const std::vector<Copy
 std::string why_no_free_buffer(const CopyActivity& a, const std::vector<CopyActivity>& copies,
                                const std::vector<StreamStats>& streams) {
   const auto stream = std::find_if(streams.begin(), streams.end(), [&](const StreamStats& s) { return s.label == a.stream; });
-  int readers = 0;
-  const std::string names = readers_waiting_on(a.stream, copies, readers);
-  if (stream != streams.end() && stream->queued == 0 && readers > 0) {
-    return "none is queued on it while " + names + (readers == 1 ? " waits" : " wait") +
+  const std::vector<std::string> readers = readers_waiting_on(a.stream, copies);
+  if (stream != streams.end() && stream->queued == 0 && !readers.empty()) {
+    return "none is queued on it while " + topo::join(readers) + (readers.size() == 1 ? " waits" : " wait") +
            " to read it: every one is held by a copy that read it (or by a filter it was written to) and "
            "neither wrote nor dropped it; a filter must write or drop each buffer it reads (in Java, close() it)";
   }

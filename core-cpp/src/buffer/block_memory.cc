@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <utility>
 
 namespace sluice {
 
@@ -21,19 +20,6 @@ BlockMemory::BlockMemory(std::size_t bytes, std::size_t alignment) : bytes_(byte
   // Touch every page now: page faults belong to setup, not to the first unit of work, and
   // the memory the pool needs is committed before anything runs.
   std::memset(data_, 0, bytes);
-}
-
-BlockMemory::BlockMemory(BlockMemory&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), bytes_(other.bytes_), mapped_(other.mapped_) {}
-
-BlockMemory& BlockMemory::operator=(BlockMemory&& other) noexcept {
-  if (this != &other) {
-    reset();
-    data_ = std::exchange(other.data_, nullptr);
-    bytes_ = other.bytes_;
-    mapped_ = other.mapped_;
-  }
-  return *this;
 }
 
 void BlockMemory::reset() noexcept {

@@ -9,7 +9,7 @@
 // happened to fit. Smaller regions come from aligned_alloc: a page and a mapping each would
 // cost more than the blocks.
 //
-// Ownership: owns the region; move-only. Thread safety: none (the pool's owner only).
+// Ownership: owns the region; neither copied nor moved. Thread safety: none (the pool's owner only).
 #ifndef SLUICE_BUFFER_BLOCK_MEMORY_H_
 #define SLUICE_BUFFER_BLOCK_MEMORY_H_
 
@@ -22,13 +22,10 @@ class BlockMemory {
   // At or above this many bytes the region is a mapping of its own.
   static constexpr std::size_t kOwnMappingBytes = 128 * 1024;
 
-  BlockMemory() = default;
   // `bytes` zeroed and committed (every page touched), aligned to `alignment` (at most a
   // page). Null (get() == nullptr) when the system has no memory for it.
   BlockMemory(std::size_t bytes, std::size_t alignment);
   ~BlockMemory() { reset(); }
-  BlockMemory(BlockMemory&& other) noexcept;
-  BlockMemory& operator=(BlockMemory&& other) noexcept;
   BlockMemory(const BlockMemory&) = delete;
   BlockMemory& operator=(const BlockMemory&) = delete;
 

@@ -143,10 +143,10 @@ std::atomic<int>& current_level() {
 }
 
 // The text with a newline followed by four spaces (or by the tab that follows it), and every
-// other control character (but tab) written as \xNN: a process line or a plain line cannot be made to look like more than
-// one line, whatever a stranger put in the names it quotes (a TLS-PSK identity, a HELLO's
-// host name, a unit's payload), nor drive a terminal; a Java stack trace in a failure still
-// reads line by line, as a continuation.
+// other control character (but tab) written as \xNN: a process line or a plain line cannot be
+// made to look like more than one line, whatever a stranger put in the names it quotes (a
+// TLS-PSK identity, a HELLO's host name, a unit's payload), nor drive a terminal; a Java stack
+// trace in a failure still reads line by line, as a continuation.
 std::string_view one_line(std::string_view text, std::string& storage) {
   const auto control = [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; };
   std::size_t i = 0;

@@ -66,7 +66,7 @@ Port* find_port(const std::vector<std::unique_ptr<Port>>& ports, std::string_vie
 
 InputStream& ContextImpl::input(std::string_view port) {
   if (InputPort* found = find_port(inputs_, port)) return *found;
-  if (find_port(outputs_, port) != nullptr) throw_swapped("input", port, "from");
+  if (find_port(outputs_, port) != nullptr) throw_swapped(/*asked_input=*/true, port);
   throw_unconnected("input", port, inputs_);
 }
 
@@ -75,17 +75,16 @@ OutputStream& ContextImpl::output(std::string_view port) {
     found->note_asked();
     return *found;
   }
-  if (find_port(inputs_, port) != nullptr) throw_swapped("output", port, "to");
+  if (find_port(inputs_, port) != nullptr) throw_swapped(/*asked_input=*/false, port);
   throw_unconnected("output", port, outputs_);
 }
 
-void ContextImpl::throw_swapped(const char* kind, std::string_view port, const char* end) const {
-  const std::string name = spec_.name + "." + std::string(port);
-  const bool input = std::string_view(kind) == "input";
-  throw Error("filter '" + spec_.name + "' (copy " + std::to_string(copy_index_) + ") asked for " + kind + " port '" +
-              std::string(port) + "', but the topology has '" + name + "' as the " + end + ": end of a stream (" +
-              (input ? "an output" : "an input") + "); did you swap from: and to:? A stream goes from: PRODUCER.port to: "
-              "CONSUMER.port");
+void ContextImpl::throw_swapped(bool asked_input, std::string_view port) const {
+  throw Error("filter '" + spec_.name + "' (copy " + std::to_string(copy_index_) + ") asked for " +
+              (asked_input ? "input" : "output") + " port '" + std::string(port) + "', but the topology has '" +
+              spec_.name + "." + std::string(port) + "' as the " +
+              (asked_input ? "from: end of a stream (an output)" : "to: end of a stream (an input)") +
+              "; did you swap from: and to:? A stream goes from: PRODUCER.port to: CONSUMER.port");
 }
 
 bool ContextImpl::has_input(std::string_view port) const { return find_port(inputs_, port) != nullptr; }
@@ -93,7 +92,7 @@ bool ContextImpl::has_input(std::string_view port) const { return find_port(inpu
 bool ContextImpl::has_output(std::string_view port) const { return find_port(outputs_, port) != nullptr; }
 
 const std::string* ContextImpl::find_arg(std::string_view key) const {
-  if (std::find(asked_.begin(), asked_.end(), key) == asked_.end()) asked_.emplace_back(key);
+  if (std::find(args_asked_.begin(), args_asked_.end(), key) == args_asked_.end()) args_asked_.emplace_back(key);
   auto found = spec_.args.find(std::string(key));
   return found == spec_.args.end() ? nullptr : &found->second;
 }

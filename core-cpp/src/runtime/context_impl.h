@@ -43,7 +43,7 @@ class ContextImpl final : public Context {
   const std::string* find_arg(std::string_view key) const override;
   // The argument keys the filter asked for so far (present or not). Read it while the copy
   // runs no unit.
-  const std::vector<std::string>& asked_args() const { return asked_; }
+  const std::vector<std::string>& asked_args() const { return args_asked_; }
   // The output ports the filter asked for so far (output(port)); the same.
   std::vector<std::string> asked_outputs() const;
 
@@ -55,7 +55,7 @@ class ContextImpl final : public Context {
   [[noreturn]] void throw_unconnected(const char* kind, std::string_view port,
                                       const std::vector<std::unique_ptr<Port>>& ports) const;
   // `port` is connected, but at the stream's other end: from: and to: swapped in the topology.
-  [[noreturn]] void throw_swapped(const char* kind, std::string_view port, const char* end) const;
+  [[noreturn]] void throw_swapped(bool asked_input, std::string_view port) const;
 
   const topo::FilterSpec& spec_;
   const int copy_index_;
@@ -67,7 +67,7 @@ class ContextImpl final : public Context {
   std::string work_;
   std::uint64_t work_index_ = 0;
   // The argument keys the filter asked for (find_arg), present or not; the copy's thread only.
-  mutable std::vector<std::string> asked_;
+  mutable std::vector<std::string> args_asked_;
 };
 
 // "args.factr (from the topology) was never read by Scale; did you mean 'factor'? (its copies
