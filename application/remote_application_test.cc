@@ -158,5 +158,21 @@ TEST_F(RemoteApplication, AnUnreachableHostFailsStartNamingIt) {
   }
 }
 
+TEST_F(RemoteApplication, AUnitWhoseHostCannotBeReachedNamesThatHost) {
+  // a is up, b is not: the unit's report names b, for a program that reads it.
+  ApplicationOptions options;
+  const std::string& both = daemons_.hosts();
+  options.hosts = both.substr(0, both.find(',')) + ",b=127.0.0.1:1";
+  ASSERT_EQ(options.hosts.rfind("a=", 0), 0u) << options.hosts;
+  options.token_file = daemons_.token_file();
+  Application app = Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
+  const UnitReport report = app.submit("count=20").wait();
+  EXPECT_FALSE(report.finished);
+  EXPECT_EQ(report.stage, "connect");
+  EXPECT_EQ(report.host, "b");
+  EXPECT_NE(report.message.find("host b (127.0.0.1:1): cannot connect"), std::string::npos) << report.message;
+  EXPECT_EQ(report.message.find("host a"), std::string::npos) << report.message;
+}
+
 }  // namespace
 }  // namespace sluice

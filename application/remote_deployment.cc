@@ -82,11 +82,15 @@ class RemoteDeployment final : public Deployment {
     }
     const std::optional<console::Credentials> credentials = console::load_credentials(shared_->control);
     if (!credentials) return Failure{"", -1, "", 0, "connect", "the credentials cannot be used (see above)"};
-    std::string unreachable;
-    std::vector<std::unique_ptr<console::HostClient>> clients = console::connect_all(t_, *credentials, false, &unreachable);
+    std::vector<console::UnreachedHost> unreached;
+    std::vector<std::unique_ptr<console::HostClient>> clients = console::connect_all(t_, *credentials, false, &unreached);
     if (clients.empty()) {
-      return Failure{"", -1, "", 0, "connect",
-                     "cannot reach every host daemon: " + unreachable};
+      std::string why;
+      for (const console::UnreachedHost& u : unreached) why += (why.empty() ? "" : "; ") + u.why;
+      // The failure's host, for a program that reads the report: the one host that could
+      // not be reached; the message names each when there are several.
+      return Failure{"", -1, unreached.size() == 1 ? unreached.front().host : "", 0, "connect",
+                     "cannot reach every host daemon: " + why};
     }
     placements_ = console::place_with_client(t_);
     const bool has_client = t_.client_stream() != nullptr;

@@ -81,7 +81,7 @@ std::optional<Credentials> load_credentials(const ControlOptions& options) {
 }
 
 std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, const Credentials& credentials,
-                                                     bool verbose, std::string* problems) {
+                                                     bool verbose, std::vector<UnreachedHost>* unreached) {
   std::vector<std::unique_ptr<HostClient>> clients;
   std::vector<std::optional<std::string>> errors(t.hosts.size());
   for (const topo::HostSpec& h : t.hosts) clients.push_back(std::make_unique<HostClient>(h.name, h.address));
@@ -98,8 +98,8 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
   for (auto& th : threads) th.join();
   bool ok = true;
   for (std::size_t i = 0; i < clients.size(); ++i) {
-    if (errors[i] && problems != nullptr) {
-      *problems += (problems->empty() ? "" : "; ") + clients[i]->label() + ": " + *errors[i];
+    if (errors[i] && unreached != nullptr) {
+      unreached->push_back({t.hosts[i].name, clients[i]->label() + ": " + *errors[i]});
       ok = false;
     } else if (errors[i]) {
       // At the host's line in the file, like every other mistake found before a run.
@@ -116,7 +116,7 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
     }
   }
   if (ok) warn_about_loopback_mix(clients);
-  if (!ok && problems != nullptr) {
+  if (!ok && unreached != nullptr) {
     clients.clear();
   } else if (!ok) {
     std::cerr << "sluice: nothing was started; start sluiced on every host listed in hosts: (see "

@@ -18,14 +18,21 @@ namespace sluice::console {
 // or the certificate, key and CA. Nullopt after printing why they cannot be used.
 std::optional<Credentials> load_credentials(const ControlOptions& options);
 
+// A host daemon that connect_all could not reach: its name in hosts:, and why ("host b
+// (ADDR): cannot connect: ...").
+struct UnreachedHost {
+  std::string host;
+  std::string why;
+};
+
 // Connects to and authenticates with every host of `topology`, in parallel. Returns the
 // clients in hosts: order; or prints why some host could not be reached (at its line in
 // the topology file) and returns an empty vector. `verbose`: print a line per host reached.
-// With `problems`, prints nothing on failure: why each host could not be reached goes there
-// instead ("host b (ADDR): cannot connect: ..."; "; " between hosts), for a caller that
-// reports it elsewhere (a deployed application, to the unit's submitter).
+// With `unreached`, prints nothing on failure: each host that could not be reached goes
+// there instead, for a caller that reports it elsewhere (a deployed application, to the
+// unit's submitter).
 std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& topology, const Credentials& credentials,
-                                                     bool verbose, std::string* problems = nullptr);
+                                                     bool verbose, std::vector<UnreachedHost>* unreached = nullptr);
 
 }  // namespace sluice::console
 
