@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "control/own_pause.h"
 #include "control/tls_server.h"
 #include "tls/tls_errors.h"
 
@@ -111,9 +112,15 @@ void TlsSession::fail(const std::string& why, const std::string& short_why) {
 }
 
 void TlsSession::arm_deadline(std::chrono::steady_clock::duration after, std::string what) {
-  deadline_.expires_after(after);
-  deadline_.async_wait([self = shared_from_this(), what](boost::system::error_code ec) {
+  const auto due = std::chrono::steady_clock::now() + after;
+  deadline_.expires_at(due);
+  deadline_.async_wait([self = shared_from_this(), after, what, due](boost::system::error_code ec) {
     if (ec == asio::error::operation_aborted || self->phase_ == Phase::kClosed) return;
+    // Re-armed after this wait had completed (the peer spoke as it expired): stale.
+    if (self->deadline_.expiry() != due) return;
+    // This process was out (stopped, starved): the peer's silence was ours. A fresh window;
+    // what it sent meanwhile waits in the socket and re-arms this as it is read.
+    if (own_pause_since(due) > std::chrono::steady_clock::duration::zero()) return self->arm_deadline(after, what);
     if (!self->opened_) self->server_.count_refusal("auth_timeout");
     self->stop(what);
   });

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "control/own_pause.h"
 #include "daemons/log.h"
 
 namespace asio = boost::asio;
@@ -236,7 +237,8 @@ void AppSupervisor::broke_protocol() {
 }
 
 void AppSupervisor::kill(int sig, const std::string& why) {
-  if (pid_ <= 0 || status_) return;
+  if (pid_ <= 0 || status_ || killed_) return;  // once killed, it is only not reaped yet
+  killed_ = sig == SIGKILL;
   dlog::info(peer_ + ": killing sluice-appd pid " + std::to_string(pid_) + " (" + dlog::signal_name(sig) +
              "): " + why);
   ::kill(-pid_, sig);
@@ -256,6 +258,12 @@ void AppSupervisor::watch() {
   watch_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec || self->status_ || self->console_gone_) return;
     if (self->held_back_) return self->watch();  // not read: not silent
+    // sluiced itself was out (stopped, starved): the app daemon's silence was ours. A fresh
+    // window: its heartbeats, or its exit, wait to be read.
+    if (control::own_pause_since(self->watch_.expiry()) > std::chrono::steady_clock::duration::zero()) {
+      self->last_heard_ = std::chrono::steady_clock::now();
+      return self->watch();
+    }
     const auto quiet = std::chrono::steady_clock::now() - self->last_heard_;
     if (quiet > kAppSilence) {
       const std::string what = "the app daemon (sluice-appd pid " + std::to_string(self->pid_) +

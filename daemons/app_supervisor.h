@@ -103,6 +103,7 @@ class AppSupervisor : public std::enable_shared_from_this<AppSupervisor> {
   bool expected_end_ = false;  // after shutdown or abort
   bool eof_ = false;           // nothing more to read from the app daemon
   std::optional<int> status_;  // once reaped
+  bool killed_ = false;        // SIGKILL sent: nothing more to send or say until it is reaped
   int crash_fd_ = -1;          // the crash pipe's read end, until reaped
   std::string crash_;          // what the app daemon's crash handler wrote, once reaped
   FrameStream<boost::asio::local::stream_protocol::socket> stream_;

@@ -5,6 +5,9 @@
 
 #include <signal.h>
 
+#include <cstdio>
+
+#include "control/own_pause.h"
 #include "daemons/console_session.h"
 #include "daemons/log.h"
 #include "sluice/error.h"
@@ -39,7 +42,8 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
       server_(resolve_listen(listen), listen, tls::TlsContext::create(tls::TlsContext::Role::kServer, config_.tls)),
       stop_signals_(server_.io(), SIGINT, SIGTERM),
       child_signals_(server_.io(), SIGCHLD),
-      stop_timer_(server_.io()) {
+      stop_timer_(server_.io()),
+      pause_timer_(server_.io()) {
   // The metrics port first: a daemon that cannot have it stops before saying it listens.
   if (!config_.metrics_listen.empty()) {
     metrics_ = std::make_unique<http::HttpServer>(
@@ -61,6 +65,7 @@ HostDaemon::HostDaemon(const std::string& listen, Config config)
   }
   do_await_stop();
   do_await_child();
+  do_watch_own_pause();
   server_.start([this](tcp::socket socket, std::uint64_t id, control::Admission::Ticket ticket) {
     return std::make_shared<ConsoleSession>(std::move(socket), *this, id, std::move(ticket));
   });
@@ -130,6 +135,21 @@ void HostDaemon::finish_stop(std::chrono::steady_clock::time_point deadline) {
   server_.stop_all("the daemon is shutting down");
   apps_.wait_all();
   server_.io().stop();
+}
+
+void HostDaemon::do_watch_own_pause() {
+  pause_timer_.expires_after(std::chrono::milliseconds(500));
+  pause_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    if (const auto pause = control::own_pause_since(pause_timer_.expiry()); pause.count() > 0) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(pause).count());
+      dlog::warn(std::string("sluiced did not run for ") + seconds +
+                 " s (stopped, by SIGSTOP or Ctrl-Z, or starved of CPU): a console gives a host daemon up after 3 s "
+                 "without a word, and an app daemon exits after 4 s without one from sluiced");
+    }
+    do_watch_own_pause();
+  });
 }
 
 void HostDaemon::do_await_child() {

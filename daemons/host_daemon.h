@@ -58,6 +58,9 @@ class HostDaemon {
  private:
   void do_await_stop();
   void do_await_child();
+  // Every 500 ms: a tick that came late says sluiced itself did not run (stopped, starved),
+  // and the log says so before what its peers did meanwhile is read.
+  void do_watch_own_pause();
   // Once every console session has closed (or `deadline` passed): the rest of the stop.
   void finish_stop(std::chrono::steady_clock::time_point deadline);
 
@@ -66,6 +69,7 @@ class HostDaemon {
   boost::asio::signal_set stop_signals_;
   boost::asio::signal_set child_signals_;
   boost::asio::steady_timer stop_timer_;  // finish_stop's next look
+  boost::asio::steady_timer pause_timer_;  // do_watch_own_pause's tick
   AppTable apps_;
   std::unique_ptr<http::HttpServer> metrics_;  // --metrics; last: stops first
 };

@@ -200,6 +200,7 @@ streams:
     # b's app daemon, hearing nothing from its sluiced for 4 s, exits by itself (it used to run
     # on, data port open, until sluiced woke up) -------------------------------------------------
     p, out, err, pids = start_long_run(h, long, [a, b])
+    before_freeze = len(b.text())
     os.kill(b.pid, signal.SIGSTOP)
     try:
         check(finished_within(p, 8) and p.returncode == 1, "frozen host daemon: console exits 1")
@@ -211,6 +212,14 @@ streams:
               "frozen host daemon: its app daemon says why it exits", b.text()[-3000:])
     finally:
         os.kill(b.pid, signal.SIGCONT)
+    # Once woken, b says it was its own pause, and blames neither its app daemon nor the console.
+    h.wait_for(lambda: "sluiced did not run for" in b.text()[before_freeze:], 5, "the woken host daemon to name its pause")
+    time.sleep(0.5)  # what it does next, on the same turn of its event loop
+    woken = b.text()[before_freeze:]
+    check(re.search(r"sluiced did not run for [\d.]+ s \(stopped, by SIGSTOP or Ctrl-Z, or starved of CPU\)", woken)
+          and "sent no heartbeat" not in woken and "no heartbeat from the console" not in woken
+          and woken.count("killing sluice-appd") <= 1,
+          "frozen host daemon: once woken, it names its own pause, not its app daemon's or the console's silence", woken)
     h.no_orphans(list(pids.values()), "after freezing a host daemon")
     check(a.serving() and b.serving(), "both host daemons serve again once b is woken")
 
