@@ -269,7 +269,8 @@ void Connection::tick(std::uint64_t now_ns) {
     lost("nothing (no data, credit or heartbeat) arrived from " + other + " on this data connection for " +
          seconds(now_ns - last_heard_ns_) + ", although both ends send a heartbeat every " + seconds(interval) +
          ": the network between " + self + " and " + other +
-         " drops the data connection (a firewall rule on the data ports, or a broken route)");
+         " drops the data connection (a firewall rule on the data ports, or a broken route), or the app daemon of " +
+         other + " is frozen (stopped or hung: its host daemon then names it within 4 s)");
     return;
   }
   if (now_ns - last_send_ns_.load(std::memory_order_relaxed) >= interval) {
