@@ -46,7 +46,7 @@ InputStream& Unit::results() {
 
 UnitReport Unit::wait() {
   if (!state_) throw Error("wait() on a moved-from Unit");
-  UnitResults::discard_rest(*state_);
+  UnitResults::discard_rest(*state_, UnitResults::Reader::kWaiter);
   std::unique_lock<std::mutex> lock(state_->mu);
   state_->changed.wait(lock, [&] { return state_->phase == State::Phase::kEnded; });
   return *state_->report;

@@ -7,7 +7,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -185,6 +188,7 @@ TEST(Application, ReadingALaterUnitFirstSaysWhichUnitHoldsItBack) {
   app.start();
   Unit first = app.submit("count=20 size=100");
   Unit second = app.submit("count=20 size=100");
+  Unit third = app.submit("count=2");  // waited for (wait() drops its results), not read
   ::testing::internal::CaptureStderr();
   std::atomic<bool> second_read{false};
   std::thread reader([&] {
@@ -193,6 +197,8 @@ TEST(Application, ReadingALaterUnitFirstSaysWhichUnitHoldsItBack) {
     EXPECT_TRUE(check.complete()) << check.problem();
     second_read = true;
   });
+  std::optional<UnitReport> third_report;
+  std::thread waiter([&] { third_report = third.wait(); });
   // The warning comes 5 s after the first unit started, no result of it read.
   std::this_thread::sleep_for(std::chrono::milliseconds(6500));
   EXPECT_FALSE(second_read.load()) << "the second unit ran before the first one's results were read";
@@ -201,12 +207,20 @@ TEST(Application, ReadingALaterUnitFirstSaysWhichUnitHoldsItBack) {
   EXPECT_TRUE(first.wait().finished);
   EXPECT_TRUE(check.complete()) << check.problem();
   reader.join();
+  waiter.join();
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(second_read.load());
   EXPECT_TRUE(second.wait().finished);
+  ASSERT_TRUE(third_report.has_value());
+  EXPECT_TRUE(third_report->finished) << third_report->str();
   const std::string expected = "unit " + std::to_string(second.index()) + "'s results are waited for, but unit " +
                                std::to_string(first.index()) + " runs first and no one has read its results for 5 s";
   EXPECT_NE(err.find(expected), std::string::npos) << err;
+  // A wait() is held back the same way, and hears the same (it was silent).
+  EXPECT_NE(err.find("unit " + std::to_string(third.index()) + "'s results are waited for, but unit " +
+                     std::to_string(first.index()) + " runs first"),
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find("Read unit " + std::to_string(first.index()) + "'s results"), std::string::npos) << err;
   // Said once, not every window.
   EXPECT_EQ(err.find(expected), err.rfind(expected)) << err;
@@ -329,6 +343,51 @@ TEST(Application, DestroyingItCancelsUnreadUnits) {
     EXPECT_FALSE(r.finished);
     EXPECT_EQ(r.stage, "cancelled");
   }
+}
+
+// Runs `what` on a thread of its own; fails the test (and ends the process: the thread
+// cannot be taken back) when it has not returned within 20 s.
+template <typename F>
+void returns_within_20s(const char* name, F what) {
+  std::promise<void> done;
+  std::future<void> returned = done.get_future();
+  std::thread t([&] {
+    what();
+    done.set_value();
+  });
+  if (returned.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    std::fprintf(stderr, "%s did not return within 20 s\n", name);
+    std::abort();
+  }
+  t.join();
+}
+
+// A unit whose producers are done but whose results sit unread (they fit in the stream):
+// abort(), and so destroying the Application, cancels it instead of waiting for a reader.
+TEST(Application, AbortDoesNotWaitForResultsNobodyReads) {
+  Application app = open_app();
+  Unit unit = app.submit("count=1");  // two results, one read
+  ASSERT_TRUE(unit.results().read().has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the sources are done
+  returns_within_20s("abort()", [&] { app.abort(); });
+  const UnitReport report = unit.wait();
+  EXPECT_FALSE(report.finished);
+  EXPECT_EQ(report.stage, "cancelled");
+  EXPECT_NE(report.message.find("the application was aborted"), std::string::npos) << report.message;
+}
+
+TEST(Application, DestroyingItDoesNotWaitForAHalfReadUnitHeldOutside) {
+  std::vector<Unit> units;
+  std::optional<Buffer> held;
+  returns_within_20s("~Application", [&] {
+    Application app = open_app();
+    units.push_back(app.submit("count=2"));  // four results, one read and held
+    held = units[0].results().read();
+    ASSERT_TRUE(held.has_value());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  });
+  EXPECT_FALSE(units[0].wait().finished);
+  held.reset();
 }
 
 TEST(Application, WithoutAClientStreamResultsAreEmpty) {

@@ -47,9 +47,10 @@ const std::string& UnitResults::name() const {
   return kName;
 }
 
-std::optional<Buffer> UnitResults::read_more() { return next(unit_, /*for_client=*/true); }
+std::optional<Buffer> UnitResults::read_more() { return next(unit_, Reader::kClient); }
 
-std::optional<Buffer> UnitResults::next(Unit::State& u, bool for_client) {
+std::optional<Buffer> UnitResults::next(Unit::State& u, Reader reader) {
+  const bool for_client = reader == Reader::kClient;
   // A client's read of results discarded by Application::stop() says so, once it would
   // have got a buffer (the discarding side reads the rest).
   const auto discarded = [&] {
@@ -67,7 +68,7 @@ std::optional<Buffer> UnitResults::next(Unit::State& u, bool for_client) {
       lock.unlock();
       const std::optional<AppCore::RunningUnread> now = u.core->running_unread_before(u.index);
       lock.lock();
-      if (now && !said && for_client && now->unread_seconds >= std::chrono::duration<double>(kHeldBackAfter).count()) {
+      if (now && !said && reader != Reader::kDiscarder && now->unread_seconds >= std::chrono::duration<double>(kHeldBackAfter).count()) {
         said = true;
         const std::string earlier = "unit " + std::to_string(now->index);
         logging::process_line(
@@ -110,8 +111,8 @@ std::optional<Buffer> UnitResults::next(Unit::State& u, bool for_client) {
   return buffer;
 }
 
-void UnitResults::discard_rest(Unit::State& u) {
-  while (next(u, /*for_client=*/false)) {
+void UnitResults::discard_rest(Unit::State& u, Reader reader) {
+  while (next(u, reader)) {
   }
 }
 
@@ -219,6 +220,7 @@ void AppCore::stop(bool abort) {
       dropped.assign(queue_.begin(), queue_.end());
       queue_.clear();
       if (running_ != nullptr && current_ != nullptr) current_->cancel("the application was aborted");
+      if (running_ != nullptr) running_->changed.notify_all();  // it may wait for its results to be read
     }
     changed_.notify_all();
   }
@@ -358,6 +360,11 @@ void AppCore::bury_retired() {
   refuge_->sweep();
 }
 
+bool AppCore::aborting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return aborting_;
+}
+
 std::optional<Failure> AppCore::keep_deployment_alive() {
   try {
     return deployment_->keep_alive();
@@ -487,6 +494,11 @@ void AppCore::run_one(Unit::State& unit) {
     while (!unit.changed.wait_for(lock, kKeepAliveEvery, [&] { return unit.results_closed; })) {
       lock.unlock();
       failure = keep_deployment_alive();  // on a failure it aborts the results' reader
+      if (!failure && aborting()) {
+        // abort() (and so ~Application) does not wait for results no one may ever read:
+        // the unit is cancelled, and close_results, below, ends its reader's reads.
+        failure = cancelled(unit.index, "the application was aborted");
+      }
       lock.lock();
       if (failure) {
         failure->unit = unit.index;

@@ -43,12 +43,16 @@ class UnitResults final : public InputStream {
   explicit UnitResults(Unit::State& unit) : unit_(unit) {}
   const std::string& name() const override;
 
+  // Who reads: the client's read(), which throws sluice::Error once Application::stop()
+  // discarded the results; the client's wait(), which drops them; the application itself,
+  // discarding them. The client, either way, hears after a while when an earlier unit whose
+  // results no one reads holds its unit back.
+  enum class Reader { kClient, kWaiter, kDiscarder };
   // The unit's next result buffer; empty once its results ended. Waits while the unit is
-  // queued. `for_client`: the client's read, which throws sluice::Error once
-  // Application::stop() discarded the results; else the discarding reader.
-  static std::optional<Buffer> next(Unit::State& unit, bool for_client);
+  // queued.
+  static std::optional<Buffer> next(Unit::State& unit, Reader reader);
   // Reads what is left of the unit's results and drops it, whatever the client does.
-  static void discard_rest(Unit::State& unit);
+  static void discard_rest(Unit::State& unit, Reader reader = Reader::kDiscarder);
 
  private:
   // Every read lands here (this stream never takes buffers ahead): reads the unit's port.
@@ -157,6 +161,7 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   void bury_retired();
   // deployment_->keep_alive(), with an exception as a failure.
   std::optional<Failure> keep_deployment_alive();
+  bool aborting() const;
   // A deployment that broke between units (Deployment::keep_alive): says so, and retires it.
   void retire_broken_deployment(const Failure& why);
   // No deployment is current from now on; its counters join carried_.
