@@ -65,14 +65,29 @@ Failure crash_failure(const std::string& line, const std::string& host, std::uin
   return f;
 }
 
+// "c#0, up#1" (at most 8 named, then "and 5 more").
+std::string copies_text(const Placement& p) {
+  constexpr int kNamed = 8;
+  std::string out;
+  int n = 0;
+  for (const auto& [filter, copies] : p.local) {
+    for (int copy : copies) {
+      if (n++ < kNamed) out += (out.empty() ? "" : ", ") + filter + "#" + std::to_string(copy);
+    }
+  }
+  if (n > kNamed) out += " and " + std::to_string(n - kNamed) + " more";
+  return out;
+}
+
 }  // namespace
 
 HostGroup::HostGroup(std::vector<std::unique_ptr<HostClient>> clients,
                      const std::map<std::string, Placement>& placements, HostStats& stats)
     : clients_(std::move(clients)), stats_(stats) {
   for (std::size_t i = 0; i < clients_.size(); ++i) {
-    if (placements.count(clients_[i]->name())) {
+    if (const auto p = placements.find(clients_[i]->name()); p != placements.end()) {
       active_.push_back(static_cast<int>(i));
+      copies_on_[p->first] = copies_text(p->second);
     } else {
       // A host without copies took part in the check only: its daemon may restart or go
       // away during the run without harming it, so the console lets it go now.
@@ -89,6 +104,12 @@ void HostGroup::start_readers() {
 }
 
 void HostGroup::fail(Failure f) {
+  // A host lost, or its app daemon: which copies went with it (a copy's failure names its own).
+  if (f.filter.empty() && (f.stage == "app daemon" || f.stage == "host daemon" || f.stage == "link")) {
+    if (const auto c = copies_on_.find(f.host); c != copies_on_.end() && !c->second.empty()) {
+      f.message += "; host " + f.host + " ran " + c->second;
+    }
+  }
   if (ending_ && !failure_) {
     // Every unit finished everywhere and shutdown went out: what happens while the app
     // daemons stop (a peer's data connection closing first, say) does not undo the run.

@@ -103,6 +103,7 @@ class HostGroup {
   std::vector<int> active_;  // indices of the hosts with copies
   HostStats& stats_;
   std::map<int, std::string> data_addresses_;
+  std::map<std::string, std::string> copies_on_;  // host -> "c#0, up#1": what its loss takes
   std::set<int> gone_;       // hosts whose connection is lost
   std::set<int> app_ended_;  // hosts whose app daemon's exit was reported
   std::set<int> reported_;   // hosts that reported a failure (their app daemon then exits)

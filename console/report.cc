@@ -154,6 +154,9 @@ std::string summary_table(const RunReport& report, bool blocked) {
 std::string failure_text(const Failure& f) {
   // A filter chose the message (an exception's): no terminal escapes pass, newlines do.
   if (!f.filter.empty() || f.stage.empty()) return text::printable(f.str(), true);
+  // A host's failure names the host and what failed there itself ("host b: the app daemon
+  // ..."), as `sluice run` prints it; others get their kind first ("cancelled: ...").
+  if (f.message.rfind("host ", 0) == 0) return text::printable(f.message, true);
   return text::printable(f.stage + ": " + f.message, true);
 }
 

@@ -69,9 +69,10 @@ class RecentSamples {
 std::string summary_table(const RunReport& report, bool blocked = true);
 
 // A failure as a unit's line ends: Failure::str() for a filter's ("filter 'count' copy 1
-// on host local failed in process (unit of work 0): ..."), else its stage and message
-// ("cancelled: the application was aborted"); control characters but newline and tab
-// escaped (text::printable).
+// on host local failed in process (unit of work 0): ..."), a host's as its message says it
+// ("host b: the app daemon ... was killed by SIGKILL during the run; host b ran c#0"), else
+// its stage and message ("cancelled: the application was aborted"); control characters but
+// newline and tab escaped (text::printable).
 std::string failure_text(const Failure& failure);
 
 // `value` with `decimals` digits after the point: fixed(0.0123, 3) is "0.012".

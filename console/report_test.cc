@@ -154,5 +154,17 @@ TEST(MetricsJson, CheckedBeforeTheRunWithoutLeavingAFileBehind) {
   std::filesystem::remove_all(dir);
 }
 
+// As sluice submit and serve's log end a failed unit's line: a host's failure as `sluice run`
+// prints it (it used to read "app daemon: host b: the app daemon ..."), others with their kind.
+TEST(FailureText, AHostsFailureIsItsMessageAndOthersGetTheirKind) {
+  EXPECT_EQ(failure_text(Failure{"", -1, "b", 3, "app daemon",
+                                 "host b: the app daemon (sluice-appd pid 7) was killed by SIGKILL during the run"}),
+            "host b: the app daemon (sluice-appd pid 7) was killed by SIGKILL during the run");
+  EXPECT_EQ(failure_text(Failure{"", -1, "", 3, "cancelled", "unit 3 was cancelled by its client"}),
+            "cancelled: unit 3 was cancelled by its client");
+  EXPECT_EQ(failure_text(Failure{"up", 1, "a", 3, "process", "boom"}),
+            "filter 'up' copy 1 on host a failed in process (unit of work 3): boom");
+}
+
 }  // namespace
 }  // namespace sluice::console

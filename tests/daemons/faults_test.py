@@ -145,8 +145,8 @@ streams:
     check(finished_within(p, 5) and p.returncode == 1, f"app daemon killed: console exits 1 within 5 s ({time.time() - killed:.2f} s)")
     err.seek(0)
     text = err.read()
-    check(f"host a: the app daemon (sluice-appd pid {pids['a']}) was killed by SIGKILL" in text,
-          "app daemon killed: reported with host, pid and signal", text)
+    check(f"host a: the app daemon (sluice-appd pid {pids['a']}) was killed by SIGKILL during the run; host a ran "
+          "ca#0, pa#0" in text, "app daemon killed: reported with host, pid, signal and the copies lost with it", text)
     h.no_orphans(list(pids.values()), "after kill -9 of an app daemon")
     check(a.serving() and b.serving(), "both host daemons still serving")
     for port in a.data_ports() + b.data_ports():
@@ -231,6 +231,7 @@ streams:
     err.seek(0)
     text = err.read()
     check(f"host b ({b.address}): lost the connection to the host daemon" in text, "host daemon killed: reported with host and address", text)
+    check("; host b ran cb#0, pb#0, pb#1" in text, "host daemon killed: the copies lost with it are named", text)
     b.proc.wait()
     h.no_orphans(list(pids.values()), "after kill -9 of a host daemon")
     check(not listening(b.port), "the killed daemon's port is free")
