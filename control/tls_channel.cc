@@ -17,6 +17,8 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// A send gives up once the peer has taken nothing for this long (not: once the whole frame
+// took this long; a 16 MiB payload on a slow link takes longer).
 constexpr auto kSendTimeout = std::chrono::seconds(2);
 
 // A socket BIO that writes with MSG_NOSIGNAL: OpenSSL's own uses write(), and a peer that
@@ -155,7 +157,7 @@ bool TlsChannel::handshake(const std::string& host, Clock::time_point deadline) 
 }
 
 TlsChannel::Status TlsChannel::receive(Envelope* out, std::chrono::milliseconds timeout) {
-  const auto deadline = timeout.count() >= 0 ? Clock::now() + timeout : Clock::time_point::max();
+  auto deadline = timeout.count() >= 0 ? Clock::now() + timeout : Clock::time_point::max();
   for (;;) {
     switch (decoder_.next(out)) {
       case FrameDecoder::Status::kMessage: return Status::kMessage;
@@ -170,6 +172,7 @@ TlsChannel::Status TlsChannel::receive(Envelope* out, std::chrono::milliseconds 
       const int n = SSL_read(ssl_, chunk, sizeof chunk);
       if (n > 0) {
         decoder_.feed(chunk, static_cast<std::size_t>(n));
+        if (timeout.count() >= 0) deadline = Clock::now() + timeout;  // the peer is not silent
         continue;
       }
       const int kind = SSL_get_error(ssl_, n);
@@ -195,7 +198,7 @@ bool TlsChannel::send(const Envelope& envelope) {
   const std::string frame = encode(envelope);
   std::lock_guard<std::mutex> lock(mu_);
   if (!established_ || ssl_ == nullptr) return false;
-  const auto deadline = Clock::now() + kSendTimeout;
+  auto deadline = Clock::now() + kSendTimeout;
   std::size_t done = 0;
   while (done < frame.size()) {
     ERR_clear_error();
@@ -203,6 +206,7 @@ bool TlsChannel::send(const Envelope& envelope) {
     const int r = SSL_write_ex(ssl_, frame.data() + done, frame.size() - done, &written);
     if (r == 1) {
       done += written;
+      deadline = Clock::now() + kSendTimeout;
       continue;
     }
     const int kind = SSL_get_error(ssl_, r);

@@ -41,7 +41,10 @@ class TlsChannel {
   bool handshake(const std::string& host, std::chrono::steady_clock::time_point deadline);
 
   using Status = FdChannel::Status;
-  // As FdChannel::receive. kError: a TLS failure (failure() is set) or a malformed frame.
+  // As FdChannel::receive, except that `timeout` is silence: it counts from the last bytes
+  // that arrived, so that a large frame on a slow link (a 16 MiB payload, a 1 MiB result
+  // chunk) is not taken for a silent peer. kError: a TLS failure (failure() is set) or a
+  // malformed frame.
   Status receive(Envelope* out, std::chrono::milliseconds timeout);
   // Sends one message. Returns false (error() says why) when the connection is gone.
   bool send(const Envelope& envelope);

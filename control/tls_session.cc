@@ -1,6 +1,10 @@
 #include "control/tls_session.h"
 
+#include <sys/ioctl.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "control/own_pause.h"
 #include "control/tls_server.h"
@@ -102,7 +106,23 @@ void TlsSession::linger() {
   lingering_ = true;
   boost::system::error_code ec;
   stream_.lowest_layer().shutdown(tcp::socket::shutdown_send, ec);
-  arm_deadline(kLinger, closing_reason_ + " (the " + style_.peer + " did not close its end within 5 s)");
+  linger_look(std::numeric_limits<int>::max(), std::chrono::steady_clock::now() + kLinger);
+}
+
+// The peer gets kLinger to close its end, counted from the last time it took some of what
+// was sent: what the kernel still holds for it (not sent, or not acknowledged) shrank. A
+// slow link still carrying the end of a large result is not a peer that does not close.
+void TlsSession::linger_look(int last_unsent, std::chrono::steady_clock::time_point until) {
+  const auto now = std::chrono::steady_clock::now();
+  int unsent = 0;
+  if (::ioctl(stream_.lowest_layer().native_handle(), TIOCOUTQ, &unsent) != 0) unsent = 0;
+  if (unsent < last_unsent && last_unsent != std::numeric_limits<int>::max()) until = now + kLinger;
+  if (now >= until) return stop(closing_reason_ + " (the " + style_.peer + " did not close its end within 5 s)");
+  deadline_.expires_after(std::min<std::chrono::steady_clock::duration>(std::chrono::seconds(1), until - now));
+  deadline_.async_wait([self = shared_from_this(), unsent, until](boost::system::error_code ec) {
+    if (ec == asio::error::operation_aborted || self->phase_ == Phase::kClosed) return;
+    self->linger_look(unsent, until);
+  });
 }
 
 void TlsSession::fail(const std::string& why, const std::string& short_why) {
@@ -199,6 +219,10 @@ void TlsSession::on_read(const boost::system::error_code& ec, std::size_t n) {
   if (ec == asio::error::operation_aborted) return;
   if (ec.category() == asio::error::get_ssl_category()) return fail(tls_failure(ec, true), "TLS failure");
   if (ec) return stop("read failed: " + ec.message());
+  // Any bytes from an open peer count against its silence, not only whole frames: a large
+  // frame on a slow link (a 16 MiB payload) is not a silent peer. Before the hello, the
+  // whole handshake must fit in kAuthTimeout, however the bytes trickle in.
+  if (phase_ == Phase::kTls && opened_ && n > 0) heard();
   // Closing: nothing the peer says matters any more; read on (and drop) until it closes.
   if (phase_ == Phase::kTls && !protocol().closed()) protocol().feed(read_buffer_.data(), n);
   if (phase_ == Phase::kTls || phase_ == Phase::kClosing) read_next();

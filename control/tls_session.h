@@ -13,8 +13,9 @@
 // a subclass that feeds the queue faster than the peer reads watches queued_bytes() and
 // hears queue_shrank() as frames leave.
 // A refusal, or the subclass's last word (close_after_queue), closes once what is queued
-// is written; with Style::linger the session then shuts its end down and waits (5 s at
-// most) for the peer to close its own, so that nothing sent is lost to a reset.
+// is written; with Style::linger the session then shuts its end down and waits for the peer
+// to close its own (5 s at most once it takes nothing more of what was sent), so that nothing
+// sent is lost to a reset.
 //
 // Until the hello the connection holds an Admission ticket (the server's caps on
 // unauthenticated connections) and logs through the server's rate-limited log.
@@ -69,7 +70,8 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   // without a word.
   static constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
   static constexpr auto kSilence = std::chrono::milliseconds(3000);
-  // Style::linger: how long the peer gets to close its end.
+  // Style::linger: how long the peer gets to close its end, from the last time it took some
+  // of what was sent.
   static constexpr auto kLinger = std::chrono::seconds(5);
 
   // `id` numbers the session in log lines. `server` and `style` outlive the session.
@@ -170,6 +172,8 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   void arm_deadline(std::chrono::steady_clock::duration after, std::string what);
   void heartbeat();
   void linger();
+  // One look, about every second, at whether the lingering peer still takes what was sent.
+  void linger_look(int last_unsent, std::chrono::steady_clock::time_point until);
 
   TlsServer& server_;
   const Style& style_;
