@@ -83,7 +83,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void start() { read_head(); }
 
-  // Since when it has waited for a request's head (nullopt: it is reading or answering one).
+  // Since when it has waited on its client (nullopt: it is reading a request, or working on
+  // one): for a request's head, for the client to take an answer, or to close once answered.
+  // A client that never reads its answers holds a slot as surely as one that never asks.
   const std::optional<std::chrono::steady_clock::time_point>& waiting_since() const { return waiting_since_; }
   const asio::ip::address& from() const { return from_; }
   // Closes the connection now: a cap is full and it is the oldest waiting (accept_next).
@@ -163,6 +165,7 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.keep_alive(keep_alive && r.status < 400);
     response_.content_length(r.body.size());
     if (!head_only) response_.body() = std::move(r.body);
+    waiting_since_ = std::chrono::steady_clock::now();  // for the client to take it
     stream_.expires_after(state_->limits.timeout);
     bhttp::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       self->on_written(ec);
@@ -170,6 +173,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_written(beast::error_code ec) {
+    waiting_since_.reset();
     if (ec) return close();
     if (!response_.keep_alive() || state_->stopped) return close();
     read_head();
@@ -181,6 +185,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void close() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    waiting_since_ = std::chrono::steady_clock::now();  // for the client to close
     stream_.expires_after(std::chrono::seconds(2));
     drain();
   }
@@ -207,8 +212,9 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 // When a cap is full (`per_address`: the one of `from`): closes the session that has waited
-// longest for a request, for over Limits::idle_after (of `from`, for its cap: a browser
-// sends its request as soon as it connects). False when none has.
+// longest on its client (for a request, to take an answer, to close), for over
+// Limits::idle_after (of `from`, for its cap: a browser sends its request as soon as it
+// connects, and reads the answer as it comes). False when none has.
 bool make_room(HttpServer::State& state, const asio::ip::address& from, bool per_address) {
   const auto now = std::chrono::steady_clock::now();
   std::shared_ptr<Session> oldest;

@@ -56,9 +56,10 @@ class HttpServer {
     // Open at once from one client address, so that one client cannot take every slot
     // (as the control and data ports cap each address). Default: 16
     std::size_t per_address = 16;
-    // When a cap is full, the connection that has waited longest for a request (a new one,
-    // or a kept-alive one between requests), for over this, is closed to make room for the
-    // new one: idle sockets cannot keep browsers out. Default: 100 ms
+    // When a cap is full, the connection that has waited longest on its client, for over
+    // this, is closed to make room for the new one: for a request (a new connection, or a
+    // kept-alive one between requests), for the client to take an answer, or to close. Idle
+    // sockets, and clients that do not read, cannot keep browsers out. Default: 100 ms
     std::chrono::milliseconds idle_after{100};
   };
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <boost/asio.hpp>
 
@@ -29,6 +30,7 @@ class HttpServerTest : public ::testing::Test {
           ++handled_;
           if (r.path == "/hello") return {200, "text/plain", "hello " + r.target + "\n", {{"X-Test", "1"}}};
           if (r.path == "/throw") throw std::runtime_error("boom");
+          if (r.path == "/big") return {200, "text/plain", std::string(4 << 20, 'x'), {}};
           return {404, "text/plain", "no " + r.path + "\n", {}};
         },
         "test", limits);
@@ -259,6 +261,25 @@ TEST_F(HttpServerTest, ConnectionsThatOnlyWaitMakeRoomForANewOne) {
   EXPECT_EQ(status_of(read_response(newcomer)), 200);
   EXPECT_TRUE(closed_by_server(oldest));
   // The next one makes room in turn (the other idle one, or the newcomer, kept alive).
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")), 200);
+}
+
+// Nor do clients that ask and never read the answers (an answer larger than the sockets
+// hold: the server's write waits on them): they make room as idle ones do.
+TEST_F(HttpServerTest, ClientsThatDoNotReadTheirAnswersMakeRoomForANewOne) {
+  HttpServer::Limits limits;
+  limits.connections = 2;
+  limits.idle_after = std::chrono::milliseconds(50);
+  stop();
+  start(limits);
+  std::vector<tcp::socket> stalled;
+  for (int i = 0; i < 2; ++i) {
+    stalled.push_back(connect());
+    const int small = 1024;
+    setsockopt(stalled.back().native_handle(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    asio::write(stalled.back(), asio::buffer(std::string("GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both writes wait on their client
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")), 200);
 }
 
