@@ -166,7 +166,12 @@ void JNICALL on_jvm_exit(jint code) {
 JavaVM* create(const std::vector<std::string>& options, const std::string& topology_file) {
   CreateJavaVM create_vm = load_libjvm();
   const std::string jar = find_jfilter_jar();
-  std::vector<std::string> all = {"-Djava.class.path=" + jar, "-Xrs"};
+  // No attach listener (with -Xrs HotSpot opens /tmp/.java_pid<pid> at once: a control
+  // socket into the process) and no perf-data file (/tmp/hsperfdata_<user>/<pid>): a process
+  // that ends without the JVM's own shutdown left both in /tmp. jvm: options come after,
+  // so `-XX:-DisableAttachMechanism` brings jcmd and jstack back (docs/java.md).
+  std::vector<std::string> all = {"-Djava.class.path=" + jar, "-Xrs", "-XX:+DisableAttachMechanism",
+                                  "-XX:-UsePerfData"};
   all.insert(all.end(), options.begin(), options.end());
   exit_note() = "sluice: the JVM could not start with options " + join(all) + " (see its message above); fix jvm: in " +
                 topology_file + " or SLUICE_JVM_OPTIONS";

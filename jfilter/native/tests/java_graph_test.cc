@@ -1,6 +1,8 @@
 // Java filters in graphs with C++ ones: integrity, copies and policies, units of work, zero
 // copy, and the stale-handle guarantees.
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -111,6 +113,29 @@ work: [first, second, third]
                                   "unit=2 work=third inits=3 finalizes=2" + common,
                               }));
   EXPECT_EQ(observed().received["sink"][0], 300u);
+}
+
+// The embedded JVM opens no attach socket (/tmp/.java_pid<pid>: with -Xrs HotSpot starts its
+// attach listener at once, a control socket into the process) and writes no perf-data file
+// (/tmp/hsperfdata_<user>/<pid>): a process that ends without the JVM's own shutdown left
+// both behind in /tmp, one pair per run.
+TEST_F(JavaGraphTest, TheJvmLeavesNoAttachSocketNorPerfDataFileInTmp) {
+  testing_filters::RunOutcome out = run(R"(
+filters:
+  src:   {class: "testing_filters::TestSource", args: {count: 10, size: 64}}
+  java1: {lang: java, class: org.sluice.nativetest.Relay, classpath: [@JAR@]}
+  sink:  {class: "testing_filters::TestSink", args: {transforms: 1}}
+streams:
+  - {from: src.out, to: java1.in}
+  - {from: java1.out, to: sink.in}
+)");
+  ASSERT_FALSE(out.failure) << out.failure->str();
+  const std::string pid = std::to_string(::getpid());
+  struct stat st {};
+  EXPECT_NE(::stat(("/tmp/.java_pid" + pid).c_str(), &st), 0) << "an attach socket for this process";
+  const char* user = std::getenv("USER");
+  const std::string perf = std::string("/tmp/hsperfdata_") + (user != nullptr ? user : "root") + "/" + pid;
+  EXPECT_NE(::stat(perf.c_str(), &st), 0) << perf;
 }
 
 // The Java ByteBuffer is the native block: the source's payload address, the address Java's
