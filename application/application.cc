@@ -56,7 +56,10 @@ void Unit::cancel() {
   if (state_) state_->core->cancel(*state_);
 }
 
-std::uint64_t Unit::index() const { return state_ ? state_->index : 0; }
+std::uint64_t Unit::index() const {
+  if (!state_) throw Error("index() on a moved-from Unit");  // 0 would pass for a unit's
+  return state_->index;
+}
 
 struct Application::State {
   std::shared_ptr<AppCore> core;
@@ -132,8 +135,17 @@ void Application::abort() {
 
 std::shared_ptr<AppCore> core_of(const Application& app) { return app.state_ ? app.state_->core : nullptr; }
 
-const std::string& Application::name() const { return state_->core->topology().name; }
-bool Application::remote() const { return state_->core->remote(); }
-std::uint64_t Application::units_ended() const { return state_->core->units_ended(); }
+const std::string& Application::name() const {
+  if (!state_) throw Error("name() on a moved-from Application");
+  return state_->core->topology().name;
+}
+bool Application::remote() const {
+  if (!state_) throw Error("remote() on a moved-from Application");
+  return state_->core->remote();
+}
+std::uint64_t Application::units_ended() const {
+  if (!state_) throw Error("units_ended() on a moved-from Application");
+  return state_->core->units_ended();
+}
 
 }  // namespace sluice

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -388,6 +389,31 @@ TEST(Application, DestroyingItDoesNotWaitForAHalfReadUnitHeldOutside) {
   });
   EXPECT_FALSE(units[0].wait().finished);
   held.reset();
+}
+
+// A moved-from Application or Unit says so from every call (name() used to crash, and
+// index() to answer 0, a real unit's index).
+TEST(Application, AMovedFromApplicationOrUnitSaysSo) {
+  Application app = open_app(1);
+  Unit unit = app.submit("count=1");
+  Unit taken = std::move(unit);
+  EXPECT_THROW((void)unit.index(), Error);
+  EXPECT_THROW((void)unit.wait(), Error);
+  EXPECT_EQ(taken.index(), 0u);
+  EXPECT_TRUE(taken.wait().finished);
+  Application moved = std::move(app);
+  for (const auto& call : std::vector<std::function<void()>>{
+           [&] { (void)app.name(); }, [&] { (void)app.remote(); }, [&] { (void)app.units_ended(); },
+           [&] { (void)app.submit("count=1"); }}) {
+    try {
+      call();
+      ADD_FAILURE() << "a call on a moved-from Application returned";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("on a moved-from Application"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(moved.name(), "app-test");
+  moved.stop();
 }
 
 TEST(Application, WithoutAClientStreamResultsAreEmpty) {

@@ -10,12 +10,15 @@
 //   app.stop();
 //
 // Units run one at a time, in submission order, on the copies start() created: filter
-// objects live across units. A unit that fails (a filter throws, crashes, or a host is lost)
-// is reported to its own Unit only; before the next unit the application is deployed again
-// (every copy is created anew, because a failed copy's state is whatever the failure left),
+// objects live across units. A unit that fails (a filter throws, a host is lost, or a filter
+// crashes its app daemon) is reported to its own Unit only; before the next unit the
+// application is deployed again (every copy is created anew, because a failed copy's state
+// is whatever the failure left),
 // and the units after it run as usual. When deploying again fails (a host daemon is gone),
 // that unit reports it, and so does each later one until deploying succeeds again (the host
-// daemon is back): the application goes on.
+// daemon is back): the application goes on. Embedded, filters run in this process: one that
+// crashes it (SIGSEGV, abort, exit) ends this program, after a line naming it; run across
+// hosts (a sluiced on this machine will do) to keep crashes out of it.
 //
 // Results: the buffers producer copies write to the stream `to: client` during a unit, in
 // order per producer copy. Embedded, they are the producers' own pool blocks (nothing is
@@ -125,6 +128,8 @@ class Unit {
   // aborted, and the application is deployed again before the next unit). No-op once ended.
   void cancel();
 
+  // Its place in submission order (0, 1, 2 ...). Throws sluice::Error on a moved-from Unit,
+  // as wait() and results() do.
   std::uint64_t index() const;
 
  private:
@@ -171,7 +176,8 @@ class Application {
   // Fails the running unit and every queued one with stage "cancelled", then stops.
   void abort();
 
-  // The topology's name, and whether it runs across hosts.
+  // The topology's name, and whether it runs across hosts. These and units_ended() throw
+  // sluice::Error on a moved-from Application, as submit() does.
   const std::string& name() const;
   bool remote() const;
   // Units that have ended so far.

@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p><b>Ownership.</b> An Application holds a native deployment (threads, pools, and across
  * hosts the app daemons) until {@link #close()}; no finalizer runs, so close it
- * (try-with-resources). {@code close()} may be called more than once; every other method throws
+ * (try-with-resources). {@code close()} may be called more than once; every other method but
+ * {@link #name()}, {@link #remote()} and {@code toString()} (which need no deployment) throws
  * {@link IllegalStateException} afterwards.
  *
  * <p><b>Threads.</b> Every method may be called from any thread, and {@link #submit} from
