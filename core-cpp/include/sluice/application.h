@@ -13,10 +13,9 @@
 // objects live across units. A unit that fails (a filter throws, a host is lost, or a filter
 // crashes its app daemon) is reported to its own Unit only; before the next unit the
 // application is deployed again (every copy is created anew, because a failed copy's state
-// is whatever the failure left),
-// and the units after it run as usual. When deploying again fails (a host daemon is gone),
-// that unit reports it, and so does each later one until deploying succeeds again (the host
-// daemon is back): the application goes on. Embedded, filters run in this process: one that
+// is whatever the failure left), and the units after it run as usual. When deploying again
+// fails (a host daemon is gone), that unit reports it, and so does each later one until
+// deploying succeeds again (the host daemon is back): the application goes on. Embedded, filters run in this process: one that
 // crashes it (SIGSEGV, abort, exit) ends this program, after a line naming it; run across
 // hosts (a sluiced on this machine will do) to keep crashes out of it.
 //
