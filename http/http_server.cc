@@ -61,6 +61,11 @@ bool loopback_host(std::string_view host) {
   } else if (const auto colon = name.rfind(':'); colon != std::string::npos) {
     name = name.substr(0, colon);
   }
+  // What follows the name is a port, or nothing ("localhost:80@evil.com" is neither).
+  const std::string_view rest = host.substr(std::min(host.size(), name.size() + (host.front() == '[' ? 2 : 0)));
+  if (!rest.empty() && (rest.front() != ':' || rest.find_first_not_of("0123456789", 1) != std::string_view::npos)) {
+    return false;
+  }
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));  // names ignore case
   if (name == "localhost" || name.ends_with(".localhost")) return true;
   boost::system::error_code ec;

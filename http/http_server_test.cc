@@ -213,6 +213,9 @@ TEST_F(HttpServerTest, AForeignHostHeaderGets403OnLoopback) {
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n")), 200);
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.0\r\n\r\n")), 200);  // HTTP/1.0: no Host
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: LocalHost:8080\r\n\r\n")), 200);  // names ignore case
+  // After the name, a port or nothing: not a loopback name in front of another one.
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost:80@evil.example\r\n\r\n")), 403);
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: [::1]x.evil.example\r\n\r\n")), 403);
   // Two Host headers: which one a check read and which one a proxy used could differ.
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n")), 400);
 }
