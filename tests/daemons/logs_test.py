@@ -10,7 +10,6 @@ every line stays in its host's log.
 import fcntl
 import os
 import signal
-import socket
 import re
 import struct
 import subprocess
@@ -19,52 +18,7 @@ import threading
 import time
 
 from harness import check, main
-
-
-class ThrottledProxy:
-    """Forwards 127.0.0.1:port to `target_port`, the way back at `rate` bytes a second."""
-
-    def __init__(self, target_port, rate):
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(4)
-        self.port = self.listener.getsockname()[1]
-        self.target_port, self.rate, self.sockets = target_port, rate, [self.listener]
-        threading.Thread(target=self.accept, daemon=True).start()
-
-    def accept(self):
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            server = socket.socket()
-            server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)  # a small window, as on a WAN
-            server.connect(("127.0.0.1", self.target_port))
-            self.sockets += [client, server]
-            threading.Thread(target=self.pipe, args=(client, server, None), daemon=True).start()
-            threading.Thread(target=self.pipe, args=(server, client, self.rate), daemon=True).start()
-
-    def pipe(self, source, sink, rate):
-        try:
-            while True:
-                chunk = source.recv(4096 if rate else 65536)
-                if not chunk:
-                    break
-                sink.sendall(chunk)
-                if rate:
-                    time.sleep(len(chunk) / rate)
-        except OSError:
-            pass
-        for s in (source, sink):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def close(self):
-        for s in self.sockets:
-            s.close()
+from throttled_proxy import ThrottledProxy
 
 
 def visible_lines(text):
@@ -247,7 +201,7 @@ filters:
     # sluiced holds the app daemon back for seconds at a time, and the app daemon, blocked
     # sending, waits as long as sluiced is heard from. (It took that for a dead sluiced after
     # 4 s and exited: "the peer took nothing for 4000 ms".)
-    proxy = ThrottledProxy(c.port, 500000)
+    proxy = ThrottledProxy(c.port, down=500000, target_window=32768)
     h.cleanups.append(proxy.close)
     prints = 200000
     slow_link = h.topology("slow_link.yaml", open(loud).read().replace(c.address, f"127.0.0.1:{proxy.port}")

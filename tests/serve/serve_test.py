@@ -24,6 +24,7 @@ import time
 BUILD, SOURCE, LIB, CHECKER = (os.path.abspath(a) for a in sys.argv[1:5])
 sys.path.insert(0, os.path.join(SOURCE, "tests", "daemons"))
 from harness import Failed, Harness, check, listening, wait_until  # noqa: E402
+from throttled_proxy import ThrottledProxy  # noqa: E402
 from tls_tools import Pki, SClient, psk  # noqa: E402
 from wire import HEARTBEAT, field, frame, hello, uint_field  # noqa: E402
 sys.path.insert(0, os.path.join(SOURCE, "tests", "console"))
@@ -785,63 +786,14 @@ work: [count=3, count=4]
     serve.kill()
 
 
-class SlowLink:
-    """A TCP proxy on loopback to `port` that carries at most `up` bytes/s towards it and
-    `down` bytes/s back, in 16 KiB steps: a slow link between a client and serve."""
-
-    def __init__(self, h, port, up, down):
-        import threading
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(4)
-        self.address = f"127.0.0.1:{self.listener.getsockname()[1]}"
-        self.sockets = [self.listener]
-        h.cleanups.append(self.close)
-
-        def pump(src, dst, rate):
-            try:
-                while True:
-                    data = src.recv(16384)
-                    if not data:
-                        break
-                    dst.sendall(data)
-                    time.sleep(len(data) / rate)
-            except OSError:
-                pass
-            for sock in (src, dst):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-        def accept():
-            try:
-                while True:
-                    client, _ = self.listener.accept()
-                    server = socket.create_connection(("127.0.0.1", port))
-                    self.sockets += [client, server]
-                    threading.Thread(target=pump, args=(client, server, up), daemon=True).start()
-                    threading.Thread(target=pump, args=(server, client, down), daemon=True).start()
-            except OSError:
-                pass
-
-        threading.Thread(target=accept, daemon=True).start()
-
-    def close(self):
-        for sock in self.sockets:
-            try:
-                sock.close()
-            except OSError:
-                pass
-
-
 def slow_link(h, topology):
     """Over a slow link, a payload and a result that each take longer to cross than the 3 s
     of silence either side allows still go through: silence counts from the last bytes that
     arrived, not from the last whole frame (serve used to drop the submitter mid-payload, and
     the submitter serve mid-chunk, heartbeats queued behind the frame)."""
     serve = Serve(h, topology)
-    link = SlowLink(h, serve.port, up=1_500_000, down=600_000)
+    link = ThrottledProxy(serve.port, up=1_500_000, down=600_000)
+    h.cleanups.append(link.close)
     big = os.path.join(h.dir, "slow.work")
     with open(big, "wb") as f:
         f.write(b"count=1 size=2500000 " + b"x" * 6_000_000)  # ~4 s up; 2 x 2.5 MB results, ~8 s down
