@@ -1,6 +1,7 @@
 #include "console/host_group.h"
 
 #include "console/filter_log.h"
+#include "control/own_pause.h"
 #include "console/subprocess.h"
 
 #include <algorithm>
@@ -24,7 +25,7 @@ constexpr auto kTeardown = 1500ms;       // waiting for exit reports after abort
 // means this process did not run (stopped by Ctrl-Z or SIGSTOP, starved of CPU, a paused VM).
 // Silence is then counted from the resumption (the hosts' words wait unread in the sockets),
 // and a pause past what the host daemons allow (3 s) is named as the cause of what follows.
-constexpr auto kOwnPause = 1s;
+// (A gap past control::kOwnPause, as the daemons tell their own pauses: control/own_pause.h.)
 constexpr auto kDaemonsAllow = 3s;   // a host daemon ends the application of a console this silent
 constexpr auto kPauseExplains = 10s;  // after resuming, for the consequences to arrive
 
@@ -149,7 +150,7 @@ std::string HostGroup::own_pause() const {
 
 void HostGroup::heartbeats_and_liveness() {
   const auto now = Clock::now();
-  if (last_liveness_ != Clock::time_point{} && now - last_liveness_ > kOwnPause) {
+  if (last_liveness_ != Clock::time_point{} && now - last_liveness_ > control::kOwnPause) {
     paused_for_ = now - last_liveness_;
     resumed_at_ = now;
   }
