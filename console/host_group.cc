@@ -1,8 +1,8 @@
 #include "console/host_group.h"
 
 #include "console/filter_log.h"
-#include "control/own_pause.h"
 #include "console/subprocess.h"
+#include "control/own_pause.h"
 
 #include <algorithm>
 #include <cstdio>
