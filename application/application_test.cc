@@ -41,6 +41,23 @@ Application open_app(int sources = 2) {
   return Application::from_text(topology_text(sources), "app-test.yaml", "/tmp");
 }
 
+// Runs `what` on a thread of its own; fails the test (and ends the process: the thread
+// cannot be taken back) when it has not returned within 20 s.
+template <typename F>
+void returns_within_20s(const char* name, F what) {
+  std::promise<void> done;
+  std::future<void> returned = done.get_future();
+  std::thread t([&] {
+    what();
+    done.set_value();
+  });
+  if (returned.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    std::fprintf(stderr, "%s did not return within 20 s\n", name);
+    std::abort();
+  }
+  t.join();
+}
+
 TEST(Application, OneUnitDeliversEveryResultInOrderPerProducer) {
   Application app = open_app();
   app.start();
@@ -316,6 +333,27 @@ TEST(Application, ResultBuffersHeldPastStopStayValid) {
   held.reset();  // back into the pool the application left behind
 }
 
+// A queued unit that is cancelled ends at once, not when the unit before it gets out of the
+// way (a copy busy in its own code may take a while).
+TEST(Application, ACancelledQueuedUnitEndsAtOnce) {
+  Application app = open_app();
+  Unit running = app.submit("count=100000 sleep_ms=1");  // 100 s unless cancelled
+  Unit queued = app.submit("count=3");
+  ASSERT_TRUE(running.results().read().has_value());
+  queued.cancel();
+  UnitReport report;
+  returns_within_20s("a cancelled queued unit's wait()", [&] { report = queued.wait(); });
+  EXPECT_FALSE(report.finished);
+  EXPECT_EQ(report.stage, "cancelled");
+  EXPECT_NE(report.message.find("before it ran"), std::string::npos) << report.message;
+  EXPECT_TRUE(running.results().read().has_value()) << "the unit before it is still running";
+  running.cancel();
+  EXPECT_FALSE(running.wait().finished);
+  Unit next = app.submit("count=3");
+  EXPECT_TRUE(next.wait().finished);
+  app.stop();
+}
+
 TEST(Application, AbortCancelsWhatIsQueued) {
   Application app = open_app();
   Unit running = app.submit("count=100000 sleep_ms=1");
@@ -344,23 +382,6 @@ TEST(Application, DestroyingItCancelsUnreadUnits) {
     EXPECT_FALSE(r.finished);
     EXPECT_EQ(r.stage, "cancelled");
   }
-}
-
-// Runs `what` on a thread of its own; fails the test (and ends the process: the thread
-// cannot be taken back) when it has not returned within 20 s.
-template <typename F>
-void returns_within_20s(const char* name, F what) {
-  std::promise<void> done;
-  std::future<void> returned = done.get_future();
-  std::thread t([&] {
-    what();
-    done.set_value();
-  });
-  if (returned.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
-    std::fprintf(stderr, "%s did not return within 20 s\n", name);
-    std::abort();
-  }
-  t.join();
 }
 
 // A unit whose producers are done but whose results sit unread (they fit in the stream):

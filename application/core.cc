@@ -186,10 +186,24 @@ void AppCore::cancel(Unit::State& unit) {
     if (unit.phase == Unit::State::Phase::kEnded) return;
     unit.cancel_requested = true;
   }
-  // Running: abort it. (Queued: the runner drops it when its turn comes. A unit that starts
-  // running right now sees cancel_requested itself.)
-  std::lock_guard<std::mutex> lock(mu_);
-  if (running_ == &unit && current_ != nullptr) current_->cancel("unit " + std::to_string(unit.index) + " was cancelled by its client");
+  // Running: abort it. Queued: it ends now, not when its turn comes (the unit running before
+  // it may take a while to stop: a copy busy in its own code). A unit that starts running
+  // right now sees cancel_requested itself.
+  std::shared_ptr<Unit::State> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ == &unit && current_ != nullptr) current_->cancel("unit " + std::to_string(unit.index) + " was cancelled by its client");
+    const auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const auto& u) { return u.get() == &unit; });
+    if (queued != queue_.end()) {
+      dropped = *queued;
+      queue_.erase(queued);
+    }
+  }
+  if (dropped) {
+    end_unit(*dropped, failed_report(dropped->index, dropped->work,
+                                     cancelled(dropped->index, "unit " + std::to_string(dropped->index) +
+                                                                   " was cancelled by its client before it ran")));
+  }
 }
 
 void AppCore::discard_unread(const std::string& why) {

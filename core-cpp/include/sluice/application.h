@@ -123,8 +123,9 @@ class Unit {
   // how. May be called more than once (the same report).
   UnitReport wait();
 
-  // Fails this unit with stage "cancelled" (queued: it will not run; running: it is
-  // aborted, and the application is deployed again before the next unit). No-op once ended.
+  // Fails this unit with stage "cancelled" (queued: it will not run, and ends at once;
+  // running: it is aborted, and ends once its copies have stopped; the application is
+  // deployed again before the next unit). No-op once ended.
   void cancel();
 
   // Its place in submission order (0, 1, 2 ...). Throws sluice::Error on a moved-from Unit,
