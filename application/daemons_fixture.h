@@ -76,8 +76,11 @@ class HostDaemons {
   HostDaemons& operator=(const HostDaemons&) = delete;
 
   // Live (not zombie) sluice-appd processes the daemons have started.
-  int app_daemons() const {
-    int n = 0;
+  int app_daemons() const { return static_cast<int>(app_daemon_pids().size()); }
+
+  // Their pids; with `daemon` (0, 1 ... in the order of the names), that daemon's only.
+  std::vector<pid_t> app_daemon_pids(int daemon = -1) const {
+    std::vector<pid_t> found;
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
       std::ifstream in(entry.path() / "stat");
       std::string stat;
@@ -91,9 +94,13 @@ class HostDaemons {
       long ppid = 0;
       rest >> state >> ppid;
       if (comm != "sluice-appd" || state == 'Z') continue;
-      for (pid_t pid : pids_) n += ppid == pid ? 1 : 0;
+      for (std::size_t i = 0; i < pids_.size(); ++i) {
+        if (ppid == pids_[i] && (daemon < 0 || static_cast<std::size_t>(daemon) == i)) {
+          found.push_back(static_cast<pid_t>(std::stol(entry.path().filename().string())));
+        }
+      }
     }
-    return n;
+    return found;
   }
 
   // "a=127.0.0.1:PORT,b=..." for ApplicationOptions::hosts.

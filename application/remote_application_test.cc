@@ -1,6 +1,7 @@
 // The Application API across two real host daemons: results cross the data plane to this
 // process (the client), units from several threads, failures, a lost client reader.
 #include <fcntl.h>
+#include <signal.h>
 
 #include <gtest/gtest.h>
 
@@ -140,6 +141,28 @@ TEST_F(RemoteApplication, ADeploymentOutlivesAnIdlePauseWithItsFilterObjects) {
   EXPECT_EQ(second.object_ids(), first.object_ids()) << "the pause cost the deployment its filter objects";
   for (const auto& [copy, units] : second.units_seen()) EXPECT_EQ(units, 1u) << "copy " << copy;
   EXPECT_EQ(daemons_.app_daemons(), 2);  // one per host: still the first deployment's
+}
+
+// An app daemon killed mid-unit: that unit's report names its host and the copies that went
+// with it, the next unit runs on a fresh deployment, and the program's stderr is left alone
+// (the client end's data plane used to log the lost connection there as an error).
+TEST_F(RemoteApplication, AKilledAppDaemonFailsItsUnitNamingHostAndCopies) {
+  Application app = open_app();
+  app.start();
+  Unit unit = app.submit("count=100000 sleep_ms=1");
+  ASSERT_TRUE(unit.results().read().has_value());
+  const std::vector<pid_t> on_b = daemons_.app_daemon_pids(1);
+  ASSERT_EQ(on_b.size(), 1u);
+  ::testing::internal::CaptureStderr();
+  ::kill(on_b.front(), SIGKILL);
+  const UnitReport report = unit.wait();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(report.finished);
+  EXPECT_EQ(report.host, "b");
+  EXPECT_NE(report.message.find("host b ran src#1, stage#0"), std::string::npos) << report.message;
+  EXPECT_EQ(err.find("[error] sluice data plane (client)"), std::string::npos) << err;
+  EXPECT_TRUE(app.submit("count=5").wait().finished);
+  app.stop();
 }
 
 TEST_F(RemoteApplication, AnUnreachableHostFailsStartNamingIt) {

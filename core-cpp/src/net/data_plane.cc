@@ -245,7 +245,7 @@ void DataPlane::Impl::fail(const std::string& message) {
     failure = message;
     cb = callback;
   }
-  logging::process_line(LogLevel::kError, "sluice data plane (" + routes.self_name() + "): " + message);
+  logging::process_line(options.failure_level, "sluice data plane (" + routes.self_name() + "): " + message);
   changed.notify_all();
   if (cb) cb(message);
 }

@@ -50,6 +50,7 @@
 #include "runtime/graph.h"
 #include "runtime/placement.h"
 #include "runtime/stream_wiring.h"
+#include "sluice/logger.h"
 #include "topology/topology.h"
 
 namespace sluice {
@@ -70,6 +71,10 @@ struct DataPlaneOptions {
   // encrypt: true. Every host of a run must agree (it is part of the fingerprint).
   // Default: false.
   bool encrypt_all = false;
+  // The level of the line that says the data plane failed (a peer lost, a malformed frame).
+  // Default: error. The client end of an Application says debug: the unit's report carries
+  // the failure to the program, whose stderr is its own.
+  LogLevel failure_level = LogLevel::kError;
 };
 
 class DataPlane final : public StreamWiring {
