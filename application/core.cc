@@ -40,6 +40,11 @@ UnitReport failed_report(std::uint64_t index, const std::string& work, const Fai
 
 Failure cancelled(std::uint64_t index, const std::string& why) { return Failure{"", -1, "", index, "cancelled", why}; }
 
+// The report of a unit its client cancelled while it was queued.
+UnitReport cancelled_before_it_ran(std::uint64_t index, const std::string& work) {
+  return failed_report(index, work, cancelled(index, "unit " + std::to_string(index) + " was cancelled by its client before it ran"));
+}
+
 }  // namespace
 
 const std::string& UnitResults::name() const {
@@ -199,11 +204,7 @@ void AppCore::cancel(Unit::State& unit) {
       queue_.erase(queued);
     }
   }
-  if (dropped) {
-    end_unit(*dropped, failed_report(dropped->index, dropped->work,
-                                     cancelled(dropped->index, "unit " + std::to_string(dropped->index) +
-                                                                   " was cancelled by its client before it ran")));
-  }
+  if (dropped) end_unit(*dropped, cancelled_before_it_ran(dropped->index, dropped->work));
 }
 
 void AppCore::discard_unread(const std::string& why) {
@@ -450,10 +451,7 @@ void AppCore::run() {
 void AppCore::run_one(Unit::State& unit) {
   {
     std::lock_guard<std::mutex> lock(unit.mu);
-    if (unit.cancel_requested) {
-      unit.report = failed_report(unit.index, unit.work, cancelled(unit.index, "unit " + std::to_string(unit.index) +
-                                                                   " was cancelled by its client before it ran"));
-    }
+    if (unit.cancel_requested) unit.report = cancelled_before_it_ran(unit.index, unit.work);
   }
   if (unit.report) {
     end_unit(unit, *unit.report);

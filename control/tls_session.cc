@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 
 #include "control/own_pause.h"
 #include "control/tls_server.h"
@@ -106,7 +105,13 @@ void TlsSession::linger() {
   lingering_ = true;
   boost::system::error_code ec;
   stream_.lowest_layer().shutdown(tcp::socket::shutdown_send, ec);
-  linger_look(std::numeric_limits<int>::max(), std::chrono::steady_clock::now() + kLinger);
+  linger_look(unsent(), std::chrono::steady_clock::now() + kLinger);
+}
+
+int TlsSession::unsent() {
+  int bytes = 0;
+  if (::ioctl(stream_.lowest_layer().native_handle(), TIOCOUTQ, &bytes) != 0) return 0;
+  return bytes;
 }
 
 // The peer gets kLinger to close its end, counted from the last time it took some of what
@@ -114,14 +119,13 @@ void TlsSession::linger() {
 // slow link still carrying the end of a large result is not a peer that does not close.
 void TlsSession::linger_look(int last_unsent, std::chrono::steady_clock::time_point until) {
   const auto now = std::chrono::steady_clock::now();
-  int unsent = 0;
-  if (::ioctl(stream_.lowest_layer().native_handle(), TIOCOUTQ, &unsent) != 0) unsent = 0;
-  if (unsent < last_unsent && last_unsent != std::numeric_limits<int>::max()) until = now + kLinger;
+  const int left = unsent();
+  if (left < last_unsent) until = now + kLinger;
   if (now >= until) return stop(closing_reason_ + " (the " + style_.peer + " did not close its end within 5 s)");
   deadline_.expires_after(std::min<std::chrono::steady_clock::duration>(std::chrono::seconds(1), until - now));
-  deadline_.async_wait([self = shared_from_this(), unsent, until](boost::system::error_code ec) {
+  deadline_.async_wait([self = shared_from_this(), left, until](boost::system::error_code ec) {
     if (ec == asio::error::operation_aborted || self->phase_ == Phase::kClosed) return;
-    self->linger_look(unsent, until);
+    self->linger_look(left, until);
   });
 }
 

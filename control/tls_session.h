@@ -174,6 +174,8 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   void linger();
   // One look, about every second, at whether the lingering peer still takes what was sent.
   void linger_look(int last_unsent, std::chrono::steady_clock::time_point until);
+  // Bytes the kernel still holds for the peer: not sent yet, or not acknowledged.
+  int unsent();
 
   TlsServer& server_;
   const Style& style_;

@@ -38,6 +38,10 @@ class HttpServerTest : public ::testing::Test {
     io_.restart();
     thread_ = std::thread([this] { io_.run(); });
   }
+  void restart(HttpServer::Limits limits) {
+    stop();
+    start(limits);
+  }
   void stop() {
     if (!thread_.joinable()) return;
     io_.stop();
@@ -103,8 +107,7 @@ class HttpServerTest : public ::testing::Test {
   // third is closed at once, and once one of the two leaves there is room again (the server
   // notices the close first: retried for up to 30 s).
   void expect_a_third_closed_until_one_leaves(HttpServer::Limits limits) {
-    stop();
-    start(limits);
+    restart(limits);
     tcp::socket a = connect();
     tcp::socket b = connect();
     // Both are sessions once they have been served once.
@@ -254,8 +257,7 @@ TEST_F(HttpServerTest, ConnectionsThatOnlyWaitMakeRoomForANewOne) {
   HttpServer::Limits limits;
   limits.per_address = 2;
   limits.idle_after = std::chrono::milliseconds(0);
-  stop();
-  start(limits);
+  restart(limits);
   tcp::socket oldest = connect();
   tcp::socket idle = connect();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both sessions are waiting
@@ -273,8 +275,7 @@ TEST_F(HttpServerTest, ClientsThatDoNotReadTheirAnswersMakeRoomForANewOne) {
   HttpServer::Limits limits;
   limits.connections = 2;
   limits.idle_after = std::chrono::milliseconds(50);
-  stop();
-  start(limits);
+  restart(limits);
   std::vector<tcp::socket> stalled;
   for (int i = 0; i < 2; ++i) {
     stalled.push_back(connect());
