@@ -67,6 +67,10 @@ struct ServeOptions {
   bool encrypt = false;                   // --encrypt
   LauncherOptions launch;                 // --launcher slurm and its options (not run_dir, sluiced)
   UiOptions ui;                           // --ui, --ui-public, --ui-linger
+  // What serve holds for clients at most: units accepted that have not ended (the running
+  // one included), and their payloads' bytes. A submit beyond either is turned down.
+  std::uint64_t max_queued = 1000;                      // --max-queued UNITS
+  std::uint64_t max_queued_bytes = 256ull * 1024 * 1024;  // --max-queued-bytes SIZE
 };
 
 // `sluice submit ADDR:PORT --work PAYLOAD [--results FILE]`.

@@ -15,6 +15,7 @@
 #include "runtime/process_exit.h"
 #include "sluice/version.h"
 #include "text/cli_options.h"
+#include "topology/size.h"
 
 namespace {
 
@@ -61,6 +62,26 @@ void add_launcher_options(CLI::App* command, sluice::console::LauncherOptions& l
       ->needs(launcher);
   command->add_option("--sluiced", launch.sluiced, "slurm: the host daemon every node runs (default: next to sluice)")
       ->needs(launcher);
+}
+
+// Adds `name` (e.g. "--max-queued-bytes"): a size as topologies write one ("256MiB",
+// "65536", topology/size.h) from `min` bytes up, stored in `*target`; its default is what
+// `*target` holds, shown in --help as a size.
+CLI::Option* add_size_option(CLI::App* command, const std::string& name, std::uint64_t* target,
+                             const std::string& description, std::uint64_t min) {
+  CLI::Option* option = command->add_option_function<std::string>(
+      name,
+      [target, name, min](const std::string& value) {
+        std::string why;
+        const std::optional<std::size_t> bytes = sluice::topo::parse_size(value, &why);
+        if (!bytes) throw CLI::ValidationError(name + ": " + why);
+        if (*bytes < min) {
+          throw CLI::ValidationError(name + " '" + value + "' is below " + sluice::topo::format_size(min));
+        }
+        *target = *bytes;
+      },
+      description + " (default: " + sluice::topo::format_size(*target) + ")");
+  return option->type_name("SIZE");
 }
 
 // --ui, --ui-public, --ui-linger; `what` is "run" or "application" in the help.
@@ -144,6 +165,14 @@ int main(int argc, char** argv) {
   add_ui_options(serve_cmd, serve.ui, "application");
   serve_cmd->add_flag("--encrypt", serve.encrypt,
                       "across hosts, send every stream's data over TLS, as if each stream said encrypt: true");
+  sluice::text::add_integer_option<std::uint64_t>(
+      *serve_cmd, "--max-queued", &serve.max_queued,
+      "turn a submit down while this many units were accepted and have not ended (the running one included)", 1,
+      1000000);
+  add_size_option(serve_cmd, "--max-queued-bytes", &serve.max_queued_bytes,
+                                "turn a submit down when its payload would take the payloads of the units "
+                                "accepted that have not ended past SIZE (e.g. 1GiB)",
+                                1);
 
   SubmitOptions submit;
   CLI::App* submit_cmd = app.add_subcommand("submit", "append a unit of work to a sluice serve, write its results, "

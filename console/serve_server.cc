@@ -12,6 +12,7 @@
 #include "runtime/failure.h"
 #include "sluice/error.h"
 #include "text/shortened.h"
+#include "topology/size.h"
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -34,8 +35,10 @@ std::string unit_line(const UnitReport& r) {
 
 }  // namespace
 
-ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, std::shared_ptr<tls::TlsContext> tls)
+ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, std::shared_ptr<tls::TlsContext> tls,
+                         ServeLimits limits)
     : app_(app),
+      limits_(limits),
       server_(listen, http::endpoint_text(listen), std::move(tls)),
       signals_(server_.io(), SIGINT, SIGTERM, SIGHUP),
       finish_deadline_(server_.io()),
@@ -80,6 +83,11 @@ std::shared_ptr<UnitJob> ServeServer::submit(const std::shared_ptr<ServeSession>
     *refusal = "sluice serve at " + bound_address() + " is stopping (" + ending_ + ") and takes no new units";
     return nullptr;
   }
+  *refusal = over_limits(work.size());
+  if (!refusal->empty()) {
+    dlog::warn(session->label() + ": turned a unit down: " + *refusal);
+    return nullptr;
+  }
   std::shared_ptr<UnitJob> job;
   try {
     job = std::make_shared<UnitJob>(app_.submit(work), session);
@@ -88,14 +96,41 @@ std::shared_ptr<UnitJob> ServeServer::submit(const std::shared_ptr<ServeSession>
     return nullptr;
   }
   *ahead = outstanding_++;
+  payload_bytes_[job->index()] = work.size();
+  outstanding_bytes_ += work.size();
   dlog::info(session->label() + ": unit " + std::to_string(job->index()) + " " + payload_text(work) + " queued" +
              (*ahead == 0 ? "" : " behind " + std::to_string(*ahead)));
   pump_.add(job);
   return job;
 }
 
+// Said to the submitter after "sluice serve at ADDR turned the unit down: ".
+std::string ServeServer::over_limits(std::uint64_t payload) const {
+  const std::string bytes_limit = "--max-queued-bytes " + topo::format_size(limits_.max_queued_bytes);
+  if (payload > limits_.max_queued_bytes) {
+    return "its payload (" + std::to_string(payload) + " bytes) is larger than the " + bytes_limit +
+           " serve holds for units; send a smaller payload, or start serve with a larger --max-queued-bytes";
+  }
+  const char* retry = "; try again when fewer units wait, or start serve with a larger ";
+  if (outstanding_ >= limits_.max_queued) {
+    return std::to_string(outstanding_) + " units it accepted have not ended (--max-queued " +
+           std::to_string(limits_.max_queued) + ")" + retry + "--max-queued";
+  }
+  if (outstanding_bytes_ + payload > limits_.max_queued_bytes) {
+    return "the " + std::to_string(outstanding_) + " units it accepted that have not ended hold " +
+           std::to_string(outstanding_bytes_) + " bytes of payload, and this one's " + std::to_string(payload) +
+           " would take them past " + bytes_limit + retry + "--max-queued-bytes";
+  }
+  return "";
+}
+
 void ServeServer::unit_ended(const std::shared_ptr<UnitJob>& job, const UnitReport& report) {
   --outstanding_;
+  const auto bytes = payload_bytes_.find(job->index());
+  if (bytes != payload_bytes_.end()) {
+    outstanding_bytes_ -= bytes->second;
+    payload_bytes_.erase(bytes);
+  }
   const std::string line = unit_line(report) + (job->abandoned() ? " (its client had gone)" : "");
   if (report.finished) {
     dlog::info(line);

@@ -13,6 +13,11 @@
 //   queued one end as cancelled, and their clients are told so, if they read that far
 //   within 2 s); then as above, and run() returns kExitInterrupted. A second signal while
 //   that is under way exits at once.
+// Holding: at most `limits.max_queued` units accepted that have not ended (the running one
+// included), whose payloads take at most `limits.max_queued_bytes`; a submit beyond either
+// is turned down, saying which limit and what to do (the submitter exits 4), so that many
+// submitters cannot take serve's memory without bound.
+//
 // In both cases every unit has ended, the Application is stopped (its copies, across hosts
 // its app daemons, are gone) and the listening port is closed when run() returns.
 //
@@ -25,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -40,12 +46,18 @@
 
 namespace sluice::console {
 
+// What serve holds for its clients at most (sluice serve --max-queued, --max-queued-bytes).
+struct ServeLimits {
+  std::uint64_t max_queued = 1000;
+  std::uint64_t max_queued_bytes = 256ull * 1024 * 1024;
+};
+
 class ServeServer {
  public:
   // Binds `listen` and listens (throws sluice::Error when it cannot); clients must pass
   // `tls` (a server context). `app` outlives the server.
   ServeServer(Application& app, const boost::asio::ip::tcp::endpoint& listen,
-              std::shared_ptr<tls::TlsContext> tls);
+              std::shared_ptr<tls::TlsContext> tls, ServeLimits limits = {});
   ~ServeServer();
   ServeServer(const ServeServer&) = delete;
   ServeServer& operator=(const ServeServer&) = delete;
@@ -87,8 +99,11 @@ class ServeServer {
   // Every second while serving: ends serving, as a signal would but with status 4, once the
   // application cannot be deployed again (AppCore::gone: its Slurm job ended).
   void watch_deployability();
+  // Why a unit with `payload` bytes cannot be accepted now (a limit), or "".
+  std::string over_limits(std::uint64_t payload) const;
 
   Application& app_;
+  const ServeLimits limits_;
   control::TlsServer server_;  // before what runs on its io_context
   boost::asio::signal_set signals_;
   boost::asio::steady_timer finish_deadline_;
@@ -96,6 +111,8 @@ class ServeServer {
   std::string ending_;  // why serving ends, for refused submissions
   std::set<std::shared_ptr<ServeSession>> stop_waiters_;
   std::uint64_t outstanding_ = 0;  // units accepted that have not ended
+  std::map<std::uint64_t, std::uint64_t> payload_bytes_;  // theirs, by unit index
+  std::uint64_t outstanding_bytes_ = 0;                   // their sum
   Mode mode_ = Mode::kServing;
   bool app_stopping_ = false;  // the stopper thread runs
   bool app_stopped_ = false;   // it has returned

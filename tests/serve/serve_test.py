@@ -786,6 +786,43 @@ work: [count=3, count=4]
     serve.kill()
 
 
+def queue_limits(h, topology):
+    """Serve holds at most --max-queued units that have not ended and --max-queued-bytes of
+    their payloads: a submit past either is turned down (exit 4) saying which limit, and the
+    room comes back as units end (60 submits of 16 MB each took serve to 1.6 GB before)."""
+    p = subprocess.run([h.console, "serve", topology, "--max-queued-bytes", "64KB", "--token-file", h.token],
+                       capture_output=True, text=True, timeout=SAFETY)
+    check(p.returncode == 2 and "--max-queued-bytes" in p.stderr and "64KiB" in p.stderr,
+          "a size serve cannot read is a usage error that says what was meant", p.returncode, p.stderr)
+    serve = Serve(h, topology, "--max-queued", "2", "--max-queued-bytes", "1KiB")
+    fifo = Fifo(h, "held.fifo")
+    held = Submit(h, serve, "count=10000 size=4000 " + "p" * 600, fifo.path)  # ~620 B, held by its reader
+    held_unit = held.wait_accepted()
+    first = fifo.read_some()
+    status, err, _ = submit(h, serve, "count=1 " + "q" * 500)
+    check(status == 4 and "would take them past --max-queued-bytes 1KiB" in err,
+          "a payload that would take the queued payloads past --max-queued-bytes is turned down (exit 4)", status, err)
+    status, err, _ = submit(h, serve, "count=1 " + "r" * 2000)
+    check(status == 4 and "is larger than" in err and "--max-queued-bytes 1KiB" in err,
+          "a payload larger than --max-queued-bytes by itself is turned down, saying so", status, err)
+    second = Submit(h, serve, "count=5")
+    second_unit = second.wait_accepted()
+    status, err, _ = submit(h, serve, "count=5")
+    check(status == 4 and "2 units it accepted have not ended (--max-queued 2)" in err,
+          "a third unit beside two that have not ended is turned down (exit 4), naming --max-queued", status, err)
+    check("turned a unit down" in serve.text(), "serve logs what it turned down", serve.text()[-2000:])
+    held_path = os.path.join(h.dir, "held.results")
+    fifo.drain(held_path, first)
+    status, err = held.wait()
+    check(status == 0, "the held unit finishes", err)
+    verify(held_path, held_unit, 10000, 4000, "the held unit")
+    status, err = second.wait()
+    check(status == 0, "the queued unit finishes", err)
+    status, err, unit = submit(h, serve, "count=1 " + "s" * 900)
+    check(status == 0 and unit == second_unit + 1,
+          "once the units ended their room is back: a 900-byte payload is accepted and runs", status, err)
+
+
 def slow_link(h, topology):
     """Over a slow link, a payload and a result that each take longer to cross than the 3 s
     of silence either side allows still go through: silence counts from the last bytes that
@@ -810,7 +847,8 @@ def slow_link(h, topology):
 
 def main():
     tests = [refusals, serve_submit_stop, two_submitters, failing_then_good, submitter_gone, strangers,
-             hostile_clients, certificates, interrupt_serve, across_hosts, watched, slow_link]
+             hostile_clients, certificates, interrupt_serve, across_hosts, watched, queue_limits,
+             slow_link]
     if sys.argv[5:]:
         tests = [t for t in tests if t.__name__ in sys.argv[5:]]
     failed = 0
