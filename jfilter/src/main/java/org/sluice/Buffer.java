@@ -206,12 +206,19 @@ public final class Buffer implements AutoCloseable {
   }
 
   private void check() {
-    if (handle == 0 || spare) throw stale();
+    if (handle == 0 || spare) throw peer.client != null ? staleResult(peer.client) : stale();
   }
 
   static IllegalStateException stale() {
     return new IllegalStateException("this Buffer was already written, closed or released; a buffer "
         + "is yours from read() or allocate() until write() or close(): read or allocate a new one");
+  }
+
+  // A result of a submitted Unit: what can have closed it is not what closes a filter's buffer.
+  private static IllegalStateException staleResult(Unit unit) {
+    return new IllegalStateException("this result of unit " + unit.index() + " was closed: by its close(), "
+        + "or by the Unit's or the Application's close(), which close the results still held; a result "
+        + "is yours from Unit.read() until then: read a new one");
   }
 
   private static IllegalStateException foreign() {

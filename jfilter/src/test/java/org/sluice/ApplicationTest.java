@@ -220,7 +220,7 @@ class ApplicationTest {
       assertTrue(objects.size() < 40, objects.size() + " Buffer objects for 400 results through a small pool");
       Buffer stale = last;
       IllegalStateException e = assertThrows(IllegalStateException.class, () -> stale.data());
-      assertTrue(e.getMessage().contains("already written, closed or released"), e::getMessage);
+      assertTrue(e.getMessage().contains("this result of unit " + unit.index() + " was closed"), e::getMessage);
       assertThrows(IllegalStateException.class, stale::size);
       assertTrue(unit.waitFor().finished());
     }
@@ -353,7 +353,8 @@ class ApplicationTest {
     assertTrue(readerGot.get().getMessage().contains("the application was stopped"), readerGot.get()::getMessage);
 
     IllegalStateException stale = assertThrows(IllegalStateException.class, held::data, "a held result is stale after close()");
-    assertTrue(stale.getMessage().contains("already written, closed or released"), stale::getMessage);
+    assertTrue(stale.getMessage().contains("was closed: by its close(), or by the Unit's or the Application's close()"),
+        stale::getMessage);
     held.close(); // closing it again is fine
     for (Unit u : units) {
       UnitReport r = u.waitFor();
