@@ -50,6 +50,14 @@ std::vector<std::string> sorted_parts(std::string_view word) {
   return parts;
 }
 
+// `plural` is `singular` with an English plural ending: "copy" -> "copies", "arg" -> "args".
+// Words of three letters or more: "y" is not the singular of "ies".
+bool is_plural_of(const std::string& plural, const std::string& singular) {
+  if (singular.size() < 3) return false;
+  if (plural == singular + "s") return true;
+  return singular.back() == 'y' && plural == singular.substr(0, singular.size() - 1) + "ies";
+}
+
 }  // namespace
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
@@ -61,6 +69,12 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
     }
   }
   const std::string typed = lower(word);
+  // The singular of a plural key, or the plural of a singular one ("copy" for "copies"): far
+  // by edit distance in a short word, but what was meant.
+  for (const std::string& candidate : candidates) {
+    const std::string c = lower(candidate);
+    if (is_plural_of(c, typed) || is_plural_of(typed, c)) return candidate;
+  }
   // A typo changes a few characters: allow about a third of the word, and at least two.
   const std::size_t limit = std::max<std::size_t>(2, typed.size() / 3);
   std::string best;

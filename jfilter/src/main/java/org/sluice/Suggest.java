@@ -30,6 +30,12 @@ final class Suggest {
       }
     }
     byte[] typed = lower(word);
+    // The singular of a plural key, or the plural of a singular one ("copy" for "copies"): far
+    // by edit distance in a short word, but what was meant.
+    for (int i = 0; i < candidates.size(); i++) {
+      byte[] candidate = lower(candidates.get(i));
+      if (isPluralOf(candidate, typed) || isPluralOf(typed, candidate)) return i;
+    }
     // A typo changes a few characters: allow about a third of the word, and at least two.
     int limit = Math.max(2, typed.length / 3);
     int best = -1;
@@ -66,6 +72,23 @@ final class Suggest {
     if (part.length() > 0) parts.add(part.toString());
     Collections.sort(parts);
     return parts;
+  }
+
+  // `plural` is `singular` with an English plural ending: "copy" -> "copies", "arg" -> "args".
+  // Words of three letters or more: "y" is not the singular of "ies".
+  private static boolean isPluralOf(byte[] plural, byte[] singular) {
+    int n = singular.length;
+    if (n < 3) return false;
+    if (plural.length == n + 1 && plural[n] == 's' && startsWith(plural, singular, n)) return true;
+    return singular[n - 1] == 'y' && plural.length == n + 2 && startsWith(plural, singular, n - 1)
+        && plural[n - 1] == 'i' && plural[n] == 'e' && plural[n + 1] == 's';
+  }
+
+  private static boolean startsWith(byte[] word, byte[] prefix, int length) {
+    for (int i = 0; i < length; i++) {
+      if (word[i] != prefix[i]) return false;
+    }
+    return true;
   }
 
   private static byte[] lower(String s) {
