@@ -68,7 +68,7 @@ template <>
 bool Context::convert_arg<bool>(std::string_view key, const std::string& raw) const {
   if (raw == "true" || raw == "yes" || raw == "1" || raw == "on") return true;
   if (raw == "false" || raw == "no" || raw == "0" || raw == "off") return false;
-  throw Error(bad_arg(*this, key, raw, "a boolean (true or false)"));
+  throw Error(bad_arg(*this, key, raw, "a boolean (true, false, yes, no, on, off, 1 or 0)"));
 }
 
 #define SLUICE_INTEGER_ARG(T)                                                              \

@@ -89,6 +89,11 @@ final class Bridge {
             + "does); list the jars, or write DIR/*";
       }
       if (!new File(entry).exists()) {
+        if (entry.contains(File.pathSeparator)) {
+          return "classpath entry '" + entry + "' does not exist: classpath: is a YAML list, not a "
+              + File.pathSeparator + "-separated path; write classpath: [" + String.join(", ",
+              entry.split(File.pathSeparator)) + "] with each entry as it was";
+        }
         return "classpath entry '" + entry + "' does not exist; build it (e.g. mvn package) or fix classpath:";
       }
     }
@@ -224,7 +229,12 @@ final class Bridge {
   // Makes the filter object of one copy, on the copy's thread (named after the filter).
   static Filter create(String className, String[] classpath, String threadName) throws Throwable {
     Thread.currentThread().setName(threadName);
-    Class<?> type = Class.forName(className, true, loader(classpath));
+    ClassLoader loader = loader(classpath);
+    // The filter's own loader as the thread's context class loader, as Flink sets the user
+    // code's: ServiceLoader.load, Jackson's findModules, JAXB and getResource through it then
+    // see the filter's classpath (a thread attached from native code has none).
+    Thread.currentThread().setContextClassLoader(loader);
+    Class<?> type = Class.forName(className, true, loader);
     String problem = problem(type);
     if (problem != null) throw new SluiceException(problem);
     try {
@@ -269,8 +279,26 @@ final class Bridge {
     String near = closest(className, known);
     String message = "class '" + className + "' is not in " + where + " (nor on the JVM's own class path)";
     if (near != null) return message + "; did you mean '" + near + "'?";
-    if (known.isEmpty()) return message + "; the classpath holds no classes: build it or fix classpath:";
+    if (classpath.length == 0) {
+      return message + "; the filter has no classpath: add classpath: [the jar or directory of its classes] "
+          + "to it in the topology";
+    }
+    if (known.isEmpty()) {
+      for (String entry : classpath) {
+        if (holdsJars(entry)) {
+          return message + "; directory '" + entry + "' holds jars but no classes, and a directory entry does not "
+              + "include its jars: write '" + entry.replaceAll("/+$", "") + "/*' for them";
+        }
+      }
+      return message + "; the classpath holds no classes: build it or fix classpath:";
+    }
     return message + "; give the fully qualified name (e.g. org.example.Upper; nested classes as Outer$Inner)";
+  }
+
+  // A directory with a jar in it (not below): what a DIR/* entry is for.
+  private static boolean holdsJars(String entry) {
+    File[] jars = new File(entry).listFiles((dir, name) -> name.endsWith(".jar"));
+    return jars != null && jars.length > 0;
   }
 
   // The classes in jars and directories, for did-you-mean.

@@ -173,7 +173,19 @@ public final class Context {
   }
 
   /**
-   * A boolean argument: true, false, yes, no, 1 or 0.
+   * A boolean argument: true, false, yes, no, on, off, 1 or 0.
+   *
+   * @param key the argument's name
+   * @return its value
+   * @throws SluiceException when it is missing or is not a boolean
+   */
+  public boolean argBoolean(String key) {
+    nArg(live(), Objects.requireNonNull(key, "key"), true);
+    return nArgBoolean(handle, key);
+  }
+
+  /**
+   * A boolean argument: true, false, yes, no, on, off, 1 or 0.
    *
    * @param key the argument's name
    * @param fallback what to return when the topology does not give it
@@ -193,6 +205,17 @@ public final class Context {
    */
   public Path argPath(String key) {
     return Path.of(nArgPath(live(), Objects.requireNonNull(key, "key")));
+  }
+
+  /**
+   * A path argument; a relative path resolves against the topology file's directory.
+   *
+   * @param key the argument's name
+   * @param fallback what to return when the topology does not give it (returned as it is)
+   * @return the path, or {@code fallback} when missing
+   */
+  public Path argPath(String key, Path fallback) {
+    return nArg(live(), Objects.requireNonNull(key, "key"), false) == null ? fallback : Path.of(nArgPath(handle, key));
   }
 
   /** @return the unit of work's payload (the {@code work:} entry or {@code --work}; "" by default) */

@@ -4,8 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** What validation says about classes that cannot be filters (pure Java: no native code). */
 class BridgeTest {
@@ -94,6 +98,21 @@ class BridgeTest {
     assertEquals("class 'org.sluice.BridgeTest$NeedsArgument' has no public no-argument constructor; add "
         + "'public NeedsArgument() {}'", check("org.sluice.BridgeTest$NeedsArgument"));
     assertTrue(Bridge.check("X", new String[] {"/no/such/dir"}, new String[0]).startsWith("classpath entry '/no/such/dir' does not exist"));
+  }
+
+  @Test
+  void aClasspathWrittenAsJavaWritesItIsToldToBeAList(@TempDir Path dir) throws IOException {
+    String joined = Graphs.classes() + ":" + dir.resolve("dep.jar");
+    assertEquals("classpath entry '" + joined + "' does not exist: classpath: is a YAML list, not a :-separated path; "
+        + "write classpath: [" + Graphs.classes() + ", " + dir.resolve("dep.jar") + "] with each entry as it was",
+        Bridge.check("org.sluice.BridgeTest$Good", new String[] {joined}, new String[0]));
+    String none = Bridge.check("org.example.Missing", new String[0], new String[0]);
+    assertTrue(none.endsWith("the filter has no classpath: add classpath: [the jar or directory of its classes] to it "
+        + "in the topology"), none);
+    Files.createFile(dir.resolve("dep.jar"));
+    String jars = Bridge.check("org.example.Missing", new String[] {dir.toString()}, new String[0]);
+    assertTrue(jars.endsWith("directory '" + dir + "' holds jars but no classes, and a directory entry does not include "
+        + "its jars: write '" + dir + "/*' for them"), jars);
   }
 
   private static String checkWithArgs(String name, String... keys) {

@@ -49,6 +49,12 @@ class ContextTest {
       seen.put(me + " numbers", ctx.argLong("size") + "|" + ctx.argLong("missing", 7) + "|" + ctx.argDouble("ratio")
           + "|" + ctx.argDouble("missing", 1.5) + "|" + ctx.argBoolean("flag", false) + "|" + ctx.argBoolean("missing", true));
       seen.put(me + " path", ctx.argPath("file").toString());
+      seen.put(me + " required boolean", ctx.argBoolean("flag") + "|" + outcome(() -> ctx.argBoolean("missing")));
+      seen.put(me + " malformed boolean", outcome(() -> ctx.argBoolean("text")));
+      seen.put(me + " path or fallback", ctx.argPath("file", Path.of("none")) + "|" + ctx.argPath("missing", Path.of("none")));
+      ClassLoader context = Thread.currentThread().getContextClassLoader();
+      seen.put(me + " context class loader",
+          String.valueOf(context != null && context == Bridge.loader(new String[] {Graphs.classes()})));
       seen.put(me + " ports", ctx.hasInput("in") + "|" + ctx.hasOutput("out"));
       seen.put(me + " missing arg", outcome(() -> ctx.arg("missing")));
       seen.put(me + " malformed arg", outcome(() -> ctx.argLong("text")));
@@ -81,6 +87,13 @@ class ContextTest {
         assertEquals("4096|7|0.25|1.5|true|true", seen.get(me + " numbers"));
         assertEquals(Path.of(dir, "data/x.txt").toString(), seen.get(me + " path"));
         assertEquals("false|false", seen.get(me + " ports"));
+        assertTrue(seen.get(me + " required boolean").startsWith("true|SluiceException: ")
+            && seen.get(me + " required boolean").contains("needs argument 'missing'"), seen.get(me + " required boolean"));
+        assertTrue(seen.get(me + " malformed boolean").contains("a boolean (true, false, yes, no, on, off, 1 or 0)"),
+            seen.get(me + " malformed boolean"));
+        assertEquals(Path.of(dir, "data/x.txt") + "|none", seen.get(me + " path or fallback"));
+        assertEquals("true", seen.get(me + " context class loader"),
+            "the filter's thread has the filter's class loader as its context class loader (ServiceLoader finds its classpath)");
         assertTrue(seen.get(me + " missing arg").startsWith("SluiceException: ") && seen.get(me + " missing arg").contains("missing"),
             seen.get(me + " missing arg"));
         assertTrue(seen.get(me + " malformed arg").startsWith("SluiceException: "), seen.get(me + " malformed arg"));
