@@ -114,6 +114,7 @@ int new_command(const std::string& kind, const std::string& name) {
   const auto fill = [&](std::string text) {
     text = replace_all(std::move(text), "@NAME@", name);
     text = replace_all(std::move(text), "@PACKAGE@", package);
+    text = replace_all(std::move(text), "@CMAKE_PREFIX_OPTION@", cmake_prefix_option());
     return replace_all(std::move(text), "@SLUICE_VERSION@", SLUICE_VERSION);
   };
   // A topology project holds a C++ project in cpp/ and a Java one in java/, and a topology

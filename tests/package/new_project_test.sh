@@ -76,6 +76,8 @@ grep -q "Tests run: 1, Failures: 0, Errors: 0" hello-java/mvn.log || fail "the J
 
 # --- a topology over both: C++ emit -> Java upper -> C++ print ------------------------
 "$sluice" new topology mixed > new-topology.log || fail "sluice new topology: $(cat new-topology.log)"
+grep -qF "(cd cpp && cmake -S . -B build -DCMAKE_PREFIX_PATH=$work/prefix && cmake --build build)" mixed/mixed.yaml \
+  || fail "mixed.yaml's build line does not point CMake at this install: $(head -5 mixed/mixed.yaml)"
 (cd mixed/cpp && cmake -S . -B build -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" > configure.log && cmake --build build > build.log) \
   || fail "mixed/cpp does not build: $(cat mixed/cpp/*.log)"
 (cd mixed/java && "${mvn[@]}" package > mvn.log) || fail "mixed/java does not build offline: $(tail -40 mixed/java/mvn.log)"
