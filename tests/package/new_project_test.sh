@@ -83,5 +83,12 @@ grep -qF "(cd cpp && cmake -S . -B build -DCMAKE_PREFIX_PATH=$work/prefix && cma
 (cd mixed/java && "${mvn[@]}" package > mvn.log) || fail "mixed/java does not build offline: $(tail -40 mixed/java/mvn.log)"
 (cd mixed && "$sluice" run mixed.yaml --work "C++ and Java" > out.txt 2> err.txt) || fail "sluice run mixed.yaml: $(cat mixed/err.txt)"
 [ "$(cat mixed/out.txt)" = "C++ AND JAVA" ] || fail "mixed printed '$(cat mixed/out.txt)'"
+# A payload larger than a buffer is refused, not cut (the streams' buffer_size is the default 64KiB).
+long=$(head -c 70000 /dev/zero | tr '\0' x)
+if (cd mixed && "$sluice" run mixed.yaml --work "$long" > long-out.txt 2> long-err.txt); then
+  fail "a 70000-byte payload ran through Emit: $(wc -c < mixed/long-out.txt) bytes printed"
+fi
+grep -qF "the payload (70000 bytes) does not fit in one buffer (65536 bytes)" mixed/long-err.txt \
+  || fail "Emit did not say the payload does not fit: $(tail -5 mixed/long-err.txt)"
 
 echo "new project test: sluice new cpp and java scaffolded, built against the installed package (offline), tested, ran"

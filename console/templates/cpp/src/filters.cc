@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include <sluice/sluice.h>
@@ -17,9 +18,12 @@ class Emit : public sluice::Filter {
     auto& out = ctx.output("out");
     const std::string& text = ctx.work();
     sluice::Buffer buffer = out.allocate();
-    const std::size_t size = std::min(text.size(), buffer.capacity());
-    buffer.resize(size);
-    std::copy_n(reinterpret_cast<const std::byte*>(text.data()), size, buffer.bytes().begin());
+    if (text.size() > buffer.capacity()) {  // say so rather than cut it
+      throw std::runtime_error("the payload (" + std::to_string(text.size()) + " bytes) does not fit in one buffer (" +
+                               std::to_string(buffer.capacity()) + " bytes): give the stream a larger buffer_size:");
+    }
+    buffer.resize(text.size());
+    std::copy_n(reinterpret_cast<const std::byte*>(text.data()), text.size(), buffer.bytes().begin());
     out.write(std::move(buffer));
   }
 };

@@ -13,9 +13,14 @@ public final class Emit implements Filter {
     OutputStream out = ctx.output("out");
     byte[] text = ctx.work().getBytes(StandardCharsets.UTF_8);
     Buffer b = out.allocate();
-    int size = Math.min(text.length, b.capacity());
-    b.data().put(0, text, 0, size);
-    b.size(size);
+    if (text.length > b.capacity()) { // say so rather than cut it
+      int capacity = b.capacity();
+      b.close();
+      throw new IllegalArgumentException("the payload (" + text.length + " bytes) does not fit in one buffer ("
+          + capacity + " bytes): give the stream a larger buffer_size:");
+    }
+    b.data().put(0, text);
+    b.size(text.length);
     out.write(b);
   }
 }
