@@ -42,7 +42,8 @@ const NativeClass kNatives[] = {
       SLUICE_NATIVE(Context, nArgLong, "(JLjava/lang/String;)J"),
       SLUICE_NATIVE(Context, nArgDouble, "(JLjava/lang/String;)D"),
       SLUICE_NATIVE(Context, nArgBoolean, "(JLjava/lang/String;)Z"),
-      SLUICE_NATIVE(Context, nArgPath, "(JLjava/lang/String;)Ljava/lang/String;")}},
+      SLUICE_NATIVE(Context, nArgPath, "(JLjava/lang/String;)Ljava/lang/String;"),
+      SLUICE_NATIVE(Context, nWorkBytes, "(J)[B")}},
     {"org/sluice/Logger", {SLUICE_NATIVE(Logger, nLog, "(Ljava/lang/String;ILjava/lang/String;)V")}},
     {"org/sluice/Bridge", {SLUICE_NATIVE(Bridge, nExitFrom, "(Ljava/lang/Thread;)V")}},
 };

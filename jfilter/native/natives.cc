@@ -243,6 +243,16 @@ JNIEXPORT jstring JNICALL Java_org_sluice_Context_nArgPath(JNIEnv* env, jclass, 
   });
 }
 
+JNIEXPORT jbyteArray JNICALL Java_org_sluice_Context_nWorkBytes(JNIEnv* env, jclass, jlong handle) {
+  return sluice::jni::guarded(env, [&]() -> jbyteArray {
+    const std::string& work = context_of(sluice::jni::current_copy(), handle).work();
+    jbyteArray bytes = env->NewByteArray(static_cast<jsize>(work.size()));
+    if (bytes == nullptr) return nullptr;  // OutOfMemoryError pending
+    env->SetByteArrayRegion(bytes, 0, static_cast<jsize>(work.size()), reinterpret_cast<const jbyte*>(work.data()));
+    return bytes;
+  });
+}
+
 // ---- Logger (no handle: a logger is only its prefix, usable from any thread)
 
 JNIEXPORT void JNICALL Java_org_sluice_Logger_nLog(JNIEnv* env, jclass, jstring prefix, jint level,

@@ -106,10 +106,12 @@ JNIEXPORT void JNICALL Java_org_sluice_Application_nStart(JNIEnv* env, jclass, j
   });
 }
 
-JNIEXPORT jlongArray JNICALL Java_org_sluice_Application_nSubmit(JNIEnv* env, jclass, jlong handle, jstring payload,
+JNIEXPORT jlongArray JNICALL Java_org_sluice_Application_nSubmit(JNIEnv* env, jclass, jlong handle, jbyteArray payload,
                                                                 jobject unit) {
   return sluice::jni::guarded(env, [&] {
-    auto [unit_handle, index] = app_of(handle)->submit(env, sluice::jni::to_utf8(env, payload), unit);
+    std::string bytes(static_cast<std::size_t>(env->GetArrayLength(payload)), '\0');
+    env->GetByteArrayRegion(payload, 0, static_cast<jsize>(bytes.size()), reinterpret_cast<jbyte*>(bytes.data()));
+    auto [unit_handle, index] = app_of(handle)->submit(env, std::move(bytes), unit);
     jlongArray out = env->NewLongArray(2);
     sluice::jni::check_pending(env);
     const jlong values[2] = {unit_handle, static_cast<jlong>(index)};

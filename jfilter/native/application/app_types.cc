@@ -25,7 +25,7 @@ const JNINativeMethod kApplication[] = {
     SLUICE_NATIVE(Application, nName, "(J)Ljava/lang/String;"),
     SLUICE_NATIVE(Application, nRemote, "(J)Z"),
     SLUICE_NATIVE(Application, nStart, "(J)V"),
-    SLUICE_NATIVE(Application, nSubmit, "(JLjava/lang/String;Lorg/sluice/Unit;)[J"),
+    SLUICE_NATIVE(Application, nSubmit, "(J[BLorg/sluice/Unit;)[J"),
     SLUICE_NATIVE(Application, nStop, "(JZ)V"),
     SLUICE_NATIVE(Application, nClose, "(J)V"),
     SLUICE_NATIVE(Application, nUnitsEnded, "(J)J"),

@@ -1,5 +1,6 @@
 package org.sluice;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -139,8 +140,27 @@ public final class Application implements AutoCloseable {
    */
   public Unit submit(String payload) {
     Objects.requireNonNull(payload, "payload");
-    Unit unit = new Unit(payload);
-    long[] submitted = nSubmit(live(), payload, unit);
+    return submit(payload, payload.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Appends a unit of work whose payload is these bytes, exactly (a binary query: a protobuf
+   * message, say). Returns at once.
+   *
+   * @param payload what {@link Context#workBytes()} returns in every copy for this unit (and
+   *     {@code sluice::Context::work()} in C++ copies); {@link Context#work()} and
+   *     {@link Unit#work()} read it as UTF-8
+   * @return the unit, as {@link #submit(String)} returns it
+   * @throws IllegalStateException once the application was stopped, aborted or closed
+   */
+  public Unit submit(byte[] payload) {
+    Objects.requireNonNull(payload, "payload");
+    return submit(new String(payload, StandardCharsets.UTF_8), payload);
+  }
+
+  private Unit submit(String text, byte[] bytes) {
+    Unit unit = new Unit(text);
+    long[] submitted = nSubmit(live(), bytes, unit);
     unit.submitted(submitted[0], submitted[1]);
     return unit;
   }
@@ -215,7 +235,7 @@ public final class Application implements AutoCloseable {
 
   private static native void nStart(long handle);
 
-  private static native long[] nSubmit(long handle, String payload, Unit unit);
+  private static native long[] nSubmit(long handle, byte[] payload, Unit unit);
 
   private static native void nStop(long handle, boolean abort);
 

@@ -218,10 +218,22 @@ public final class Context {
     return nArg(live(), Objects.requireNonNull(key, "key"), false) == null ? fallback : Path.of(nArgPath(handle, key));
   }
 
-  /** @return the unit of work's payload (the {@code work:} entry or {@code --work}; "" by default) */
+  /**
+   * @return the unit of work's payload (the {@code work:} entry or {@code --work}; "" by
+   *     default), decoded as UTF-8 (a byte that is not UTF-8 reads as U+FFFD: use
+   *     {@link #workBytes()} for a binary payload)
+   */
   public String work() {
     live();
     return work;
+  }
+
+  /**
+   * @return the unit of work's payload as its bytes, exactly as submitted (a binary payload,
+   *     e.g. from {@link Application#submit(byte[])}); a new array on each call
+   */
+  public byte[] workBytes() {
+    return nWorkBytes(live());
   }
 
   /** @return the unit of work's index in this run, from 0 */
@@ -295,4 +307,6 @@ public final class Context {
   private static native boolean nArgBoolean(long handle, String key);
 
   private static native String nArgPath(long handle, String key);
+
+  private static native byte[] nWorkBytes(long handle);
 }

@@ -76,7 +76,7 @@ public final class Unit implements AutoCloseable {
     return index;
   }
 
-  /** @return the payload it was submitted with */
+  /** @return the payload it was submitted with (a byte payload read as UTF-8) */
   public String work() {
     return work;
   }

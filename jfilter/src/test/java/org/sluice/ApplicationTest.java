@@ -1,5 +1,6 @@
 package org.sluice;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -8,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -279,6 +281,54 @@ class ApplicationTest {
       + "    }\n"
       + "  }\n"
       + "}\n";
+
+  /** Writes the unit's payload, as bytes and as text, as two results. */
+  static final String ECHO_WORK_SOURCE = "package org.sluice.apptest;\n"
+      + "import java.nio.charset.StandardCharsets;\n"
+      + "import org.sluice.*;\n"
+      + "public final class EchoWork implements Filter {\n"
+      + "  @Override public void process(Context ctx) {\n"
+      + "    OutputStream out = ctx.output(\"out\");\n"
+      + "    for (byte[] bytes : new byte[][] {ctx.workBytes(), ctx.work().getBytes(StandardCharsets.UTF_8)}) {\n"
+      + "      Buffer b = out.allocate();\n"
+      + "      b.data().put(0, bytes);\n"
+      + "      b.size(bytes.length);\n"
+      + "      out.write(b);\n"
+      + "    }\n"
+      + "  }\n"
+      + "}\n";
+
+  private static byte[] bytesOf(Buffer b) {
+    byte[] bytes = new byte[b.size()];
+    b.data().get(0, bytes);
+    b.close();
+    return bytes;
+  }
+
+  // A binary payload (a protobuf query, say) reaches a Java filter byte for byte; work()
+  // reads it as UTF-8, as before.
+  @Test
+  void aBinaryPayloadReachesAJavaFilterExactly(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    Path jar = JavaSources.compileToJar(dir, "org.sluice.apptest.EchoWork", ECHO_WORK_SOURCE);
+    String yaml = "name: echo\nfilters:\n  echo: {lang: java, class: org.sluice.apptest.EchoWork, classpath: ['" + jar
+        + "']}\nstreams:\n  - {from: echo.out, to: client, buffer_size: 1KiB}\n";
+    try (Application app = Application.fromText(yaml, "echo.yaml", dir.toString())) {
+      byte[] binary = {(byte) 0xff, (byte) 0xfe, 0, 'a', (byte) 0x80, (byte) 0xc3};
+      Unit unit = app.submit(binary);
+      assertArrayEquals(binary, bytesOf(unit.read()), "workBytes() is the payload, byte for byte");
+      assertEquals("\ufffd\ufffd\u0000a\ufffd\ufffd", new String(bytesOf(unit.read()), StandardCharsets.UTF_8),
+          "work() reads it as UTF-8");
+      assertNull(unit.read());
+      assertTrue(unit.waitFor().finished());
+      assertEquals("\ufffd\ufffd\u0000a\ufffd\ufffd", unit.work());
+
+      Unit text = app.submit("héllo");
+      byte[] utf8 = "héllo".getBytes(StandardCharsets.UTF_8);
+      assertArrayEquals(utf8, bytesOf(text.read()), "a String payload arrives as its UTF-8 bytes");
+      assertArrayEquals(utf8, bytesOf(text.read()));
+      assertTrue(text.waitFor().finished());
+    }
+  }
 
   // A topology that mixes a Java filter with the C++ ones, run from this program: the Java
   // filter runs in this JVM (no second JVM can start in a process that has one), and its class
