@@ -197,16 +197,19 @@ class Fifo:
         wait_for(got, "results to arrive in the FIFO")
         return data
 
-    def drain(self, into, first=b""):
-        """Reads everything until the writer closes, into the file `into`."""
+    def drain(self, into, first=b"", rate=None):
+        """Reads everything until the writer closes, into the file `into`; at most `rate` bytes
+        a second when given (a slow disk)."""
         os.set_blocking(self.fd, True)
         with open(into, "wb") as out:
             out.write(first)
             while True:
-                chunk = os.read(self.fd, 1 << 20)
+                chunk = os.read(self.fd, 16384 if rate else 1 << 20)
                 if not chunk:
                     break
                 out.write(chunk)
+                if rate:
+                    time.sleep(len(chunk) / rate)
 
     def close(self):
         if self.fd is not None:
@@ -845,10 +848,34 @@ def slow_link(h, topology):
     verify(results, unit, 1, 2500000, "the results that crossed the slow link")
 
 
+def results_outlast_their_unit(h, topology):
+    """A unit ends once its last results are handed to serve's window (2 MiB), which its
+    submitter may take longer to read than serve's 3 s of silence (a slow disk, a busy
+    machine): serve keeps the connection while the submitter's heartbeats come, however long
+    that takes (it dropped it as silent 3 s after the unit ended: 200 submitters at once, each
+    with 1 MiB of results, lost three quarters of their units that way)."""
+    serve = Serve(h, topology)
+    fifo = Fifo(h, "late.fifo")
+    count = 2800  # 5.6 MB of results: more than the kernel holds for a client that does not read (4-5 MB
+    # on loopback), less than that and serve's 2 MiB window (8 MB does not end before it reads)
+    late = Submit(h, serve, f"count={count} size=1000", fifo.path)
+    unit = late.wait_accepted()
+    first = fifo.read_some()
+    wait_for(lambda: re.search(rf"unit {unit} \[[^]]*\] finished in", serve.text()), "the unit to finish in serve")
+    time.sleep(4.5)  # the submitter reads nothing more: what is left waits in serve
+    results = os.path.join(h.dir, "late.results")
+    fifo.drain(results, first)
+    status, err = late.wait()
+    check(status == 0 and f"results: {2 * count} buffers, {2000 * count} bytes written to" in err,
+          "5.6 MB of results, the last of them read 4.5 s after their unit ended: the submitter gets them all",
+          status, err, serve.text()[-2000:])
+    verify(results, unit, count, 1000, "the results that outlasted their unit")
+
+
 def main():
     tests = [refusals, serve_submit_stop, two_submitters, failing_then_good, submitter_gone, strangers,
              hostile_clients, certificates, interrupt_serve, across_hosts, watched, queue_limits,
-             slow_link]
+             slow_link, results_outlast_their_unit]
     if sys.argv[5:]:
         tests = [t for t in tests if t.__name__ in sys.argv[5:]]
     failed = 0
