@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -27,6 +28,8 @@ namespace sluice::console {
 namespace {
 
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
+// After an interrupt, how long the main thread may stay stuck writing results.
+constexpr auto kStuckWriting = std::chrono::seconds(2);
 
 // SIGINT, SIGTERM and SIGHUP end the connection (serve then cancels the unit) from a thread of its
 // own (sigwait), so the main thread sees a closed connection and says why. Blocks them in
@@ -40,10 +43,21 @@ class InterruptWatcher {
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
     thread_ = std::thread([this] {
       int sig = 0;
-      while (sigwait(&set_, &sig) == 0) {
-        if (sig == SIGUSR1) return;
-        interrupted_ = sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
-        client_.shutdown();
+      if (sigwait(&set_, &sig) != 0 || sig == SIGUSR1) return;
+      interrupted_ = sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
+      client_.shutdown();
+      // The main thread sees the closed connection and says so, unless it is stuck writing
+      // results that nobody reads (a full pipe, a FIFO): then, after kStuckWriting or at a
+      // second signal, this thread says it and exits (nothing is in a temporary file there:
+      // pipes and FIFOs are written in place).
+      const timespec wait{std::chrono::duration_cast<std::chrono::seconds>(kStuckWriting).count(), 0};
+      for (;;) {
+        const int again = sigtimedwait(&set_, nullptr, &wait);
+        if (again == SIGUSR1) return;
+        if (again < 0 && errno == EINTR) continue;
+        std::cerr << "sluice: interrupted by " << interrupted_.load()
+                  << " while writing results that nobody reads; sluice serve cancels the unit\n";
+        std::_Exit(kExitInterrupted);
       }
     });
   }

@@ -872,10 +872,32 @@ def results_outlast_their_unit(h, topology):
     verify(results, unit, count, 1000, "the results that outlasted their unit")
 
 
+def interrupt_stuck_writer(h, topology):
+    """Ctrl-C on a submitter stuck writing its results to a FIFO nobody reads: it exits 130
+    saying so (it stayed blocked in the write, deaf to SIGINT and SIGTERM, until a reader came),
+    and serve cancels the unit."""
+    serve = Serve(h, topology)
+    fifo = Fifo(h, "stuck.fifo")
+    stuck = Submit(h, serve, "count=4000 size=1000", fifo.path)  # far more than a pipe holds
+    unit = stuck.wait_accepted()
+    fifo.read_some()
+    time.sleep(0.5)  # it is blocked writing the rest
+    stuck.proc.send_signal(signal.SIGINT)
+    try:
+        status = stuck.proc.wait(10)
+    except subprocess.TimeoutExpired:
+        raise Failed("sluice submit ignored SIGINT while its results FIFO was full:\n" + stuck.text())
+    check(status == 130 and "interrupted by SIGINT" in stuck.text(),
+          "a submitter stuck writing results nobody reads exits 130 on Ctrl-C, saying so", status, stuck.text())
+    wait_for(lambda: f"before unit {unit} ended; cancelling it" in serve.text(), "serve to cancel the unit")
+    status, err, _ = submit(h, serve, "count=3")
+    check(status == 0, "serve runs the next unit", err)
+
+
 def main():
     tests = [refusals, serve_submit_stop, two_submitters, failing_then_good, submitter_gone, strangers,
              hostile_clients, certificates, interrupt_serve, across_hosts, watched, queue_limits,
-             slow_link, results_outlast_their_unit]
+             slow_link, results_outlast_their_unit, interrupt_stuck_writer]
     if sys.argv[5:]:
         tests = [t for t in tests if t.__name__ in sys.argv[5:]]
     failed = 0
