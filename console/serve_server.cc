@@ -81,6 +81,7 @@ std::shared_ptr<UnitJob> ServeServer::submit(const std::shared_ptr<ServeSession>
                                              std::uint64_t* ahead, std::string* refusal) {
   if (mode_ != Mode::kServing) {
     *refusal = "sluice serve at " + bound_address() + " is stopping (" + ending_ + ") and takes no new units";
+    dlog::info(session->label() + ": turned a unit down: serve is stopping (" + ending_ + ")");
     return nullptr;
   }
   *refusal = over_limits(work.size());
@@ -147,7 +148,11 @@ void ServeServer::stop_requested(const std::shared_ptr<ServeSession>& session) {
   if (finished_) return session->stopping(0, true);
   stop_waiters_.insert(session);
   session->stopping(static_cast<std::uint32_t>(outstanding_), false);
-  if (mode_ != Mode::kServing) return;
+  if (mode_ != Mode::kServing) {
+    dlog::info(session->label() + " asked to stop; serve is already stopping (" + ending_ + "): " +
+               std::to_string(outstanding_) + " unit(s) left to end");
+    return;
+  }
   dlog::info(session->label() + " asked to stop: " +
              (outstanding_ == 0 ? std::string("no unit to wait for")
                                 : std::to_string(outstanding_) + " accepted unit(s) end first") +

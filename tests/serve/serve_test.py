@@ -296,6 +296,12 @@ def serve_submit_stop(h, topology):
     late_status, late_err, _ = submit(h, serve, "count=1")
     check(late_status == 4 and "is stopping (sluice stop) and takes no new units" in late_err,
           "a unit submitted after sluice stop is turned down (exit 4)", late_status, late_err)
+    check("turned a unit down: serve is stopping (sluice stop)" in serve.text(),
+          "serve logs the unit it turned down while stopping", serve.text()[-2000:])
+    second = subprocess.Popen([h.console, "stop", serve.address, "--token-file", h.token],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    h.cleanups.append(lambda: second.poll() is None and second.kill())
+    wait_for(lambda: "serve is already stopping (sluice stop)" in serve.text(), "serve to log a second stop request")
     check(stopper.poll() is None and running.proc.poll() is None,
           "sluice stop waits while the accepted unit still runs")
     path = os.path.join(h.dir, "stop.results")
@@ -307,6 +313,7 @@ def serve_submit_stop(h, topology):
     _, stop_err = stopper.communicate(timeout=SAFETY)
     check(stopper.returncode == 0 and "is stopping; the 1 unit(s) it accepted end first" in stop_err
           and "stopped" in stop_err, "sluice stop says it waits for the accepted unit, then exits 0", stop_err)
+    check(second.wait(SAFETY) == 0, "a second sluice stop also exits 0 once serve stopped")
     check(serve.wait() == 0, "serve exits 0 after sluice stop", serve.text()[-3000:])
     check(not listening(serve.port), "serve's port is closed")
     check("the application stopped; 6 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
