@@ -3,6 +3,7 @@
 #define SLUICE_CONSOLE_COMMANDS_H_
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,13 @@ struct RunOptions {
 
 // `sluice serve` (docs/console.md): deploys the topology once and runs the units clients
 // submit, until `sluice stop` or SIGINT/SIGTERM.
+// What `sluice serve` holds for its clients at most: units accepted that have not ended (the
+// running one included), and their payloads' bytes. A submit beyond either is turned down.
+struct ServeLimits {
+  std::uint64_t max_queued = 1000;                        // --max-queued UNITS
+  std::uint64_t max_queued_bytes = 256ull * 1024 * 1024;  // --max-queued-bytes SIZE
+};
+
 struct ServeOptions {
   std::string topology_path;
   std::string listen = "127.0.0.1:7800";  // --listen ADDR:PORT (or PORT, on 127.0.0.1)
@@ -67,10 +75,7 @@ struct ServeOptions {
   bool encrypt = false;                   // --encrypt
   LauncherOptions launch;                 // --launcher slurm and its options (not run_dir, sluiced)
   UiOptions ui;                           // --ui, --ui-public, --ui-linger
-  // What serve holds for clients at most: units accepted that have not ended (the running
-  // one included), and their payloads' bytes. A submit beyond either is turned down.
-  std::uint64_t max_queued = 1000;                      // --max-queued UNITS
-  std::uint64_t max_queued_bytes = 256ull * 1024 * 1024;  // --max-queued-bytes SIZE
+  ServeLimits limits;                     // --max-queued, --max-queued-bytes
 };
 
 // `sluice submit ADDR:PORT --work PAYLOAD [--results FILE]`.

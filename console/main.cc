@@ -166,10 +166,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_flag("--encrypt", serve.encrypt,
                       "across hosts, send every stream's data over TLS, as if each stream said encrypt: true");
   sluice::text::add_integer_option<std::uint64_t>(
-      *serve_cmd, "--max-queued", &serve.max_queued,
+      *serve_cmd, "--max-queued", &serve.limits.max_queued,
       "turn a submit down while this many units were accepted and have not ended (the running one included)", 1,
       1000000);
-  add_size_option(serve_cmd, "--max-queued-bytes", &serve.max_queued_bytes,
+  add_size_option(serve_cmd, "--max-queued-bytes", &serve.limits.max_queued_bytes,
                                 "turn a submit down when its payload would take the payloads of the units "
                                 "accepted that have not ended past SIZE (e.g. 1GiB)",
                                 1);

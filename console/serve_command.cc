@@ -130,7 +130,7 @@ int serve_command(const ServeOptions& options) {
   std::unique_ptr<ServeServer> server;
   try {
     server = std::make_unique<ServeServer>(*app, *listen, std::move(tls),
-                                           ServeLimits{options.max_queued, options.max_queued_bytes});
+                                           options.limits);
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << " (--listen)\n";
     return kExitUsage;

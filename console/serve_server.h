@@ -38,6 +38,7 @@
 
 #include <boost/asio.hpp>
 
+#include "console/commands.h"
 #include "console/result_pump.h"
 #include "console/serve_session.h"
 #include "control/tls_server.h"
@@ -46,18 +47,12 @@
 
 namespace sluice::console {
 
-// What serve holds for its clients at most (sluice serve --max-queued, --max-queued-bytes).
-struct ServeLimits {
-  std::uint64_t max_queued = 1000;
-  std::uint64_t max_queued_bytes = 256ull * 1024 * 1024;
-};
-
 class ServeServer {
  public:
   // Binds `listen` and listens (throws sluice::Error when it cannot); clients must pass
   // `tls` (a server context). `app` outlives the server.
   ServeServer(Application& app, const boost::asio::ip::tcp::endpoint& listen,
-              std::shared_ptr<tls::TlsContext> tls, ServeLimits limits = {});
+              std::shared_ptr<tls::TlsContext> tls, ServeLimits limits);
   ~ServeServer();
   ServeServer(const ServeServer&) = delete;
   ServeServer& operator=(const ServeServer&) = delete;
