@@ -180,8 +180,7 @@ public final class Context {
    * @throws SluiceException when it is missing or is not a boolean
    */
   public boolean argBoolean(String key) {
-    nArg(live(), Objects.requireNonNull(key, "key"), true);
-    return nArgBoolean(handle, key);
+    return nArgBoolean(live(), Objects.requireNonNull(key, "key")); // the runtime says when it is missing
   }
 
   /**
