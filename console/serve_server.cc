@@ -39,7 +39,7 @@ ServeServer::ServeServer(Application& app, const tcp::endpoint& listen, std::sha
                          ServeLimits limits)
     : app_(app),
       limits_(limits),
-      server_(listen, http::endpoint_text(listen), std::move(tls)),
+      server_(listen, http::endpoint_text(listen), std::move(tls), tls::kServeRoles),
       signals_(server_.io(), SIGINT, SIGTERM, SIGHUP),
       finish_deadline_(server_.io()),
       deployability_(server_.io()),

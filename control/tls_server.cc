@@ -35,8 +35,9 @@ constexpr std::chrono::milliseconds kLongestPause{1000};
 
 }  // namespace
 
-TlsServer::TlsServer(const tcp::endpoint& listen, const std::string& listen_text, std::shared_ptr<tls::TlsContext> tls)
-    : acceptor_(io_), tls_(std::move(tls)), ssl_(shared(tls_)), accept_pause_(io_) {
+TlsServer::TlsServer(const tcp::endpoint& listen, const std::string& listen_text, std::shared_ptr<tls::TlsContext> tls,
+                     tls::ServerRoles roles)
+    : acceptor_(io_), tls_(std::move(tls)), roles_(std::move(roles)), ssl_(shared(tls_)), accept_pause_(io_) {
   boost::system::error_code ec;
   acceptor_.open(listen.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);

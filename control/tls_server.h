@@ -38,6 +38,7 @@
 #include "control/admission.h"
 #include "daemons/log.h"
 #include "tls/tls.h"
+#include "tls/tls_errors.h"
 
 namespace sluice::control {
 
@@ -70,9 +71,10 @@ class TlsServer {
   using Forgotten = std::function<void(const std::shared_ptr<TlsSession>&)>;
 
   // Binds `listen` and listens, with `tls` (a server context). Throws sluice::Error naming
-  // `listen_text` (the address as the user gave it) when it cannot.
+  // `listen_text` (the address as the user gave it) when it cannot. `roles` name the server
+  // and its peers in what the log says of a failed handshake.
   TlsServer(const boost::asio::ip::tcp::endpoint& listen, const std::string& listen_text,
-            std::shared_ptr<tls::TlsContext> tls);
+            std::shared_ptr<tls::TlsContext> tls, tls::ServerRoles roles = tls::kDaemonRoles);
   TlsServer(const TlsServer&) = delete;
   TlsServer& operator=(const TlsServer&) = delete;
 
@@ -103,6 +105,7 @@ class TlsServer {
   // For the sessions.
   boost::asio::ssl::context& ssl() { return ssl_; }
   const tls::TlsOptions& tls_options() const { return tls_->options(); }
+  const tls::ServerRoles& roles() const { return roles_; }
   // Where the sessions log what happens before their peer is authenticated.
   daemon::RateLimited& strangers_log() { return strangers_log_; }
   // Counts a refusal; `reason` is one of kRefusalReasons.
@@ -122,6 +125,7 @@ class TlsServer {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::shared_ptr<tls::TlsContext> tls_;
+  tls::ServerRoles roles_;
   boost::asio::ssl::context ssl_;  // over tls_'s SSL_CTX (a reference of its own)
   boost::asio::steady_timer accept_pause_;
   std::chrono::milliseconds accept_backoff_{0};

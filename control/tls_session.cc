@@ -194,7 +194,7 @@ std::string TlsSession::tls_failure(const boost::system::error_code& ec, bool es
     return "TLS: " + ec.message();
   }
   f.collect(stream_.native_handle());
-  return tls::explain_server_failure(f, server_.tls_options());
+  return tls::explain_server_failure(f, server_.tls_options(), server_.roles());
 }
 
 void TlsSession::on_handshake(const boost::system::error_code& ec) {

@@ -444,7 +444,10 @@ def strangers(h, topology):
             pass
     wait_for(lambda: serve.text().count("closing before authentication") >= 3,
              "serve to log the three refusals")
-    check("token differs" in serve.text(), "serve's log says the token differed", serve.text())
+    check("refused: the client's token differs from this sluice serve's" in serve.text()
+          and "console's token" not in serve.text(),
+          "serve's log says the client's token differed, naming client and serve (not console and daemon)",
+          serve.text())
     check("not a TLS client (first byte 0x47 ('G': plain text, an HTTP request?)); sluice submit" in serve.text()
           and "the live view and its /metrics are on serve's --ui address" in serve.text(),
           "serve's log says the HTTP request was not TLS, who speaks TLS there, and where the view is", serve.text())

@@ -157,29 +157,31 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
   return "TLS failed: " + openssl_text(f.error);
 }
 
-std::string explain_server_failure(const TlsFailure& f, const TlsOptions& options) {
+std::string explain_server_failure(const TlsFailure& f, const TlsOptions& options, const ServerRoles& roles) {
+  const std::string& peer = roles.peer;  // "console"
+  const std::string& self = roles.self;  // "this daemon"
   const int r = reason(f);
   const int alert = received_alert(f.error);
   if (r == SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC) {
-    return "a message from the console failed its integrity check (TLS: bad record MAC): the traffic was altered on "
+    return "a message from the " + peer + " failed its integrity check (TLS: bad record MAC): the traffic was altered on "
            "the way; nothing it carried was acted on";
   }
   if (alert == SSL_AD_BAD_RECORD_MAC) {
-    return "the console rejected a message from this daemon that failed its integrity check (TLS alert: bad record "
+    return "the " + peer + " rejected a message from " + self + " that failed its integrity check (TLS alert: bad record "
            "MAC): the traffic was altered on the way";
   }
-  if (f.established && f.eof) return "the console closed the connection";
+  if (f.established && f.eof) return "the " + peer + " closed the connection";
   // Before the mode's checks: a TLS 1.2 ClientHello carries no PSK either.
   if (r == SSL_R_UNSUPPORTED_PROTOCOL || alert == SSL_AD_PROTOCOL_VERSION) {
-    return "refused: the client does not speak TLS 1.3 (an older console, or not a sluice console)";
+    return "refused: the client does not speak TLS 1.3 (an older " + peer + ", or not a sluice " + peer + ")";
   }
   if (!options.certificates()) {
     if (r == SSL_R_BINDER_DOES_NOT_VERIFY) {
-      return "refused: the console's token differs from this daemon's (its TLS-PSK binder does not verify)";
+      return "refused: the " + peer + "'s token differs from " + self + "'s (its TLS-PSK binder does not verify)";
     }
     if (f.notes.peer_offered_no_psk) {
-      return "refused: the client offered no token (TLS-PSK): a console with --cert (this daemon uses a token), "
-             "or not a sluice console";
+      return "refused: the client offered no token (TLS-PSK): a " + peer + " with --cert (" + self +
+             " uses a token), or not a sluice " + peer;
     }
     if (f.notes.peer_offered_psk && f.notes.offered_identity != kPskIdentity) {
       return "refused: the client offered the unknown TLS-PSK identity '" + f.notes.offered_identity +
@@ -187,17 +189,17 @@ std::string explain_server_failure(const TlsFailure& f, const TlsOptions& option
     }
   } else {
     if (f.notes.peer_offered_psk) {
-      return "refused: the console uses a token (TLS-PSK) and this daemon certificates; the console needs --cert, "
-             "--key and --ca from the same CA";
+      return "refused: the " + peer + " uses a token (TLS-PSK) and " + self + " certificates; the " + peer +
+             " needs --cert, --key and --ca from the same CA";
     }
     if (r == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
-      return "refused: the console sent no certificate; it needs --cert and --key signed by this daemon's --ca";
+      return "refused: the " + peer + " sent no certificate; it needs --cert and --key signed by " + self + "'s --ca";
     }
     if (r == SSL_R_CERTIFICATE_VERIFY_FAILED) {
       const long v = f.verify_result;
-      const std::string who = "the console's certificate" + (f.peer_subject.empty() ? "" : " (" + f.peer_subject + ")");
+      const std::string who = "the " + peer + "'s certificate" + (f.peer_subject.empty() ? "" : " (" + f.peer_subject + ")");
       if (unknown_issuer(v)) {
-        return "refused " + who + ": it is not signed by this daemon's --ca (" + verify_text(v) + ")";
+        return "refused " + who + ": it is not signed by " + self + "'s --ca (" + verify_text(v) + ")";
       }
       if (v == X509_V_ERR_INVALID_PURPOSE) {
         return "refused " + who + ": it may not be used by a client: its extendedKeyUsage lacks clientAuth";
@@ -205,14 +207,14 @@ std::string explain_server_failure(const TlsFailure& f, const TlsOptions& option
       return "refused " + who + ": " + verify_text(v);
     }
     if (alert == SSL_AD_UNSUPPORTED_CERTIFICATE) {
-      return "the console refused this daemon's certificate (TLS alert: unsupported certificate), most likely "
+      return "the " + peer + " refused " + self + "'s certificate (TLS alert: unsupported certificate), most likely "
              "because its extendedKeyUsage lacks serverAuth; issue " + options.cert_file +
              " with extendedKeyUsage=serverAuth (or without an extendedKeyUsage)";
     }
     if (certificate_alert(alert)) {
-      return "the console refused this daemon's certificate (TLS alert: " + alert_text(alert) +
-             "); the console's --ca must have signed " + options.cert_file +
-             ", and its subjectAltName must name the address consoles dial";
+      return "the " + peer + " refused " + self + "'s certificate (TLS alert: " + alert_text(alert) +
+             "); the " + peer + "'s --ca must have signed " + options.cert_file +
+             ", and its subjectAltName must name the address " + peer + "s dial";
     }
   }
   if (f.eof || (r == 0 && !f.established)) return "the client closed the connection during the TLS handshake";

@@ -37,8 +37,18 @@ int received_alert(unsigned long error);
 std::string explain_client_failure(const TlsFailure& failure, const TlsOptions& options,
                                    const std::string& token_file, const std::string& kind = "a sluiced");
 
-// The daemon's view, to follow "console #3 (10.0.0.9:41234): ".
-std::string explain_server_failure(const TlsFailure& failure, const TlsOptions& options);
+// Who is who in a server's explanations: sluiced hears from consoles, sluice serve from the
+// programs that submit (sluice submit, sluice stop, an Application).
+struct ServerRoles {
+  std::string self;  // "this daemon"
+  std::string peer;  // "console"
+};
+inline const ServerRoles kDaemonRoles{"this daemon", "console"};
+inline const ServerRoles kServeRoles{"this sluice serve", "client"};
+
+// The server's view, to follow "console #3 (10.0.0.9:41234): ".
+std::string explain_server_failure(const TlsFailure& failure, const TlsOptions& options,
+                                   const ServerRoles& roles = kDaemonRoles);
 
 // True when `failure` is a record that failed its integrity check, sent or received.
 bool tampered(const TlsFailure& failure);
