@@ -66,13 +66,8 @@ void TlsSession::stop(const std::string& why) {
   deadline_.cancel();
   heartbeat_.cancel();
   ticket_.release();
-  for (Outgoing& out : writes_) {
-    if (out.results > 0) written(out.results);
-    out.results = 0;
-  }
   // The front frame may be under an async_write still: it goes with the session.
-  if (writes_.size() > 1) writes_.erase(writes_.begin() + 1, writes_.end());
-  queued_bytes_ = 0;
+  if (const std::size_t results = writes_.drop_all_but_front(); results > 0) written(results);
   server_.forget(shared_from_this());
 }
 
@@ -239,7 +234,6 @@ void TlsSession::write(std::string frame, std::size_t results) {
     if (results > 0) written(results);
     return;
   }
-  queued_bytes_ += frame.size();
   writes_.push_back(Outgoing{std::move(frame), results});
   if (writes_.size() == 1) do_write();
 }
@@ -248,22 +242,17 @@ void TlsSession::write_heartbeat() {
   Envelope h;
   h.mutable_heartbeat()->set_sequence(++heartbeat_sequence_);
   if (writes_.empty()) return write(encode(h));
-  // Right behind the frame under way, unless the last heartbeat still waits there.
-  if (writes_.size() > 1 && writes_[1].heartbeat) return;
-  std::string frame = encode(h);
-  queued_bytes_ += frame.size();
-  writes_.insert(writes_.begin() + 1, Outgoing{std::move(frame), 0, true});
+  // Right behind the frames under way, unless the last heartbeat still waits there.
+  writes_.push_heartbeat(encode(h));
 }
 
 void TlsSession::do_write() {
+  writes_.join_front();
   asio::async_write(stream_, asio::buffer(writes_.front().frame),
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       if (self->phase_ == Phase::kClosed) return;
                       if (ec) return self->stop("write failed: " + ec.message());
-                      const std::size_t results = self->writes_.front().results;
-                      self->queued_bytes_ -= self->writes_.front().frame.size();
-                      self->writes_.pop_front();
-                      if (results > 0) self->written(results);
+                      if (const std::size_t results = self->writes_.pop_front(); results > 0) self->written(results);
                       self->queue_shrank();
                       if (self->phase_ == Phase::kClosed) return;
                       if (!self->writes_.empty()) return self->do_write();

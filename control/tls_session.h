@@ -8,8 +8,9 @@
 // session answers auth_result{ok: true, host}. Handshake and hello must be done within
 // 5 s. Once open, the session heartbeats the peer every 500 ms and drops it when it goes
 // (closed connection, or 3 s without a word), breaks the protocol, or sends a record that
-// fails TLS's integrity check. Writes go one frame at a time, the rest queued behind (a
-// heartbeat goes ahead of the queue: a peer behind a long queue still hears one in time);
+// fails TLS's integrity check. Writes go one at a time, the rest queued behind, small frames
+// joined into one write (outgoing_frames.h; a heartbeat goes ahead of the queue: a peer
+// behind a long queue still hears one in time);
 // a subclass that feeds the queue faster than the peer reads watches queued_bytes() and
 // hears queue_shrank() as frames leave.
 // A refusal, or the subclass's last word (close_after_queue), closes once what is queued
@@ -28,7 +29,6 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <utility>  // before Boost.Asio, whose awaitable.hpp uses std::exchange
@@ -37,6 +37,7 @@
 #include <boost/asio/ssl.hpp>
 
 #include "control/admission.h"
+#include "control/outgoing_frames.h"
 #include "control/server_protocol.h"
 #include "daemons/log.h"
 #include "tls/tls.h"
@@ -135,7 +136,7 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   void close_after_queue(const std::string& why);
   bool stopped() const { return phase_ == Phase::kClosed; }
   // The bytes of the frames queued and not yet written (the one being written included).
-  std::size_t queued_bytes() const { return queued_bytes_; }
+  std::size_t queued_bytes() const { return writes_.bytes(); }
   TlsStream& stream() { return stream_; }
   TlsServer& server() { return server_; }
   const Style& style() const { return style_; }
@@ -151,11 +152,6 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
 
  private:
   enum class Phase { kStart, kHandshake, kTls, kClosing, kClosed };
-  struct Outgoing {
-    std::string frame;
-    std::size_t results = 0;
-    bool heartbeat = false;
-  };
 
   // Before TLS: is it a TLS client at all? Peeks at the first byte without taking it.
   void await_first_byte();
@@ -192,8 +188,7 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   bool linger_once_ = false;    // finish(why, true): linger this time
   bool evicted_ = false;        // evict(): stop() logs nothing
   std::array<char, 16384> read_buffer_{};
-  std::deque<Outgoing> writes_;  // the front one is being written
-  std::size_t queued_bytes_ = 0;  // the sum of writes_' frames
+  OutgoingFrames writes_;  // the front one is being written
   boost::asio::steady_timer deadline_;
   boost::asio::steady_timer heartbeat_;
   std::uint64_t heartbeat_sequence_ = 0;
