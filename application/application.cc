@@ -26,17 +26,25 @@ Unit::Unit(std::shared_ptr<State> state) : state_(std::move(state)) {}
 Unit::Unit(Unit&&) noexcept = default;
 Unit& Unit::operator=(Unit&& other) noexcept {
   if (this != &other) {
-    if (state_) (void)wait();
+    let_go();
     state_ = std::move(other.state_);
   }
   return *this;
 }
-Unit::~Unit() {
+Unit::~Unit() { let_go(); }
+
+void Unit::let_go() noexcept {
   if (!state_) return;
   try {
-    (void)wait();
+    state_->core->orphan(state_);
   } catch (...) {
+    // No thread for the drainer: read and drop them here, as wait() does.
+    try {
+      (void)wait();
+    } catch (...) {
+    }
   }
+  state_.reset();
 }
 
 InputStream& Unit::results() {

@@ -184,7 +184,7 @@ TEST(Application, AUnitDroppedUnreadOrCancelledDoesNotBreakTheNext) {
   {
     Unit dropped = app.submit("count=200 size=2000");  // more than the stream holds
     ASSERT_TRUE(dropped.results().read().has_value());
-  }  // destroyed half-read: it drains the rest
+  }  // destroyed half-read: the application drains the rest
   Unit slow = app.submit("count=1000 sleep_ms=1");
   ASSERT_TRUE(slow.results().read().has_value());
   slow.cancel();
@@ -196,6 +196,40 @@ TEST(Application, AUnitDroppedUnreadOrCancelledDoesNotBreakTheNext) {
   while (auto b = next.results().read()) check.add(*b);
   EXPECT_TRUE(next.wait().finished);
   EXPECT_TRUE(check.complete()) << check.problem();
+}
+
+// Destroying a Unit never waits: a function that returns early with two units, the earlier
+// half-read, destroys the later one first (locals go in reverse order). That destructor used
+// to wait for its unit, which could not start before the earlier one's results were read,
+// by the same thread: a hang. The units still run to their end, the later after the earlier.
+TEST(Application, DestroyingALaterUnitWhileHoldingAnEarlierUnreadOneDoesNotWait) {
+  Application app = open_app();
+  returns_within_20s("an early return with two units", [&] {
+    Unit first = app.submit("count=200 size=2000");  // more than the stream holds
+    Unit second = app.submit("count=200 size=2000");
+    ASSERT_TRUE(first.results().read().has_value());
+  });
+  Unit third = app.submit("count=30");
+  ResultsCheck check(third.index(), 2, 30, 64);
+  while (auto b = third.results().read()) check.add(*b);
+  EXPECT_TRUE(third.wait().finished);
+  EXPECT_TRUE(check.complete()) << check.problem();
+  EXPECT_EQ(app.units_ended(), 3u);  // the two dropped ones ran to their end, before it
+}
+
+// stop() from two threads at once, and stop() beside abort() (as ~Application's): each
+// returns (they used to join the runner thread twice, and one hung for good).
+TEST(Application, StopFromTwoThreadsAtOnceReturnsInBoth) {
+  for (int round = 0; round < 20; ++round) {
+    Application app = open_app();
+    EXPECT_TRUE(app.submit("count=2").wait().finished);
+    returns_within_20s("two stop()s at once", [&] {
+      std::thread a([&] { app.stop(); });
+      std::thread b([&] { round % 2 == 0 ? app.stop() : app.abort(); });
+      a.join();
+      b.join();
+    });
+  }
 }
 
 // A client that reads a later unit's results first waits for the earlier unit, which cannot

@@ -240,7 +240,63 @@ void AppCore::stop(bool abort) {
     changed_.notify_all();
   }
   for (auto& unit : dropped) end_unit(*unit, failed_report(unit->index, unit->work, cancelled(unit->index, "the application was aborted before this unit ran")));
+  std::lock_guard<std::mutex> joining(join_mu_);
   if (runner_.joinable()) runner_.join();
+  // Every unit ended, so the drainer's reads end too.
+  std::deque<std::shared_ptr<Unit::State>> drained;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    drainer_done_ = true;
+    changed_.notify_all();
+  }
+  if (drainer_.joinable()) drainer_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  drained.swap(drained_);
+}
+
+void AppCore::orphan(std::shared_ptr<Unit::State> unit) {
+  {
+    std::lock_guard<std::mutex> lock(unit->mu);
+    if (unit->results_closed) return;  // read to the end: the unit ends by itself
+  }
+  std::deque<std::shared_ptr<Unit::State>> drained;  // let go of here, outside mu_
+  std::lock_guard<std::mutex> lock(mu_);
+  if (drainer_done_) return;  // after stop(): every unit ended, their results too
+  // Started first: if it cannot be, nothing is queued (let_go reads them itself).
+  if (!drainer_.joinable()) drainer_ = std::thread([this] { drain(); });
+  orphans_.push_back(std::move(unit));
+  drained.swap(drained_);
+  changed_.notify_all();
+}
+
+void AppCore::drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    // Only the running unit's: an orphan still queued may wait for an earlier unit that its
+    // own thread holds and has not dropped yet (that one may be orphaned later, behind it).
+    std::size_t at = 0;
+    const auto running_orphan = [&] {
+      for (at = 0; at < orphans_.size(); ++at) {
+        if (orphans_[at].get() == running_) return true;
+      }
+      return false;
+    };
+    changed_.wait(lock, [&] { return drainer_done_ || running_orphan(); });
+    if (drainer_done_) {
+      // stop() ran every unit to its end: nothing is left to read.
+      for (auto& unit : orphans_) drained_.push_back(std::move(unit));
+      orphans_.clear();
+      return;
+    }
+    Unit::State* next = orphans_[at].get();
+    lock.unlock();
+    UnitResults::discard_rest(*next);
+    lock.lock();
+    // Not let go of on this thread: the unit's may be the core's last reference. (Only
+    // this thread takes from orphans_, so `at` still names it.)
+    drained_.push_back(std::move(orphans_[at]));
+    orphans_.erase(orphans_.begin() + static_cast<std::ptrdiff_t>(at));
+  }
 }
 
 std::optional<AppCore::RunningUnread> AppCore::running_unread_before(std::uint64_t index) const {
@@ -487,6 +543,7 @@ void AppCore::run_one(Unit::State& unit) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_ = &unit;
+    changed_.notify_all();  // the drainer drains it, if its handle is gone (orphan())
     cancel_now = cancel_now || aborting_;
     if (watcher_ != nullptr) watcher_->unit_started(unit.index);
   }

@@ -118,6 +118,11 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   std::shared_ptr<Unit::State> submit(std::string payload);
   // Cancels unit `unit`: dropped when queued, aborted when running.
   void cancel(Unit::State& unit);
+  // Its Unit handle was destroyed before its results ended: a thread of the application's
+  // own (the drainer, started at the first such unit, joined by stop()) reads and drops
+  // them once it runs, so the unit runs to its end and the next one after it. ~Unit never waits: a thread holding an earlier, unread unit cannot block on it.
+  // Throws when no thread can be started (nothing is queued then).
+  void orphan(std::shared_ptr<Unit::State> unit);
   // Marks the results of every unit that has not ended discarded (a client's read throws
   // sluice::Error(why) from then on), then reads and drops them, unit after unit, until
   // each unit's results ended. What Application::stop() does first.
@@ -150,6 +155,7 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
 
  private:
   void run();  // the runner thread
+  void drain();  // the drainer thread (orphan())
   void run_one(Unit::State& unit);
   // Makes and starts a deployment when there is none. The failure, if that failed.
   std::optional<Failure> ensure_deployed();
@@ -192,6 +198,13 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   std::vector<StreamStats> carried_;  // counters of the deployments retired so far
   std::map<std::string, console::HostTraffic> carried_hosts_;  // ... and their hosts' shares
   std::thread runner_;
+  std::mutex join_mu_;  // one stop() at a time joins the threads (two at once hung)
+  // See orphan(). Guarded by mu_: units to drain, in order; those drained, let go of by the
+  // next orphan() or stop() (the drainer may not hold the core's last reference).
+  std::deque<std::shared_ptr<Unit::State>> orphans_;
+  std::deque<std::shared_ptr<Unit::State>> drained_;
+  bool drainer_done_ = false;
+  std::thread drainer_;
 
   // The runner thread's own. The refuge outlives the deployments whose pools it takes.
   std::unique_ptr<PoolRefuge> refuge_ = std::make_unique<PoolRefuge>();

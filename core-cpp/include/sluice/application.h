@@ -102,8 +102,9 @@ class AppCore;
 class UnitResults;
 
 // One submitted unit of work. Move-only; a handle to state the Application shares.
-// Destroying a Unit before its results were read to the end waits for the unit to finish
-// and discards the rest of its results (the next unit cannot start before).
+// Destroying a Unit never waits: the unit runs to its end all the same (cancel() first to
+// stop it), and the results it had not read are read and dropped by the application, as they
+// come (the next unit cannot start before). wait() first to know how it ended.
 class Unit {
  public:
   Unit(Unit&&) noexcept;
@@ -138,6 +139,8 @@ class Unit {
   friend class UnitResults;
   struct State;
   explicit Unit(std::shared_ptr<State> state);
+  // Hands the unit's unread results to the application to drop (AppCore::orphan).
+  void let_go() noexcept;
   std::shared_ptr<State> state_;
 };
 
