@@ -328,6 +328,50 @@ TEST(NetPeerTest, APeerThatFallsSilentWithoutClosingIsLostNamingBothHosts) {
   a.close();
 }
 
+// A payload that takes longer to arrive than the silence limit, on a slow link that carries
+// its bytes all the while, is not silence: bytes in the middle of a payload count as heard
+// (a 32 MiB buffer over an 80 Mbit/s link took ~3.4 s and the unit failed as "nothing arrived
+// for 3.1 s", naming a firewall). Here 1 MiB trickles in over ~2 s against a limit of 1 s.
+TEST(NetPeerTest, APayloadSlowerThanTheSilenceLimitIsNotSilence) {
+  RealB b(R"(
+defaults: {buffer_size: 1MiB, depth: 2}
+filters:
+  src:  {class: "testing_filters::TestSource", args: {count: 1}}
+  sink: {class: "testing_filters::TestTextSink"}
+streams:
+  - {from: src.out, to: sink.in}
+)",
+          {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}}, std::chrono::milliseconds(1000));
+  observed().reset();
+  FakePeer a(b.a_routes(), Cluster::key());
+  std::optional<sluice::Failure> failure;
+  std::thread unit = b.run_unit_for(a, &failure);
+  ASSERT_GE(a.read_credit().credits, 1u);
+  std::string payload(1 << 20, 'p');
+  for (std::size_t i = 0; i < payload.size(); i += 4096) payload[i] = static_cast<char>('a' + (i / 4096) % 26);
+  const auto data = frame(DataFrame{0, 0, 0, 0, static_cast<std::uint32_t>(payload.size())}, payload);
+  const auto end = frame(EndOfWorkFrame{0, 0, 0});
+  constexpr std::size_t kPieces = 40;  // 40 x 50 ms: twice the limit, never 1 s without a byte
+  const std::size_t piece = data.size() / kPieces + 1;
+  try {
+    for (std::size_t at = 0; at < data.size(); at += piece) {
+      const std::size_t to = std::min(data.size(), at + piece);
+      a.write(std::vector<std::byte>(data.begin() + static_cast<std::ptrdiff_t>(at),
+                                     data.begin() + static_cast<std::ptrdiff_t>(to)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    a.write(end);
+  } catch (const boost::system::system_error& e) {
+    ADD_FAILURE() << "host b closed the connection: " << e.what();  // the unit fails too
+  }
+  unit.join();
+  EXPECT_FALSE(failure) << failure->str();
+  std::lock_guard<std::mutex> lock(observed().mu);
+  ASSERT_EQ(observed().lines.size(), 1u);
+  EXPECT_TRUE(observed().lines[0] == payload) << "the payload arrived changed";
+  a.close();
+}
+
 // A big payload is read straight into its pool block, and the next frame's header, which TCP
 // may deliver in pieces, after it. Here every frame arrives cut at a different point of the
 // next header (0 to all 32 bytes of it): each payload must land whole and in order.

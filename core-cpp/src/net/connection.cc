@@ -342,13 +342,23 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
   process();
 }
 
-void Connection::on_direct_payload(const boost::system::error_code& ec) {
+void Connection::read_direct() {
+  read_some(asio::buffer(payload_dest_ + got_, payload_size_ - got_),
+            [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+              self->on_direct_payload(ec, n);
+            });
+}
+
+void Connection::on_direct_payload(const boost::system::error_code& ec, std::size_t n) {
   if (ec) {
     if (ec != asio::error::operation_aborted) connection_lost(ec);
     return;
   }
+  // Each piece counts as heard: a large payload on a slow link may take longer than the
+  // silence limit, and no ping can pass it on the wire.
   last_heard_ns_ = Waiter::now_ns();
-  got_ = payload_size_;
+  got_ += static_cast<std::uint32_t>(n);
+  if (got_ < payload_size_) return read_direct();
   if (!finish_payload()) return;
   process();
 }
@@ -379,13 +389,7 @@ void Connection::process() {
     }
     begin_ = end_ = 0;
     const std::uint32_t rest = payload_size_ - got_;
-    if (rest >= kDirectReadMin) {
-      read_exactly(asio::buffer(payload_dest_ + got_, rest),
-                   [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                     self->on_direct_payload(ec);
-                   });
-      return;
-    }
+    if (rest >= kDirectReadMin) return read_direct();
     break;
   }
   do_read();

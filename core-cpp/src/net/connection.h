@@ -175,7 +175,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_write(const boost::system::error_code& ec);
   void do_read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
-  void on_direct_payload(const boost::system::error_code& ec);
+  // The rest of a large payload, read straight into its block, a piece at a time.
+  void read_direct();
+  void on_direct_payload(const boost::system::error_code& ec, std::size_t n);
   // Handles every whole frame in the staging buffer, then reads more.
   void process();
   bool on_header(const Frame& frame);
