@@ -1,6 +1,7 @@
 #include "console/connect_hosts.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -19,6 +20,7 @@ namespace sluice::console {
 namespace {
 
 constexpr auto kConnectTimeout = std::chrono::seconds(5);  // connect + handshake, per host
+constexpr auto kHeartbeatWhileWaiting = std::chrono::milliseconds(500);  // as HostGroup's
 
 // A host reached at a loopback address gets its data plane on loopback (launch_app.h), where
 // a host on another machine cannot reach it: its streams would fail at launch with "could
@@ -85,6 +87,12 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
   std::vector<std::unique_ptr<HostClient>> clients;
   std::vector<std::optional<std::string>> errors(t.hosts.size());
   for (const topo::HostSpec& h : t.hosts) clients.push_back(std::make_unique<HostClient>(h.name, h.address));
+  // A host connected early hears a heartbeat every kHeartbeatWhileWaiting until the last
+  // one is done: a daemon drops a console silent for 3 s, and another host may take up to
+  // kConnectTimeout (SYNs dropped, a daemon busy). Without them the healthy host was lost.
+  std::mutex mu;
+  std::condition_variable all_done;
+  std::size_t pending = clients.size();
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < clients.size(); ++i) {
     threads.emplace_back([&, i] {
@@ -92,6 +100,17 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
         errors[i] = clients[i]->connect(credentials, kConnectTimeout);
       } catch (const std::exception& e) {
         errors[i] = e.what();
+      }
+      std::unique_lock<std::mutex> lock(mu);
+      if (--pending == 0) all_done.notify_all();
+      std::uint64_t sequence = 0;
+      while (!errors[i] && !all_done.wait_for(lock, kHeartbeatWhileWaiting, [&] { return pending == 0; })) {
+        control::Envelope h;
+        h.mutable_heartbeat()->set_sequence(++sequence);
+        lock.unlock();
+        const bool sent = clients[i]->send(h);
+        lock.lock();
+        if (!sent) break;  // the connection failed: the run finds out at its first message
       }
     });
   }

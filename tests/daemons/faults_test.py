@@ -14,6 +14,7 @@ import signal
 import time
 
 from harness import Failed, alive, check, children, listening, main, pipelines
+from throttled_proxy import ThrottledProxy
 
 
 def app_pid_of(d, after=0):
@@ -57,6 +58,22 @@ def test(h):
     check(b.text().count("received 400000 buffers, 409600000 bytes; 400000 verified in order from 2 producer(s)") == 3,
           "host b: every unit's buffers verified", b.text())
     h.no_orphans(a.app_pids() + b.app_pids(), "after a clean run")
+
+    # --- a host slow to answer (3.6 s) does not cost the console the hosts that answered ---
+    # at once: they hear its heartbeats meanwhile (a daemon drops a console silent for 3 s;
+    # host a did, and the run failed blaming host a).
+    slow = ThrottledProxy(b.port, delay=3.6)
+    try:
+        slow_topo = h.topology("slow_host.yaml", open(topo).read().replace(
+            f"  b: {b.address}\n", f"  b: {slow.address}\n"))
+        check(slow.address in open(slow_topo).read(), "the topology reaches host b through the slow proxy")
+        status, out, err, secs = h.run("run", slow_topo, "--no-progress")
+        check(status == 0 and "units of work: 3/3 finished" in err and secs > 3.6,
+              "a host that takes 3.6 s to answer: the run finishes on both hosts", status, secs, err)
+        check("no heartbeat from the console" not in a.text(), "host a did not drop the console meanwhile", a.text())
+    finally:
+        slow.close()
+    h.no_orphans(a.app_pids() + b.app_pids(), "after a run with a slow host")
 
     # --- default placement: round-robin over hosts in file order ---------------------------
     rr = h.topology("rr.yaml", f"""name: rr
