@@ -181,6 +181,24 @@ TEST_F(RemoteApplication, AnUnreachableHostFailsStartNamingIt) {
   }
 }
 
+// A token file that cannot be used: the exception says why and which option names it (it
+// said "the credentials cannot be used (see above)", and the reason went only to stderr).
+TEST_F(RemoteApplication, AMissingTokenFileIsNamedInTheException) {
+  ApplicationOptions options;
+  options.hosts = daemons_.hosts();
+  options.token_file = "/nonexistent/sluice-token";
+  Application app = Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
+  try {
+    app.start();
+    ADD_FAILURE() << "start() succeeded without a token file";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("token file '/nonexistent/sluice-token' does not exist"), std::string::npos) << message;
+    EXPECT_NE(message.find("ApplicationOptions names them: token_file"), std::string::npos) << message;
+    EXPECT_EQ(message.find("see above"), std::string::npos) << message;
+  }
+}
+
 TEST_F(RemoteApplication, AUnitWhoseHostCannotBeReachedNamesThatHost) {
   // a is up, b is not: the unit's report names b, for a program that reads it.
   ApplicationOptions options;

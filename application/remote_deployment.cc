@@ -80,8 +80,14 @@ class RemoteDeployment final : public Deployment {
       }
       shared_->launched = true;
     }
-    const std::optional<console::Credentials> credentials = console::load_credentials(shared_->control);
-    if (!credentials) return Failure{"", -1, "", 0, "connect", "the credentials cannot be used (see above)"};
+    std::string why;
+    const std::optional<console::Credentials> credentials = console::load_credentials(shared_->control, &why);
+    if (!credentials) {
+      return Failure{"", -1, "", 0, "connect",
+                     "the credentials cannot be used: " + why +
+                         " (ApplicationOptions names them: token_file, or cert_file, key_file and ca_file; in Java "
+                         "tokenFile, certFile, keyFile, caFile)"};
+    }
     std::vector<console::UnreachedHost> unreached;
     std::vector<std::unique_ptr<console::HostClient>> clients = console::connect_all(t_, *credentials, false, &unreached);
     if (clients.empty()) {

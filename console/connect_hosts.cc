@@ -50,6 +50,29 @@ void warn_about_loopback_mix(const std::vector<std::unique_ptr<HostClient>>& cli
   std::cerr << warning;
 }
 
+// What the public overloads share: *token_failed says whether the token file was the trouble.
+std::optional<Credentials> credentials_or_why(const ControlOptions& options, std::string* why, bool* token_failed) {
+  Credentials credentials;
+  tls::TlsOptions tls;
+  tls.cert_file = options.cert_file;
+  tls.key_file = options.key_file;
+  tls.ca_file = options.ca_file;
+  *token_failed = false;
+  try {
+    if (!tls.certificates()) {
+      credentials.token_file = token_path(options.token_file);
+      *token_failed = true;
+      tls.token = control::read_token_file(credentials.token_file, control::TokenReader::kConsole);
+      *token_failed = false;
+    }
+    credentials.tls = tls::TlsContext::create(tls::TlsContext::Role::kClient, tls);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return std::nullopt;
+  }
+  return credentials;
+}
+
 }  // namespace
 
 std::string token_path(const std::string& path) {
@@ -58,27 +81,16 @@ std::string token_path(const std::string& path) {
   return std::string(home != nullptr ? home : "") + "/.config/sluice/token";
 }
 
+std::optional<Credentials> load_credentials(const ControlOptions& options, std::string* why) {
+  bool token_failed = false;
+  return credentials_or_why(options, why, &token_failed);
+}
+
 std::optional<Credentials> load_credentials(const ControlOptions& options) {
-  Credentials credentials;
-  tls::TlsOptions tls;
-  tls.cert_file = options.cert_file;
-  tls.key_file = options.key_file;
-  tls.ca_file = options.ca_file;
-  try {
-    if (!tls.certificates()) {
-      credentials.token_file = token_path(options.token_file);
-      tls.token = control::read_token_file(credentials.token_file, control::TokenReader::kConsole);
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "sluice: " << e.what() << " (--token-file)\n";
-    return std::nullopt;
-  }
-  try {
-    credentials.tls = tls::TlsContext::create(tls::TlsContext::Role::kClient, tls);
-  } catch (const std::exception& e) {
-    std::cerr << "sluice: " << e.what() << "\n";
-    return std::nullopt;
-  }
+  std::string why;
+  bool token_failed = false;
+  std::optional<Credentials> credentials = credentials_or_why(options, &why, &token_failed);
+  if (!credentials) std::cerr << "sluice: " << why << (token_failed ? " (--token-file)" : "") << "\n";
   return credentials;
 }
 

@@ -17,6 +17,9 @@ namespace sluice::console {
 // The TLS client credentials `options` name: the token in token_path(options.token_file),
 // or the certificate, key and CA. Nullopt after printing why they cannot be used.
 std::optional<Credentials> load_credentials(const ControlOptions& options);
+// The same, printing nothing: nullopt with *why set ("token file '...' does not exist; ...",
+// without the option's name, which the caller adds: --token-file, or the Application's).
+std::optional<Credentials> load_credentials(const ControlOptions& options, std::string* why);
 
 // A host daemon that connect_all could not reach: its name in hosts:, and why ("host b
 // (ADDR): cannot connect: ...").
