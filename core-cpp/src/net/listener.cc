@@ -42,7 +42,15 @@ Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedL
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw Error("data plane: cannot listen on " + listen + ": " + ec.message() + "; pick a free port");
+  if (ec) {
+    // The advice depends on what failed: the port (taken), or the address (not this machine's).
+    const std::string advice = ec == asio::error::address_in_use
+                                   ? "; pick a free port (or 0: any free one)"
+                                   : ec == boost::system::errc::address_not_available
+                                         ? "; give an address of this machine (ip -brief address lists them)"
+                                         : "";
+    throw Error("data plane: cannot listen on " + listen + ": " + ec.message() + advice);
+  }
   address_ = format_endpoint(acceptor_.local_endpoint());
 }
 
