@@ -269,7 +269,8 @@ void Connection::tick(std::uint64_t now_ns) {
     lost("nothing (no data, credit or heartbeat) arrived from " + other + " on this data connection for " +
          seconds(now_ns - last_heard_ns_) + ", although both ends send a heartbeat every " + seconds(interval) +
          ": the network between " + self + " and " + other +
-         " drops the data connection (a firewall rule on the data ports, or a broken route), or the app daemon of " +
+         " drops the data connection (a firewall rule on the data ports, a broken route, or heavy packet loss, at which "
+         "TCP waits seconds between retries), or the app daemon of " +
          other + " is frozen (stopped or hung: its host daemon then names it within 4 s)");
     return;
   }
