@@ -89,7 +89,9 @@ std::shared_ptr<AppCore> make_core(topo::Topology topology, const ApplicationOpt
   } else {
     factory = [](const topo::Topology& t) { return std::make_unique<EmbeddedDeployment>(t); };
   }
-  return std::make_shared<AppCore>(std::move(topology), std::move(factory), remote);
+  auto core = std::make_shared<AppCore>(std::move(topology), std::move(factory), remote);
+  if (!options.log_to_stderr) core->mute_stderr();
+  return core;
 }
 
 }  // namespace

@@ -446,6 +446,30 @@ TEST(Application, DestroyingItDoesNotWaitForAHalfReadUnitHeldOutside) {
   held.reset();
 }
 
+// ApplicationOptions::log_to_stderr = false: what the application logs (here, the warning for
+// result buffers held past its end) reaches no stderr; by default it does. (The option did
+// nothing: an embedding program could not keep the lines off its stderr.)
+TEST(Application, LogToStderrFalseKeepsItsLinesOffStderr) {
+  for (const bool to_stderr : {true, false}) {
+    ApplicationOptions options;
+    options.log_to_stderr = to_stderr;
+    std::optional<Buffer> held;
+    ::testing::internal::CaptureStderr();
+    {
+      Application app = Application::from_text(topology_text(1), "app-test.yaml", "/tmp", options);
+      Unit unit = app.submit("count=3");
+      held = unit.results().read();
+      app.stop();
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(held.has_value());
+    held.reset();
+    EXPECT_EQ(err.find("result buffers were still held") != std::string::npos, to_stderr)
+        << "log_to_stderr " << to_stderr << ": " << err;
+    if (!to_stderr) EXPECT_EQ(err, "");
+  }
+}
+
 // A moved-from Application or Unit says so from every call (name() used to crash, and
 // index() to answer 0, a real unit's index).
 TEST(Application, AMovedFromApplicationOrUnitSaysSo) {

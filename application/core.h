@@ -28,6 +28,7 @@
 
 #include "application/deployment.h"
 #include "application/watch.h"
+#include "log/backend.h"
 #include "runtime/failure.h"
 #include "sluice/application.h"
 #include "stream/input_port.h"
@@ -107,6 +108,10 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   AppCore(topo::Topology topology, DeploymentFactory factory, bool remote);
   ~AppCore();
 
+  // From now until the core goes, nothing logged in this process reaches stderr
+  // (ApplicationOptions::log_to_stderr = false; process-wide, as the log is).
+  void mute_stderr() { mute_ = std::make_unique<logging::MuteStderr>(); }
+
   const topo::Topology& topology() const { return topology_; }
   bool remote() const { return remote_; }
 
@@ -176,6 +181,7 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   // holds result buffers from its pools.
   void keep_pools_of_held_buffers();
 
+  std::unique_ptr<logging::MuteStderr> mute_;  // first: it outlives what ~AppCore logs
   const topo::Topology topology_;
   const DeploymentFactory factory_;
   const bool remote_;

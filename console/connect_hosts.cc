@@ -14,6 +14,7 @@
 #include "console/exit_codes.h"
 #include "console/remote.h"
 #include "control/auth.h"
+#include "log/backend.h"
 
 namespace sluice::console {
 
@@ -34,7 +35,7 @@ void warn_about_loopback_mix(const std::vector<std::unique_ptr<HostClient>>& cli
     std::string& list = address.is_loopback() ? on_loopback : elsewhere;
     list += (list.empty() ? "" : ", ") + c->label();
   }
-  if (on_loopback.empty() || elsewhere.empty()) return;
+  if (on_loopback.empty() || elsewhere.empty() || logging::stderr_muted()) return;
   const std::string warning = "sluice: warning: " + on_loopback + " reached at a loopback address, " + elsewhere +
                               " not: a data plane on a loopback address is reachable only from its own machine, so "
                               "streams between these hosts fail unless they all run here; give every host an address "

@@ -115,7 +115,7 @@ void print_filter_log(const std::string& host, const control::FilterLog& log) {
   // A progress line on the terminal is cleared first (and redrawn by the next tick).
   if ((!text.empty() || !output.empty()) && log_output::clear_line_first()) text.insert(0, "\r\033[K");
   // One write: lines from one batch stay together.
-  if (!text.empty()) (void)!::write(STDERR_FILENO, text.data(), text.size());
+  if (!text.empty() && !logging::stderr_muted()) (void)!::write(STDERR_FILENO, text.data(), text.size());
   if (output.empty()) return;
   // What the filters printed: on this process's stdout, as an embedded run prints it.
   HeldOutput& h = held();

@@ -3,6 +3,7 @@
 #include "console/filter_log.h"
 #include "console/subprocess.h"
 #include "control/own_pause.h"
+#include "log/backend.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -114,7 +115,7 @@ void HostGroup::fail(Failure f) {
   if (ending_ && !failure_) {
     // Every unit finished everywhere and shutdown went out: what happens while the app
     // daemons stop (a peer's data connection closing first, say) does not undo the run.
-    std::cerr << "sluice: warning: while shutting down: " << f.str() << "\n";
+    if (!logging::stderr_muted()) std::cerr << "sluice: warning: while shutting down: " << f.str() << "\n";
     return;
   }
   if (!failure_ || rank(f) < rank(*failure_)) failure_ = std::move(f);

@@ -69,6 +69,10 @@ struct ApplicationOptions {
   std::string account;
   int nodes = 0;
   // Where the filters' log lines and the application's own messages go: stderr when true.
+  // false: nowhere, from open() until the Application and its Units are gone; and since the
+  // log is the process's, nothing sluice logs in this process reaches stderr meanwhile (other
+  // Applications' lines included). How each unit ended still comes back in its UnitReport,
+  // and what fails to start in the exceptions. What filters print to stdout is not a log line.
   bool log_to_stderr = true;
 };
 

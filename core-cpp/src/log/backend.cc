@@ -108,8 +108,10 @@ void write_always(StderrLineSink& sink, LogLevel level, std::string_view name, s
   sink.log(msg);
 }
 
+std::atomic<int> mutes{0};  // MuteStderr objects alive
+
 void write(StderrLineSink& sink, LogLevel level, std::string_view name, std::string_view text) {
-  if (enabled(level)) write_always(sink, level, name, text);
+  if (enabled(level) && mutes.load(std::memory_order_relaxed) == 0) write_always(sink, level, name, text);
 }
 
 std::mutex name_mu;  // guards name
@@ -201,6 +203,10 @@ void plain_line(LogLevel level, std::string_view text) {
   std::string storage;
   write(plain_sink(), level, "", one_line(text, storage));
 }
+
+MuteStderr::MuteStderr() { mutes.fetch_add(1, std::memory_order_relaxed); }
+MuteStderr::~MuteStderr() { mutes.fetch_sub(1, std::memory_order_relaxed); }
+bool stderr_muted() { return mutes.load(std::memory_order_relaxed) != 0; }
 
 void set_process_name(std::string n) {
   std::lock_guard<std::mutex> lock(name_mu);

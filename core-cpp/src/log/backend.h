@@ -44,6 +44,18 @@ void filter_line(LogLevel level, std::string_view prefix, std::string_view messa
 void process_line(LogLevel level, std::string_view message);
 void plain_line(LogLevel level, std::string_view text);
 
+// While at least one MuteStderr lives, the lines above reach no stderr: a program that embeds
+// an application and asked for quiet (ApplicationOptions::log_to_stderr = false). Process-wide,
+// as the log is. Thread-safe.
+class MuteStderr {
+ public:
+  MuteStderr();
+  ~MuteStderr();
+  MuteStderr(const MuteStderr&) = delete;
+  MuteStderr& operator=(const MuteStderr&) = delete;
+};
+bool stderr_muted();
+
 // The name process_line writes before "[pid]": "sluiced", "sluice-appd(b)". Default: "sluice".
 void set_process_name(std::string name);
 std::string process_name();

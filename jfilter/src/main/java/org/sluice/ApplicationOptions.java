@@ -218,7 +218,10 @@ public final class ApplicationOptions {
 
   /**
    * Whether the filters' log lines and the application's own messages go to standard error.
-   * Default: true.
+   * Default: true. False: nowhere, from open until the Application and its Units are closed;
+   * since the log is the process's, nothing sluice logs in this process reaches standard error
+   * meanwhile (other Applications' lines included). How each unit ended still comes back in its
+   * UnitReport, and what fails to start in the exceptions.
    *
    * @param logToStderr true to log to standard error
    * @return this
