@@ -165,6 +165,27 @@ TEST_F(RemoteApplication, AKilledAppDaemonFailsItsUnitNamingHostAndCopies) {
   app.stop();
 }
 
+// A frozen app daemon (SIGSTOP) on b: host a's data connection from it goes silent at 3 s,
+// a consequence; b's host daemon names the cause at 4 s. The report names b (it named a, the
+// healthy host that noticed: a program acting on report.host picked the wrong one).
+TEST_F(RemoteApplication, AFrozenAppDaemonIsNamedNotTheHostThatHeardNothingFromIt) {
+  Application app = open_app();
+  app.start();
+  Unit unit = app.submit("count=100000 sleep_ms=1");
+  ASSERT_TRUE(unit.results().read().has_value());
+  const std::vector<pid_t> on_b = daemons_.app_daemon_pids(1);
+  ASSERT_EQ(on_b.size(), 1u);
+  ::kill(on_b.front(), SIGSTOP);
+  const UnitReport report = unit.wait();
+  EXPECT_FALSE(report.finished);
+  EXPECT_EQ(report.host, "b") << report.str();
+  EXPECT_EQ(report.stage, "app daemon") << report.str();
+  EXPECT_NE(report.message.find("sent no heartbeat"), std::string::npos) << report.message;
+  ::kill(on_b.front(), SIGCONT);  // its host daemon killed it already; in case it did not
+  EXPECT_TRUE(app.submit("count=5").wait().finished);
+  app.stop();
+}
+
 TEST_F(RemoteApplication, AnUnreachableHostFailsStartNamingIt) {
   ApplicationOptions options;
   options.hosts = "a=127.0.0.1:1,b=127.0.0.1:1";

@@ -21,6 +21,9 @@ using Clock = HostGroup::Clock;
 constexpr auto kHeartbeatEvery = 500ms;  // console -> each host daemon
 constexpr auto kSilence = 2500ms;        // a host daemon this quiet is gone
 constexpr auto kSettle = 300ms;          // after a first failure, for the root cause to arrive
+// ... when that first failure is a data connection gone silent (3 s), which a frozen app daemon
+// at its other end causes too: its host daemon names it 4 s after its last heartbeat.
+constexpr auto kSettleAfterSilence = 1500ms;
 constexpr auto kTeardown = 1500ms;       // waiting for exit reports after abort / shutdown
 // The liveness check runs every 200 ms at most (the heartbeats depend on it): a longer gap
 // means this process did not run (stopped by Ctrl-Z or SIGSTOP, starved of CPU, a paused VM).
@@ -282,7 +285,7 @@ bool HostGroup::wait_all(Envelope::BodyCase want, std::uint64_t unit, Clock::dur
   const auto deadline = Clock::now() + timeout;
   std::optional<Clock::time_point> settle;
   for (;;) {
-    if (failure_ && !settle) settle = Clock::now() + kSettle;
+    if (failure_ && !settle) settle = Clock::now() + (failure_->stage == "network" ? kSettleAfterSilence : kSettle);
     if (settle && Clock::now() >= *settle) return false;
     if (!failure_ && done.size() == active_.size()) return true;
     if (!failure_ && Clock::now() > deadline) {

@@ -181,6 +181,27 @@ streams:
           "frozen app daemon: reported with host and pid", text)
     h.no_orphans(list(pids.values()), "after freezing an app daemon")
 
+    # --- a frozen app daemon at the sending end of a stream that crosses hosts: its silence ---
+    # on the data connection (3 s) comes before its host daemon's verdict (4 s), and is only a
+    # consequence: the run names the frozen app daemon's host, not the host that noticed.
+    crossing = h.topology("crossing_long.yaml", f"""name: crossing-long
+{h.hosts_yaml(a, b)}filters:
+  pb: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 1000000000}}, place: {{b: 1}}}}
+  ca: {{class: Consume, library: LIB, place: {{a: 1}}}}
+streams:
+  - {{from: pb.out, to: ca.in, buffer_size: 1KiB}}
+""")
+    p, out, err, pids = start_long_run(h, crossing, [a, b])
+    os.kill(pids["b"], signal.SIGSTOP)
+    stopped = time.time()
+    check(finished_within(p, 8) and p.returncode == 1,
+          f"frozen sending app daemon: console exits 1 ({time.time() - stopped:.2f} s)")
+    err.seek(0)
+    text = err.read()
+    check(f"run failed: host b: app daemon: the app daemon (sluice-appd pid {pids['b']}) sent no heartbeat" in text,
+          "frozen sending app daemon: the run names its host (b), not host a that heard nothing from it", text)
+    h.no_orphans(list(pids.values()), "after freezing a sending app daemon")
+
     # --- Ctrl-C: the run is cancelled everywhere, exit 130 ------------------------------------
     p, out, err, pids = start_long_run(h, long, [a, b])
     p.send_signal(signal.SIGINT)
