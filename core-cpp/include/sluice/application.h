@@ -94,7 +94,12 @@ struct UnitReport {
   std::string filter;
   int copy = -1;
   std::string host;
-  std::string stage;    // create, init, process, finalize, cancelled, host, ...
+  // Where it failed. A filter's own: create, init, process, finalize, end of work (filter and
+  // copy set), crash (a copy crashed its process; filter set when known). The unit's: cancelled.
+  // Reaching and placing: connect (a host daemon unreachable or refusing), load, launch.
+  // Hosts: app daemon, host daemon (died, hung, refused), network (a data connection lost or
+  // silent), link (a control connection), timeout, stall. run: anything else.
+  std::string stage;
   std::string message;  // the exception's message (for Java, with the stack trace)
   std::vector<UnitStreamCount> streams;  // what each stream carried in this unit
   // "unit 3 [payload] finished in 0.012 s", or the failure named as `sluice run` names it.
