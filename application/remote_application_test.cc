@@ -186,20 +186,26 @@ TEST_F(RemoteApplication, AFrozenAppDaemonIsNamedNotTheHostThatHeardNothingFromI
   app.stop();
 }
 
+// What start() throws with `options` ("" and a test failure when it does not throw).
+std::string start_error(const ApplicationOptions& options) {
+  Application app = Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
+  try {
+    app.start();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "start() succeeded";
+  return "";
+}
+
 TEST_F(RemoteApplication, AnUnreachableHostFailsStartNamingIt) {
   ApplicationOptions options;
   options.hosts = "a=127.0.0.1:1,b=127.0.0.1:1";
   options.token_file = daemons_.token_file();
-  Application app = Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
-  try {
-    app.start();
-    ADD_FAILURE() << "start() succeeded with no host daemon";
-  } catch (const Error& e) {
-    // The reason reaches the caller (a submitter of sluice serve sees only this), per host.
-    const std::string message = e.what();
-    EXPECT_NE(message.find("host a (127.0.0.1:1): cannot connect"), std::string::npos) << message;
-    EXPECT_NE(message.find("host b (127.0.0.1:1)"), std::string::npos) << message;
-  }
+  // The reason reaches the caller (a submitter of sluice serve sees only this), per host.
+  const std::string message = start_error(options);
+  EXPECT_NE(message.find("host a (127.0.0.1:1): cannot connect"), std::string::npos) << message;
+  EXPECT_NE(message.find("host b (127.0.0.1:1)"), std::string::npos) << message;
 }
 
 // A token file that cannot be used: the exception says why and which option names it (it
@@ -208,16 +214,10 @@ TEST_F(RemoteApplication, AMissingTokenFileIsNamedInTheException) {
   ApplicationOptions options;
   options.hosts = daemons_.hosts();
   options.token_file = "/nonexistent/sluice-token";
-  Application app = Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
-  try {
-    app.start();
-    ADD_FAILURE() << "start() succeeded without a token file";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("token file '/nonexistent/sluice-token' does not exist"), std::string::npos) << message;
-    EXPECT_NE(message.find("ApplicationOptions names them: token_file"), std::string::npos) << message;
-    EXPECT_EQ(message.find("see above"), std::string::npos) << message;
-  }
+  const std::string message = start_error(options);
+  EXPECT_NE(message.find("token file '/nonexistent/sluice-token' does not exist"), std::string::npos) << message;
+  EXPECT_NE(message.find("ApplicationOptions names them: token_file"), std::string::npos) << message;
+  EXPECT_EQ(message.find("see above"), std::string::npos) << message;
 }
 
 TEST_F(RemoteApplication, AUnitWhoseHostCannotBeReachedNamesThatHost) {

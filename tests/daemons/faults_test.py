@@ -34,6 +34,20 @@ def start_long_run(h, topo, daemons):
     return p, out, err, {d.name: d.app_pids()[-1] for d in daemons}
 
 
+def freeze_app_daemon(h, topo, daemons, host, what, named):
+    """Freezes (SIGSTOP) host `host`'s app daemon in a long run: the console exits 1 within
+    8 s (4 s of silence allowed), and the run's failure is that app daemon, on its host."""
+    p, out, err, pids = start_long_run(h, topo, daemons)
+    os.kill(pids[host], signal.SIGSTOP)
+    stopped = time.time()
+    check(finished_within(p, 8) and p.returncode == 1, f"{what}: console exits 1 ({time.time() - stopped:.2f} s)")
+    err.seek(0)
+    text = err.read()
+    check(f"run failed: host {host}: app daemon: the app daemon (sluice-appd pid {pids[host]}) sent no heartbeat"
+          in text, f"{what}: {named}", text)
+    h.no_orphans(list(pids.values()), f"after: {what}")
+
+
 def finished_within(p, seconds):
     try:
         p.wait(seconds)
@@ -170,16 +184,7 @@ streams:
         check(not listening(port, owner="sluice-appd"), f"data port {port} closed")
 
     # --- a frozen app daemon (SIGSTOP): its host daemon misses its heartbeats and kills it ---
-    p, out, err, pids = start_long_run(h, long, [a, b])
-    os.kill(pids["a"], signal.SIGSTOP)
-    stopped = time.time()
-    check(finished_within(p, 8) and p.returncode == 1,
-          f"frozen app daemon: console exits 1 ({time.time() - stopped:.2f} s; 4 s of silence allowed)")
-    err.seek(0)
-    text = err.read()
-    check(f"host a: app daemon: the app daemon (sluice-appd pid {pids['a']}) sent no heartbeat" in text,
-          "frozen app daemon: reported with host and pid", text)
-    h.no_orphans(list(pids.values()), "after freezing an app daemon")
+    freeze_app_daemon(h, long, [a, b], "a", "frozen app daemon", "reported with host and pid")
 
     # --- a frozen app daemon at the sending end of a stream that crosses hosts: its silence ---
     # on the data connection (3 s) comes before its host daemon's verdict (4 s), and is only a
@@ -191,16 +196,8 @@ streams:
 streams:
   - {{from: pb.out, to: ca.in, buffer_size: 1KiB}}
 """)
-    p, out, err, pids = start_long_run(h, crossing, [a, b])
-    os.kill(pids["b"], signal.SIGSTOP)
-    stopped = time.time()
-    check(finished_within(p, 8) and p.returncode == 1,
-          f"frozen sending app daemon: console exits 1 ({time.time() - stopped:.2f} s)")
-    err.seek(0)
-    text = err.read()
-    check(f"run failed: host b: app daemon: the app daemon (sluice-appd pid {pids['b']}) sent no heartbeat" in text,
-          "frozen sending app daemon: the run names its host (b), not host a that heard nothing from it", text)
-    h.no_orphans(list(pids.values()), "after freezing a sending app daemon")
+    freeze_app_daemon(h, crossing, [a, b], "b", "frozen sending app daemon",
+                      "the run names its host (b), not host a that heard nothing from it")
 
     # --- Ctrl-C: the run is cancelled everywhere, exit 130 ------------------------------------
     p, out, err, pids = start_long_run(h, long, [a, b])
