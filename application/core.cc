@@ -136,6 +136,13 @@ AppCore::AppCore(topo::Topology topology, DeploymentFactory factory, bool remote
 AppCore::~AppCore() {
   if (runner_.joinable() && runner_.get_id() == std::this_thread::get_id()) {
     runner_.detach();  // the runner dropped the last reference itself: it is about to return
+    // No unit is left to drain (each would hold a reference): the drainer only waits.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      drainer_done_ = true;
+      changed_.notify_all();
+    }
+    if (drainer_.joinable()) drainer_.join();
   } else {
     stop(false);
   }

@@ -40,6 +40,7 @@ class RemoteApplication : public ::testing::Test {
     options.token_file = daemons_.token_file();
     return Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
   }
+  pid_t unit_under_way(Application& app, std::optional<Unit>* unit);
   HostDaemons daemons_;
 };
 
@@ -146,15 +147,24 @@ TEST_F(RemoteApplication, ADeploymentOutlivesAnIdlePauseWithItsFilterObjects) {
 // An app daemon killed mid-unit: that unit's report names its host and the copies that went
 // with it, the next unit runs on a fresh deployment, and the program's stderr is left alone
 // (the client end's data plane used to log the lost connection there as an error).
+// A long unit under way (one result read), and host b's app daemon.
+pid_t RemoteApplication::unit_under_way(Application& app, std::optional<Unit>* unit) {
+  app.start();
+  unit->emplace(app.submit("count=100000 sleep_ms=1"));
+  EXPECT_TRUE((*unit)->results().read().has_value());
+  const std::vector<pid_t> on_b = daemons_.app_daemon_pids(1);
+  EXPECT_EQ(on_b.size(), 1u);
+  return on_b.empty() ? -1 : on_b.front();
+}
+
 TEST_F(RemoteApplication, AKilledAppDaemonFailsItsUnitNamingHostAndCopies) {
   Application app = open_app();
-  app.start();
-  Unit unit = app.submit("count=100000 sleep_ms=1");
-  ASSERT_TRUE(unit.results().read().has_value());
-  const std::vector<pid_t> on_b = daemons_.app_daemon_pids(1);
-  ASSERT_EQ(on_b.size(), 1u);
+  std::optional<Unit> under_way;
+  const pid_t on_b = unit_under_way(app, &under_way);
+  ASSERT_GT(on_b, 0);
+  Unit& unit = *under_way;
   ::testing::internal::CaptureStderr();
-  ::kill(on_b.front(), SIGKILL);
+  ::kill(on_b, SIGKILL);
   const UnitReport report = unit.wait();
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_FALSE(report.finished);
@@ -170,18 +180,17 @@ TEST_F(RemoteApplication, AKilledAppDaemonFailsItsUnitNamingHostAndCopies) {
 // healthy host that noticed: a program acting on report.host picked the wrong one).
 TEST_F(RemoteApplication, AFrozenAppDaemonIsNamedNotTheHostThatHeardNothingFromIt) {
   Application app = open_app();
-  app.start();
-  Unit unit = app.submit("count=100000 sleep_ms=1");
-  ASSERT_TRUE(unit.results().read().has_value());
-  const std::vector<pid_t> on_b = daemons_.app_daemon_pids(1);
-  ASSERT_EQ(on_b.size(), 1u);
-  ::kill(on_b.front(), SIGSTOP);
+  std::optional<Unit> under_way;
+  const pid_t on_b = unit_under_way(app, &under_way);
+  ASSERT_GT(on_b, 0);
+  Unit& unit = *under_way;
+  ::kill(on_b, SIGSTOP);
   const UnitReport report = unit.wait();
   EXPECT_FALSE(report.finished);
   EXPECT_EQ(report.host, "b") << report.str();
   EXPECT_EQ(report.stage, "app daemon") << report.str();
   EXPECT_NE(report.message.find("sent no heartbeat"), std::string::npos) << report.message;
-  ::kill(on_b.front(), SIGCONT);  // its host daemon killed it already; in case it did not
+  ::kill(on_b, SIGCONT);  // its host daemon killed it already; in case it did not
   EXPECT_TRUE(app.submit("count=5").wait().finished);
   app.stop();
 }
