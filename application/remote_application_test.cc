@@ -8,7 +8,6 @@
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -41,7 +40,13 @@ class RemoteApplication : public ::testing::Test {
     options.token_file = daemons_.token_file();
     return Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
   }
-  pid_t unit_under_way(Application& app, std::optional<Unit>* unit);
+  // A long unit under way (one result read), and host b's app daemon (-1 and a test
+  // failure when there is not one).
+  struct UnderWay {
+    Unit unit;
+    pid_t app_daemon_on_b;
+  };
+  UnderWay unit_under_way(Application& app);
   HostDaemons daemons_;
 };
 
@@ -148,22 +153,19 @@ TEST_F(RemoteApplication, ADeploymentOutlivesAnIdlePauseWithItsFilterObjects) {
 // An app daemon killed mid-unit: that unit's report names its host and the copies that went
 // with it, the next unit runs on a fresh deployment, and the program's stderr is left alone
 // (the client end's data plane used to log the lost connection there as an error).
-// A long unit under way (one result read), and host b's app daemon.
-pid_t RemoteApplication::unit_under_way(Application& app, std::optional<Unit>* unit) {
+RemoteApplication::UnderWay RemoteApplication::unit_under_way(Application& app) {
   app.start();
-  unit->emplace(app.submit("count=100000 sleep_ms=1"));
-  EXPECT_TRUE((*unit)->results().read().has_value());
+  Unit unit = app.submit("count=100000 sleep_ms=1");
+  EXPECT_TRUE(unit.results().read().has_value());
   const std::vector<pid_t> on_b = daemons_.app_daemon_pids(1);
   EXPECT_EQ(on_b.size(), 1u);
-  return on_b.empty() ? -1 : on_b.front();
+  return {std::move(unit), on_b.empty() ? -1 : on_b.front()};
 }
 
 TEST_F(RemoteApplication, AKilledAppDaemonFailsItsUnitNamingHostAndCopies) {
   Application app = open_app();
-  std::optional<Unit> under_way;
-  const pid_t on_b = unit_under_way(app, &under_way);
+  auto [unit, on_b] = unit_under_way(app);
   ASSERT_GT(on_b, 0);
-  Unit& unit = *under_way;
   ::testing::internal::CaptureStderr();
   ::kill(on_b, SIGKILL);
   const UnitReport report = unit.wait();
@@ -181,10 +183,8 @@ TEST_F(RemoteApplication, AKilledAppDaemonFailsItsUnitNamingHostAndCopies) {
 // healthy host that noticed: a program acting on report.host picked the wrong one).
 TEST_F(RemoteApplication, AFrozenAppDaemonIsNamedNotTheHostThatHeardNothingFromIt) {
   Application app = open_app();
-  std::optional<Unit> under_way;
-  const pid_t on_b = unit_under_way(app, &under_way);
+  auto [unit, on_b] = unit_under_way(app);
   ASSERT_GT(on_b, 0);
-  Unit& unit = *under_way;
   ::kill(on_b, SIGSTOP);
   const UnitReport report = unit.wait();
   EXPECT_FALSE(report.finished);

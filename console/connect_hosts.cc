@@ -62,10 +62,14 @@ std::optional<Credentials> credentials_or_why(const ControlOptions& options, std
   try {
     if (!tls.certificates()) {
       credentials.token_file = token_path(options.token_file);
-      *token_failed = true;
       tls.token = control::read_token_file(credentials.token_file, control::TokenReader::kConsole);
-      *token_failed = false;
     }
+  } catch (const std::exception& e) {
+    *why = e.what();
+    *token_failed = true;
+    return std::nullopt;
+  }
+  try {
     credentials.tls = tls::TlsContext::create(tls::TlsContext::Role::kClient, tls);
   } catch (const std::exception& e) {
     *why = e.what();

@@ -328,20 +328,27 @@ TEST(NetPeerTest, APeerThatFallsSilentWithoutClosingIsLostNamingBothHosts) {
   a.close();
 }
 
+// One source copy on a (played by the test) to a sink on b that records each payload as text
+// (observed()), the stream's `defaults` as given.
+std::string source_on_a_to_text_sink_on_b(const std::string& defaults) {
+  return "defaults: " + defaults + "\n"
+         "filters:\n"
+         "  src:  {class: \"testing_filters::TestSource\", args: {count: 1}}\n"
+         "  sink: {class: \"testing_filters::TestTextSink\"}\n"
+         "streams:\n"
+         "  - {from: src.out, to: sink.in}\n";
+}
+
+std::map<std::string, sluice::Placement> source_on_a_sink_on_b() {
+  return {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}};
+}
+
 // A payload that takes longer to arrive than the silence limit, on a slow link that carries
 // its bytes all the while, is not silence: bytes in the middle of a payload count as heard
 // (a 32 MiB buffer over an 80 Mbit/s link took ~3.4 s and the unit failed as "nothing arrived
 // for 3.1 s", naming a firewall). Here 1 MiB trickles in over ~2 s against a limit of 1 s.
 TEST(NetPeerTest, APayloadSlowerThanTheSilenceLimitIsNotSilence) {
-  RealB b(R"(
-defaults: {buffer_size: 1MiB, depth: 2}
-filters:
-  src:  {class: "testing_filters::TestSource", args: {count: 1}}
-  sink: {class: "testing_filters::TestTextSink"}
-streams:
-  - {from: src.out, to: sink.in}
-)",
-          {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}}, std::chrono::milliseconds(1000));
+  RealB b(source_on_a_to_text_sink_on_b("{buffer_size: 1MiB, depth: 2}"), source_on_a_sink_on_b(), std::chrono::milliseconds(1000));
   observed().reset();
   FakePeer a(b.a_routes(), Cluster::key());
   std::optional<sluice::Failure> failure;
@@ -376,15 +383,7 @@ streams:
 // may deliver in pieces, after it. Here every frame arrives cut at a different point of the
 // next header (0 to all 32 bytes of it): each payload must land whole and in order.
 TEST(NetPeerTest, BigPayloadsFollowedByAnyPartOfTheNextHeaderLandWhole) {
-  RealB b(R"(
-defaults: {buffer_size: 8KiB, depth: 64}
-filters:
-  src:  {class: "testing_filters::TestSource", args: {count: 1}}
-  sink: {class: "testing_filters::TestTextSink"}
-streams:
-  - {from: src.out, to: sink.in}
-)",
-          {{"a", place({{"src", {0}}})}, {"b", place({{"sink", {0}}})}});
+  RealB b(source_on_a_to_text_sink_on_b("{buffer_size: 8KiB, depth: 64}"), source_on_a_sink_on_b());
   observed().reset();
   FakePeer a(b.a_routes(), Cluster::key());
   std::optional<sluice::Failure> failure;
