@@ -128,6 +128,9 @@ class AppCore : public std::enable_shared_from_this<AppCore> {
   // them once it runs, so the unit runs to its end and the next one after it. ~Unit never waits: a thread holding an earlier, unread unit cannot block on it.
   // Throws when no thread can be started (nothing is queued then).
   void orphan(std::shared_ptr<Unit::State> unit);
+  // The state behind `unit` (null for a moved-from Unit), for DetachedUnit.
+  using UnitState = Unit::State;
+  static std::shared_ptr<UnitState> state_of(const Unit& unit) { return unit.state_; }
   // Marks the results of every unit that has not ended discarded (a client's read throws
   // sluice::Error(why) from then on), then reads and drops them, unit after unit, until
   // each unit's results ended. What Application::stop() does first.

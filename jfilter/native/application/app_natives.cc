@@ -8,7 +8,12 @@
 // Signatures come from the headers javac -h generates; app_types.cc registers them, after
 // checking its descriptors against the classes (register_natives.h).
 #include <cstdio>
+#include <iterator>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "application/app_types.h"
 #include "application/client_app.h"
@@ -36,6 +41,44 @@ HandleTable<ClientApp>& apps() {
 HandleTable<ClientUnit>& units() {
   static auto* table = new HandleTable<ClientUnit>();
   return *table;
+}
+
+// Units closed before they ended (Unit.close() never waits), until their report went to Java:
+// delivered, and the unit removed from units(), by the next submit() or close() after the end,
+// or by Unit.waitFor(), or the application's stop.
+class ClosedUnits {
+ public:
+  void add(jlong handle, std::shared_ptr<ClientUnit> unit) {
+    std::lock_guard<std::mutex> lock(mu_);
+    units_.emplace_back(handle, std::move(unit));
+  }
+  // Delivers the reports of the units that have ended, and forgets them. Never waits.
+  void sweep(JNIEnv* env) {
+    std::vector<std::pair<jlong, std::shared_ptr<ClientUnit>>> pending;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending.swap(units_);
+    }
+    std::vector<std::pair<jlong, std::shared_ptr<ClientUnit>>> waiting;
+    for (auto& [handle, unit] : pending) {
+      if (unit->finish_if_ended(env)) {
+        units().remove(handle);
+      } else {
+        waiting.emplace_back(handle, std::move(unit));
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    units_.insert(units_.end(), std::make_move_iterator(waiting.begin()), std::make_move_iterator(waiting.end()));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<jlong, std::shared_ptr<ClientUnit>>> units_;
+};
+
+ClosedUnits& closed_units() {
+  static auto* closed = new ClosedUnits();
+  return *closed;
 }
 
 std::shared_ptr<ClientApp> app_of(jlong handle) {
@@ -109,6 +152,7 @@ JNIEXPORT void JNICALL Java_org_sluice_Application_nStart(JNIEnv* env, jclass, j
 JNIEXPORT jlongArray JNICALL Java_org_sluice_Application_nSubmit(JNIEnv* env, jclass, jlong handle, jbyteArray payload,
                                                                 jobject unit) {
   return sluice::jni::guarded(env, [&] {
+    closed_units().sweep(env);
     std::string bytes(static_cast<std::size_t>(env->GetArrayLength(payload)), '\0');
     env->GetByteArrayRegion(payload, 0, static_cast<jsize>(bytes.size()), reinterpret_cast<jbyte*>(bytes.data()));
     auto [unit_handle, index] = app_of(handle)->submit(env, std::move(bytes), unit);
@@ -180,11 +224,15 @@ JNIEXPORT void JNICALL Java_org_sluice_Unit_nFinish(JNIEnv* env, jclass, jlong h
 
 JNIEXPORT void JNICALL Java_org_sluice_Unit_nClose(JNIEnv* env, jclass, jlong handle) {
   return sluice::jni::guarded(env, [&] {
+    closed_units().sweep(env);
     std::shared_ptr<ClientUnit> unit = units().find(handle);
     if (!unit) return;
-    unit->discard(env, "this Unit was closed; the results it had not read were discarded");
-    unit->end(env);
-    units().remove(handle);
+    unit->close(env, "this Unit was closed; the results it had not read were discarded");
+    if (unit->finish_if_ended(env)) {
+      units().remove(handle);
+    } else {
+      closed_units().add(handle, std::move(unit));
+    }
   });
 }
 

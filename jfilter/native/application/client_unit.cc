@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include "application/app_types.h"
@@ -69,6 +70,12 @@ bool ClientUnit::release(JNIEnv* env, jlong handle) {
 }
 
 bool ClientUnit::finish(JNIEnv* env) {
+  std::optional<DetachedUnit> closed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed = closed_;
+  }
+  if (closed) return report_to_java(env, closed->await_end());
   UnitReport report;
   {
     std::lock_guard<std::mutex> reading(read_mu_);
@@ -76,6 +83,38 @@ bool ClientUnit::finish(JNIEnv* env) {
     }
     report = unit_.wait();
   }
+  return report_to_java(env, report);
+}
+
+void ClientUnit::close(JNIEnv* env, const std::string& why) {
+  discard(env, why);
+  std::lock_guard<std::mutex> closing(close_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return;
+  }
+  try {
+    DetachedUnit detached(unit_);
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = std::move(detached);
+  } catch (const std::system_error&) {
+    end(env);  // no thread for the application's drainer: read and drop them here, waiting
+  }
+}
+
+bool ClientUnit::finish_if_ended(JNIEnv* env) {
+  std::optional<DetachedUnit> closed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reported_) return registry_.live_buffers() == 0;
+    closed = closed_;
+  }
+  if (!closed) return false;
+  std::optional<UnitReport> report = closed->report_if_ended();
+  return report && report_to_java(env, *report);
+}
+
+bool ClientUnit::report_to_java(JNIEnv* env, const UnitReport& report) {
   std::string why;
   {
     std::lock_guard<std::mutex> lock(mu_);

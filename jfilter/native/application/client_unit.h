@@ -10,8 +10,8 @@
 // (Unit.ended) before the handle is removed, so a Java Unit always learns how its unit ended.
 //
 // Thread safety: every method from any thread. One mutex (read_mu_) serializes the uses of the
-// sluice::Unit that read its results (read, and the drain in end); cancel() does not take it, so
-// that it can stop a reader that waits. A second mutex (mu_) guards the registry and the flags,
+// sluice::Unit that read its results (read, and the drain in end); cancel() and close() do not
+// take it, so that they can stop or leave a reader that waits. A second mutex (mu_) guards the registry and the flags,
 // and is never held while a read waits.
 #ifndef SLUICE_JNI_APPLICATION_CLIENT_UNIT_H_
 #define SLUICE_JNI_APPLICATION_CLIENT_UNIT_H_
@@ -20,8 +20,10 @@
 
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <string>
 
+#include "application/detached_unit.h"
 #include "handle_registry.h"
 #include "sluice/application.h"
 
@@ -58,23 +60,39 @@ class ClientUnit {
   // finish() after discard(): drains, waits, delivers the report with the reason.
   void end(JNIEnv* env) { (void)finish(env); }
 
+  // Unit.close(), which never waits: discards as discard(`why`) does, and lets the
+  // application read and drop what is left of the results once the unit runs (as ~Unit does
+  // in C++), so that the unit runs to its end and the next one after it. From then on
+  // finish() waits for the end without reading. Safe to call more than once.
+  void close(JNIEnv* env, const std::string& why);
+  // After close(): when the unit has ended, delivers its report (once) and returns true if no
+  // result buffer is out (remove it then). Never waits.
+  bool finish_if_ended(JNIEnv* env);
+
   // Fails the unit with stage "cancelled" (sluice::Unit::cancel).
   void cancel() { unit_.cancel(); }
   std::uint64_t index() const { return unit_.index(); }
 
  private:
   void deliver(JNIEnv* env, const UnitReport& report, const std::string& why);
+  // deliver() with the reason discard() gave, and the unit marked reported; what finish()
+  // returns.
+  bool report_to_java(JNIEnv* env, const UnitReport& report);
 
   Unit unit_;
   jobject java_;  // global reference to the org.sluice.Unit
 
   std::mutex read_mu_;  // held while unit_'s results are read or drained
+  std::mutex close_mu_;  // one close() at a time detaches the unit
 
   std::mutex mu_;  // guards what follows
   HandleRegistry registry_;  // the result buffers Java holds
   std::string discarded_;    // why results are no longer lent; "" while they are
   bool results_ended_ = false;
   bool reported_ = false;    // the report went to Java
+  // Set by close(): the unit, whose end finish() waits for without reading (the application's
+  // drainer reads). unit_ stays as it is: a reader may be inside it.
+  std::optional<DetachedUnit> closed_;
 };
 
 }  // namespace sluice::jni

@@ -34,8 +34,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>Ownership.</b> A Unit holds native state until the client side is done with it: until
  * its results ended and every result buffer was closed (then it lets go by itself), or until
- * {@link #close()}, or until the application is closed. No finalizer runs; close units you
- * abandon half-read (try-with-resources).
+ * the unit ended after {@link #close()}, or until the application is closed. No finalizer
+ * runs; close units you abandon half-read (try-with-resources).
  *
  * <p><b>Threads.</b> A Unit may be used from any thread. Concurrent {@code read()} calls are
  * serialized (each result goes to one caller). {@link #cancel()} from another thread ends a
@@ -131,10 +131,13 @@ public final class Unit implements AutoCloseable {
   }
 
   /**
-   * Discards the results not read yet, closes the result buffers still held (they become
-   * stale), waits until the unit ended (as {@code waitFor()} does), and lets go of the native
-   * state. {@link #waitFor()} still answers afterwards; {@link #read()} returns null if the
-   * results had ended, else throws {@link IllegalStateException}. Safe to call more than once.
+   * Discards the results not read yet and closes the result buffers still held (they become
+   * stale). Never waits: the unit runs to its end all the same ({@link #cancel()} first to stop
+   * it), and the application reads and drops what is left of its results as they come, so the
+   * units after it run too; the native state goes once it ended. {@link #waitFor()} still
+   * answers afterwards (it waits for the end); {@link #read()} returns null if the results had
+   * ended, else throws {@link IllegalStateException}. Safe to call more than once, and in any
+   * order over the units (try-with-resources closes in reverse).
    */
   @Override
   public void close() {

@@ -7,11 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -461,6 +463,37 @@ class ApplicationTest {
       readAll(next, check);
       assertTrue(next.waitFor().finished());
       assertTrue(check.complete(), check::problem);
+    }
+  }
+
+  @Test
+  void closingALaterUnitWhileHoldingAnEarlierHalfReadOneDoesNotWait() {
+    try (Application app = open(2)) {
+      Unit earlier = app.submit("count=200 size=2000"); // more than the stream holds: it cannot end unread
+      Unit later = app.submit("count=5");
+      Buffer first = earlier.read();
+      assertNotNull(first);
+      first.close();
+      // What try-with-resources over both does: the later unit closes first. It cannot run
+      // before the earlier one is read, and this thread holds that one: close() must not wait.
+      assertTimeoutPreemptively(Duration.ofSeconds(20), later::close,
+          "closing a later unit must not wait while this thread holds an earlier one half-read");
+      IllegalStateException e = assertThrows(IllegalStateException.class, later::read);
+      assertTrue(e.getMessage().contains("this Unit was closed"), e::getMessage);
+      Buffer second = earlier.read(); // the earlier unit is still this thread's to read
+      assertNotNull(second);
+      second.close();
+      assertTimeoutPreemptively(Duration.ofSeconds(20), earlier::close);
+      assertTrue(earlier.waitFor().finished(), () -> earlier.waitFor().toString());
+      assertTrue(later.waitFor().finished(), "closing a unit discards its results, it does not cancel it");
+      later.close(); // twice is fine
+
+      Unit next = app.submit("count=30");
+      ResultsCheck check = new ResultsCheck(next.index(), 2, 30, 64);
+      readAll(next, check);
+      assertTrue(next.waitFor().finished());
+      assertTrue(check.complete(), check::problem);
+      assertEquals(3, app.unitsEnded());
     }
   }
 
