@@ -7,6 +7,7 @@
 #include "application/core.h"
 #include "application/embedded_deployment.h"
 #include "application/remote_deployment.h"
+#include "log/backend.h"
 
 namespace sluice {
 
@@ -91,6 +92,12 @@ std::shared_ptr<AppCore> make_core(topo::Topology topology, const ApplicationOpt
   }
   auto core = std::make_shared<AppCore>(std::move(topology), std::move(factory), remote);
   if (!options.log_to_stderr) core->mute_stderr();
+  if (core->topology().work_given) {
+    // The same file often serves sluice run too: said, not refused.
+    logging::process_line(LogLevel::kInfo, core->topology().file + ": the topology's work: (" +
+                                               std::to_string(core->topology().work.size()) +
+                                               " unit(s)) is not run: an Application runs the units submit() appends");
+  }
   return core;
 }
 

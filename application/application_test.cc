@@ -470,6 +470,21 @@ TEST(Application, LogToStderrFalseKeepsItsLinesOffStderr) {
   }
 }
 
+// work: in the topology is sluice run's; an Application says it does not run it (it was
+// silently ignored), and runs only what is submitted.
+TEST(Application, SaysThatTheTopologysWorkIsNotRun) {
+  ::testing::internal::CaptureStderr();
+  Application app = Application::from_text(topology_text(1) + "work: [count=1, count=2]\n", "app-test.yaml", "/tmp");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("app-test.yaml: the topology's work: (2 unit(s)) is not run: an Application runs the units "
+                     "submit() appends"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(app.submit("count=3").wait().finished);
+  app.stop();
+  EXPECT_EQ(app.units_ended(), 1u);
+}
+
 // A moved-from Application or Unit says so from every call (name() used to crash, and
 // index() to answer 0, a real unit's index).
 TEST(Application, AMovedFromApplicationOrUnitSaysSo) {

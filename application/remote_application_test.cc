@@ -17,6 +17,7 @@
 #include "application/thousand_units.h"
 #include "testing/process_resources.h"
 #include "sluice/application.h"
+#include "sluice/filter.h"
 
 namespace sluice {
 namespace {
@@ -228,6 +229,50 @@ TEST_F(RemoteApplication, AMissingTokenFileIsNamedInTheException) {
   EXPECT_NE(message.find("token file '/nonexistent/sluice-token' does not exist"), std::string::npos) << message;
   EXPECT_NE(message.find("ApplicationOptions names them: token_file"), std::string::npos) << message;
   EXPECT_EQ(message.find("see above"), std::string::npos) << message;
+}
+
+// A filter compiled into this program (no library:) cannot run across hosts: open() says so,
+// naming the filter (the app daemon said "this program has no filter class", of a program
+// that has it).
+class InProgramFilter : public Filter {
+ public:
+  void process(Context&) override {}
+};
+SLUICE_FILTER(InProgramFilter)
+
+TEST_F(RemoteApplication, AFilterCompiledIntoTheProgramIsRefusedAcrossHostsNamingIt) {
+  const std::string yaml = "name: in-program\n"
+                           "filters:\n"
+                           "  mine: {class: InProgramFilter}\n";
+  // Embedded, it runs.
+  Application embedded = Application::from_text(yaml, "in-program.yaml", "/tmp");
+  EXPECT_TRUE(embedded.submit("").wait().finished);
+  embedded.stop();
+  ApplicationOptions options;
+  options.hosts = daemons_.hosts();
+  options.token_file = daemons_.token_file();
+  try {
+    Application app = Application::from_text(yaml, "in-program.yaml", "/tmp", options);
+    ADD_FAILURE() << "open() accepted a filter without library: across hosts";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("in-program.yaml:3:3: filter 'mine' has no library:"), std::string::npos) << message;
+    EXPECT_NE(message.find("name it with library: in the filter"), std::string::npos) << message;
+  }
+}
+
+TEST_F(RemoteApplication, AMalformedHostsOptionIsNamedAsTheProgramSetIt) {
+  ApplicationOptions options;
+  options.hosts = "a=127.0.0.1";
+  options.token_file = daemons_.token_file();
+  try {
+    Application app = Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
+    ADD_FAILURE() << "open() accepted hosts without a port";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("ApplicationOptions hosts: 'a=127.0.0.1' is not NAME=ADDR:PORT", 0), 0u) << message;
+    EXPECT_EQ(message.find("--hosts"), std::string::npos) << message;  // no such option in a program
+  }
 }
 
 TEST_F(RemoteApplication, AUnitWhoseHostCannotBeReachedNamesThatHost) {

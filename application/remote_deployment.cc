@@ -254,7 +254,13 @@ class RemoteDeployment final : public Deployment {
 
 DeploymentFactory remote_deployment_factory(topo::Topology& topology, const ApplicationOptions& options) {
   auto shared = std::make_shared<RemoteShared>();
-  if (!options.hosts.empty()) console::apply_hosts_option(topology, options.hosts);
+  if (!options.hosts.empty()) {
+    // Named as the program set it (the same check as sluice run's --hosts).
+    if (std::string problem = console::hosts_option_problem(options.hosts); !problem.empty()) {
+      throw Error("ApplicationOptions hosts: " + problem);
+    }
+    console::apply_hosts_option(topology, options.hosts);
+  }
   const bool certificates = !options.cert_file.empty() || !options.key_file.empty() || !options.ca_file.empty();
   if (certificates && (options.cert_file.empty() || options.key_file.empty() || options.ca_file.empty())) {
     throw Error("certificates need all three of cert_file, key_file and ca_file");
@@ -273,6 +279,17 @@ DeploymentFactory remote_deployment_factory(topo::Topology& topology, const Appl
     shared->launcher = console::make_launcher(launch);
   } else if (topology.hosts.empty()) {
     throw Error("no hosts: give the topology hosts:, or ApplicationOptions::hosts");
+  }
+  for (const topo::FilterSpec& f : topology.filters) {
+    // The app daemons cannot see this program's classes; left to them, the refusal read
+    // "this program has no filter class", about a program that has it.
+    if (f.lang != topo::Lang::kCpp || !f.library.empty()) continue;
+    throw Error(topo::Diagnostic{topology.file, f.mark,
+                                 "filter '" + f.name + "' has no library:, and across hosts each host's app daemon loads "
+                                 "a C++ filter's class '" + f.class_name + "' from a shared library (classes compiled "
+                                 "into this program run only embedded): build it into one (add_library(NAME SHARED "
+                                 "...) with SLUICE_FILTER(" + f.class_name + ")) and name it with library: in the filter"}
+                    .str());
   }
   shared->options = options;
   shared->control.token_file = options.token_file;
