@@ -237,7 +237,10 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
       break;
     case Envelope::kFailure: {
       const auto& f = m.failure();
-      if (f.streams_size() > 0) stats_.store(e.host, f.streams());  // its counts at the failure
+      if (f.streams_size() > 0) {  // its counts at the failure
+        stats_.store(e.host, f.streams());
+        stats_.mark_final(e.host);
+      }
       Failure failure{f.filter(), f.copy(), f.host().empty() ? c.name() : f.host(), f.unit(), f.stage(), f.message()};
       if (failure.filter.empty()) {
         failure.message = "host " + failure.host + ": " + failure.stage + ": " + failure.message;

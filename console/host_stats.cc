@@ -5,7 +5,8 @@
 namespace sluice::console {
 
 HostStats::HostStats(const topo::Topology& topology, std::size_t hosts)
-    : topology_(topology), per_host_(hosts), activity_(hosts), in_flight_(hosts), reported_(hosts), idle_(hosts, false) {
+    : topology_(topology), per_host_(hosts), activity_(hosts), in_flight_(hosts), reported_(hosts), idle_(hosts, false),
+      final_(hosts, false) {
   for (const topo::StreamSpec& s : topology_.streams) labels_.push_back(s.label());
 }
 
@@ -54,6 +55,7 @@ void settle(CopyActivity& copy, const std::string& stage) {
 
 void HostStats::mark_running(int host) {
   idle_[static_cast<std::size_t>(host)] = false;
+  final_[static_cast<std::size_t>(host)] = false;
   auto& at = reported_[static_cast<std::size_t>(host)];
   if (at) at = std::chrono::steady_clock::now();
 }

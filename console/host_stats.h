@@ -60,6 +60,13 @@ class HostStats {
   void mark_running(int host);
   // Between its units (after unit_done, before the next start): its counters cannot change.
   bool idle(int host) const { return idle_[static_cast<std::size_t>(host)]; }
+  // Host `host` reported its failure with its counts as of then: they are its last word.
+  void mark_final(int host) { final_[static_cast<std::size_t>(host)] = true; }
+  // Whether what host `host` said last is its final count: it ended its unit (idle) or
+  // reported its failure with its counts. Not so for a host whose app daemon died.
+  bool counts_final(int host) const {
+    return idle_[static_cast<std::size_t>(host)] || final_[static_cast<std::size_t>(host)];
+  }
   // Every host's copies, as last reported.
   std::vector<CopyActivity> activity() const;
   // Host `name`'s latest word on what its data plane holds ("" when it was moving).
@@ -80,6 +87,7 @@ class HostStats {
   std::vector<std::pair<std::string, std::string>> in_flight_;  // [host]: name, its report
   std::vector<std::optional<std::chrono::steady_clock::time_point>> reported_;  // [host]
   std::vector<bool> idle_;                                                      // [host]
+  std::vector<bool> final_;  // [host]: mark_final since its last mark_running
 };
 
 }  // namespace sluice::console

@@ -226,6 +226,14 @@ int RemoteRun::run() {
   log_output::set_clear_line_first(false);
   report.wall_seconds = seconds_since(start);
   report.failure = hosts_.failure();
+  if (report.failure) {
+    for (int i : hosts_.active()) {
+      if (stats_.counts_final(i)) continue;
+      const double age = stats_.report_age_seconds(i);
+      report.partial_counts.push_back(hosts_.client(i).name() +
+                                      (age < 0 ? ", which never reported" : ", last reported " + fixed(age, 1) + " s before the end"));
+    }
+  }
   // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so first.
   if (report.failure && launcher_ != nullptr && !hosts_.interrupted()) (void)name_the_end(*launcher_, *report.failure);
   if (report.failure && launcher_ != nullptr && !report.failure->host.empty()) {

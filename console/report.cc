@@ -15,6 +15,7 @@
 #include "console/exit_codes.h"
 #include "sluice/error.h"
 #include "text/shortened.h"
+#include "topology/suggest.h"
 
 namespace sluice::console {
 
@@ -140,6 +141,10 @@ std::string summary_table(const RunReport& report, bool blocked) {
     }
     out += "\n";
   }
+  if (!report.streams.empty() && !report.partial_counts.empty()) {
+    out += "(at least: no final counts came from host " + topo::join(report.partial_counts, "; host ") +
+           ": their copies' share above is what they had carried by their last report)\n";
+  }
   std::size_t finished = 0;
   for (const UnitRecord& u : report.units) finished += u.finished ? 1 : 0;
   out += "units of work: " + std::to_string(finished) + "/" + std::to_string(report.units.size()) +
@@ -187,6 +192,8 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
                       {"stage", f.stage}, {"message", f.message}};
   }
   if (!report.stuck.empty()) doc["stuck_copies"] = report.stuck;
+  // The streams' counts are lower bounds when this is there (RunReport::partial_counts).
+  if (!report.partial_counts.empty()) doc["partial_counts_from_hosts"] = report.partial_counts;
   // Payloads and messages are bytes a peer chose: what is not UTF-8 becomes U+FFFD (JSON must
   // be UTF-8; the default handler threw, and the file stayed empty).
   const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -31,6 +31,10 @@ struct RunReport {
   double wall_seconds = 0;
   std::optional<Failure> failure;
   std::vector<std::string> stuck;
+  // Across hosts, after a failure: the hosts whose final counts never came (their app daemon
+  // or the host itself went first), as "b, last reported 0.4 s before the end": their share of
+  // `streams` is what they said last, so the streams carried at least that.
+  std::vector<std::string> partial_counts;
   int exit_code = 0;
 };
 

@@ -69,6 +69,13 @@ def test(h):
     check({k: failure[k] for k in ("filter", "copy", "host", "unit", "stage")} ==
           {"filter": "boom", "copy": 1, "host": "b", "unit": 0, "stage": "process"},
           "SIGSEGV: the --metrics failure record names filter, copy, host, unit and stage", failure)
+    # b's app daemon died before its final counts: the figures are lower bounds, and say so
+    # (they read as exact, and were 0 when every host crashed before its first report).
+    partial = json.load(open(metrics)).get("partial_counts_from_hosts", [])
+    check(len(partial) == 1 and partial[0].startswith("b, "), "SIGSEGV: --metrics names b's counts as partial", partial)
+    check(re.search(r"^\(at least: no final counts came from host b, (which never reported|last reported [\d.]+ s before "
+                    r"the end): their copies' share above is what they had carried by their last report\)$", err, re.M),
+          "SIGSEGV: the summary says its counts lack what b carried after its last report", err)
 
     # --- SIGBUS in init of the second unit of work, on the producer's host --------------------
     status, err, secs, pids = crash_run(h, a, b, "bus", "signal: bus, stage: init, copy: 0, unit: 1")
