@@ -1,5 +1,7 @@
 #include "application/core.h"
 
+#include "control/codec.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -179,6 +181,8 @@ std::optional<Failure> AppCore::start_failure() const {
 std::shared_ptr<Unit::State> AppCore::submit(std::string payload) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) throw Error("the application is stopped; submit units before stop(), or open it again");
+  // Sent on, it would have closed the control connection, and the deployment with it.
+  if (remote_ && payload.size() > control::kMaxPayload) throw Error(control::payload_too_large("the payload", payload.size()));
   auto unit = std::make_shared<Unit::State>(shared_from_this(), next_index_++, std::move(payload));
   queue_.push_back(unit);
   // Units whose handles are gone are forgotten now and then, so that a long-lived

@@ -261,6 +261,23 @@ TEST_F(RemoteApplication, AFilterCompiledIntoTheProgramIsRefusedAcrossHostsNamin
   }
 }
 
+// A payload too large for the control message that carries it to the hosts is refused by
+// submit(), and the deployment goes on: sent, it closed the connection, and the unit's
+// failure blamed a host daemon that "died".
+TEST_F(RemoteApplication, APayloadTooLargeToCrossIsRefusedBySubmitAndTheNextUnitRuns) {
+  Application app = open_app();
+  app.start();
+  try {
+    (void)app.submit(std::string(17u << 20, 'x'));
+    ADD_FAILURE() << "submit() accepted a 17 MiB payload across hosts";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("the payload is 17825792 bytes; a unit's payload may be at most"), std::string::npos) << message;
+  }
+  EXPECT_TRUE(app.submit("count=5").wait().finished);
+  app.stop();
+}
+
 TEST_F(RemoteApplication, AMalformedHostsOptionIsNamedAsTheProgramSetIt) {
   ApplicationOptions options;
   options.hosts = "a=127.0.0.1";

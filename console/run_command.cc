@@ -14,6 +14,7 @@
 #include "console/commands.h"
 #include "console/exit_codes.h"
 #include "console/remote.h"
+#include "control/codec.h"
 #include "console/report.h"
 #include "console/run_status.h"
 #include "console/stall_watch.h"
@@ -230,7 +231,15 @@ int run_command(const RunOptions& options) {
     std::cerr << e.what() << "\n";
     return kExitBadTopology;
   }
-  if (!topology.hosts.empty() || !options.launch.launcher.empty()) return run_remote(options, topology);
+  if (!topology.hosts.empty() || !options.launch.launcher.empty()) {
+    for (const std::string& work : topology.work) {
+      if (work.size() > control::kMaxPayload) {
+        std::cerr << "sluice: " << control::payload_too_large("a unit's --work or work: entry", work.size()) << "\n";
+        return kExitUsage;
+      }
+    }
+    return run_remote(options, topology);
+  }
 
   block_watched_signals();  // before the --ui thread starts
   // Before any filter is loaded: what they print goes above the progress line.

@@ -145,8 +145,7 @@ int submit_command(const SubmitOptions& given) {
   if (!address) return kExitUsage;
   SubmitOptions options = given;
   options.address = *address;
-  // The submit message must fit in one control frame (16 MiB), with room for its framing.
-  const std::size_t limit = control::kMaxFrame - 64;
+  const std::size_t limit = control::kMaxPayload;
   if (!options.work_file.empty()) {
     std::optional<std::string> work = read_work_file(options.work_file, limit);
     if (!work) return kExitUsage;

@@ -13,6 +13,12 @@
 
 namespace sluice::control {
 
+std::string payload_too_large(const std::string& what, std::size_t size) {
+  return what + " is " + std::to_string(size) + " bytes; a unit's payload may be at most " + std::to_string(kMaxPayload) +
+         " bytes across hosts and to sluice serve (it travels in one control message): pass a file's path or a key "
+         "in it instead of its content";
+}
+
 const char* kind(const Envelope& e) {
   switch (e.body_case()) {
     case Envelope::kHello: return "hello";

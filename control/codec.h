@@ -27,6 +27,11 @@ inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::size_t kHeaderSize = 4;
 // The largest frame: a launch message carries the topology text.
 inline constexpr std::size_t kMaxFrame = std::size_t{16} << 20;
+// The largest unit-of-work payload that crosses to host daemons (start_unit) or to sluice
+// serve (submit): one frame, with room for the message around it.
+inline constexpr std::size_t kMaxPayload = kMaxFrame - 64;
+// What a payload over kMaxPayload is told: "<what> is N bytes; ...".
+std::string payload_too_large(const std::string& what, std::size_t size);
 
 // "hello", "launch", ... for logs; "empty" when no message is set.
 const char* kind(const Envelope& envelope);

@@ -174,7 +174,9 @@ class Application {
   void start();
 
   // Appends a unit of work with `payload` (what Context::work() returns in every copy).
-  // Returns at once. Throws sluice::Error once the application is stopped.
+  // Returns at once. Throws sluice::Error once the application is stopped, and across hosts
+  // for a payload over 16 MiB less 64 bytes (it crosses in one control message: pass a
+  // file's path or a key instead).
   Unit submit(std::string payload);
 
   // Finishes the units already submitted, then stops every copy (across hosts: the app

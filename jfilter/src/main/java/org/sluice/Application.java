@@ -137,6 +137,8 @@ public final class Application implements AutoCloseable {
    * @param payload what {@link Context#work()} returns in every copy for this unit
    * @return the unit: read its results to the end, or wait for it, or close it (see {@link Unit})
    * @throws IllegalStateException once the application was stopped, aborted or closed
+   * @throws SluiceException across hosts, for a payload over 16 MiB less 64 bytes (it crosses
+   *     to the hosts in one control message): pass a file's path or a key instead
    */
   public Unit submit(String payload) {
     Objects.requireNonNull(payload, "payload");
@@ -152,6 +154,7 @@ public final class Application implements AutoCloseable {
    *     {@link Unit#work()} read it as UTF-8
    * @return the unit, as {@link #submit(String)} returns it
    * @throws IllegalStateException once the application was stopped, aborted or closed
+   * @throws SluiceException across hosts, for a payload over 16 MiB less 64 bytes
    */
   public Unit submit(byte[] payload) {
     Objects.requireNonNull(payload, "payload");
