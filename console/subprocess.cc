@@ -28,6 +28,13 @@ using Clock = std::chrono::steady_clock;
   if (devnull >= 0) dup2(devnull, 0);
   dup2(out_fd, 1);
   dup2(err_fd, 2);
+  // Nothing else of the console's: Asio opens its sockets without close-on-exec, so serve's
+  // --listen and --ui sockets stayed open in every srun, holding the ports after serve died.
+  // close_range needs Linux 5.9; before that, one by one.
+  if (::close_range(3, ~0U, 0) != 0) {
+    const long max_fd = ::sysconf(_SC_OPEN_MAX);
+    for (long fd = 3; fd < (max_fd > 0 ? max_fd : 65536); ++fd) ::close(static_cast<int>(fd));
+  }
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

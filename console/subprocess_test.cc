@@ -1,11 +1,14 @@
 #include "console/subprocess.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "sluice/error.h"
@@ -27,6 +30,24 @@ TEST(Child, DoesNotFollowASymlinkPlantedAtItsLogFile) {
   std::ifstream in(victim);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), "precious\n");
   fs::remove_all(dir);
+}
+
+// A descriptor the console holds without close-on-exec (Asio's sockets: serve's --listen)
+// does not reach the child: srun kept serve's ports after serve was gone.
+TEST(RunAndCapture, TheChildInheritsNoDescriptorButItsStandardOnes) {
+  const int opened = ::open("/dev/null", O_RDONLY);
+  const int held = ::fcntl(opened, F_DUPFD, 100);  // no close-on-exec; clear of what ls opens
+  ::close(opened);
+  ASSERT_GE(held, 100);
+  const CommandOutput listed = run_and_capture({"sh", "-c", "ls /proc/self/fd"});
+  ::close(held);
+  ASSERT_TRUE(listed.ok()) << listed.err;
+  std::set<std::string> fds;
+  std::istringstream lines(listed.out);
+  for (std::string fd; lines >> fd;) fds.insert(fd);
+  // 0, 1, 2, and the descriptor ls itself opened to read the directory.
+  EXPECT_EQ(fds.count(std::to_string(held)), 0u) << listed.out;
+  EXPECT_LE(fds.size(), 4u) << listed.out;
 }
 
 TEST(Child, WritesItsOutputToAFileItMakes) {
