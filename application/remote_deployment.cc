@@ -74,8 +74,12 @@ class RemoteDeployment final : public Deployment {
       // Starts a sluiced per logical host and fills in their addresses (t_ is the shared
       // topology) and this run's token. Like an unreachable host daemon, a failure here is
       // the "connect" stage: sluice serve exits 4, as sluice run does.
-      if (shared_->launcher->start(shared_->topology, shared_->control) != console::kExitOk) {
+      const int started = shared_->launcher->start(shared_->topology, shared_->control);
+      if (started != console::kExitOk) {
         shared_->failed = true;
+        if (started == console::kExitInterrupted) {
+          return Failure{"", -1, "", 0, "interrupted", "interrupted while the launcher started the host daemons"};
+        }
         return Failure{"", -1, "", 0, "connect", "the launcher could not start the host daemons (see above)"};
       }
       shared_->launched = true;

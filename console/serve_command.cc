@@ -93,17 +93,18 @@ void block_signals(bool block) {
   pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
 }
 
-// While it lives, threads started by this one are born with SIGINT and SIGTERM blocked.
-struct SignalsBlocked {
-  SignalsBlocked() { block_signals(true); }
-  ~SignalsBlocked() { block_signals(false); }
-};
 
 }  // namespace
 
 int serve_command(const ServeOptions& options) {
   // A crash names the filter copy it happened in before the process dies (as sluice run).
   crash::install_handlers();
+  // Blocked in every thread until the application has started (the runner thread, born in
+  // open(), keeps them so): a launcher waiting for its allocation takes them itself
+  // (take_interrupt), withdraws the request and start() fails. Before, the server's handler
+  // took them and nothing ran it until the start was over: Ctrl-C did nothing while Slurm
+  // kept the allocation pending, and the granted allocation was then torn down half-way.
+  block_signals(true);
   const std::optional<boost::asio::ip::tcp::endpoint> listen = listen_endpoint(options);
   if (!listen) return kExitUsage;
   // Everything sluice run checks before it starts anything, with its exit status.
@@ -139,7 +140,6 @@ int serve_command(const ServeOptions& options) {
   // then the linger after it (sigtimedwait).
   std::unique_ptr<ServeUi> ui;
   try {
-    const SignalsBlocked blocked;
     ui = ServeUi::start(options, topology, *app);
   } catch (const std::exception& e) {
     std::cerr << "sluice: " << e.what() << "\n";
@@ -152,8 +152,11 @@ int serve_command(const ServeOptions& options) {
     // As sluice run: a host daemon that cannot be reached (or refuses the handshake) is 4.
     const std::shared_ptr<AppCore> core = core_of(*app);
     const std::optional<Failure> why = core ? core->start_failure() : std::nullopt;
+    if (why && why->stage == "interrupted") return kExitInterrupted;
     return why && why->stage == "connect" ? kExitHostUnavailable : kExitRunFailed;
   }
+  // From here the server takes them (Asio), in this thread; the others keep them blocked.
+  block_signals(false);
   if (ui) ui->started();
   // What serve does not use, said once, before the line that says it serves: a newcomer's topology usually came from sluice run.
   if (topology.work_given) {

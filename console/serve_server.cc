@@ -5,6 +5,7 @@
 
 #include "application/core.h"
 #include "console/exit_codes.h"
+#include "console/launched_now.h"
 #include "console/report.h"
 #include "console/subprocess.h"
 #include "daemons/log.h"
@@ -174,7 +175,9 @@ void ServeServer::do_await_signal() {
       return;
     }
     if (interrupted) {
-      dlog::error("second " + name + " while stopping: exiting now");
+      // No orderly stop, but what a launcher started must not outlive this process.
+      const std::string ended = end_launched_now();
+      dlog::error("second " + name + " while stopping: exiting now" + (ended.empty() ? "" : " (" + ended + ")"));
       _exit(kExitInterrupted);
     }
     signalled_ = true;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "console/exit_codes.h"
+#include "console/launched_now.h"
 #include "control/auth.h"
 #include "sluice/error.h"
 
@@ -254,6 +255,7 @@ bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupt
     if (job_id_.empty() && std::regex_search(text, m, job_re)) {
       job_id_ = m[1];
       own_allocation_ = true;  // from here on, stop() releases it
+      publish();
     }
     if (!running) {
       if (salloc.exit_status() == 0 && text.find("Granted job allocation") != std::string::npos && !job_id_.empty()) {
@@ -351,6 +353,7 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
       wrote_logs_ = true;
       steps_.push_back(std::move(s));
     }
+    publish();
     if (!wait_ready(&interrupted)) return interrupted ? kExitInterrupted : kExitHostUnavailable;
     for (Step& s : steps_) {
       for (topo::HostSpec& h : t.hosts) {
@@ -515,6 +518,16 @@ void SlurmLauncher::release_allocation() {
             << " s after scancel; check with squeue -j " << job_id_ << "\n";
 }
 
+void SlurmLauncher::publish() {
+  Launched held;
+  for (const Step& s : steps_) {
+    if (s.srun) held.sruns.push_back(s.srun->pid());
+  }
+  if (own_allocation_) held.allocation = job_id_;
+  held.token_file = token_file_;
+  publish_launched(this, std::move(held));
+}
+
 void SlurmLauncher::stop(bool failed) {
   if (stopped_) return;
   stopped_ = true;
@@ -526,6 +539,7 @@ void SlurmLauncher::stop(bool failed) {
   }
   end_steps();
   if (own_allocation_ && !job_id_.empty()) release_allocation();
+  publish_launched(this, {});  // ended, all of it
   std::error_code ec;
   if (!token_file_.empty()) fs::remove(token_file_, ec);
   for (const Step& s : steps_) fs::remove(s.ready_file, ec);

@@ -82,6 +82,8 @@ class SlurmLauncher : public Launcher {
   std::vector<Step> steps_;
   bool wrote_logs_ = false;  // salloc or a step ran: the run directory has logs
   bool stopped_ = false;
+  // Tells launched_now.h what this launcher holds now (sruns, its own allocation, token).
+  void publish();
 };
 
 }  // namespace sluice::console

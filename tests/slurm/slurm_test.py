@@ -523,6 +523,48 @@ streams:
           "serve whose Slurm job was cancelled ends with status 4, naming the job's state", p.returncode, text)
     c.nothing_left(job, "after serve's job was cancelled")
 
+    # Ctrl-C on serve while its request waits (another job holds both nodes): withdrawn,
+    # status 130. It used to do nothing until the allocation came, and then tear it down.
+    r = c.cmd("sbatch", "--parsable", "--nodes", "2", "--exclusive", "--output", "/dev/null", "--wrap", "sleep 300")
+    blocker = r.stdout.strip().split(";")[0]
+    h.cleanups.append(lambda: c.cmd("scancel", blocker))
+    h.wait_for(lambda: c.cmd("squeue", "-h", "-j", blocker, "-o", "%T").stdout.strip() == "RUNNING", 30,
+               "the blocking job to run")
+    err_path = os.path.join(h.dir, "serve-pending.err")
+    with open(err_path, "w+") as err:
+        p = subprocess.Popen([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm",
+                              "--token-file", h.token], env=env, stdout=subprocess.DEVNULL, stderr=err)
+        h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
+        h.wait_for(lambda: "is waiting for 2 node(s)" in read(err_path), 30, "serve to say it waits")
+        pending = re.search(r"slurm: job (\d+) is waiting", read(err_path)).group(1)
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            pass
+    text = read(err_path)
+    check(p.returncode == 130 and "interrupted by SIGINT while waiting for a Slurm allocation" in text,
+          "Ctrl-C on serve while its allocation is pending: status 130", p.returncode, text)
+    check(pending not in c.cmd("squeue", "-h", "-o", "%i").stdout.split(), f"serve's pending request (job {pending}) is "
+          "withdrawn", c.queue())
+    c.cmd("scancel", blocker)
+    h.wait_for(lambda: c.queue() == "", 30, "the blocking job to end")
+
+    # A second Ctrl-C exits at once, and still ends the steps and the allocation serve made
+    # (they used to run on until someone ran scancel).
+    p, err_path = start_serve("serve-twice-interrupted")
+    job = job_of(read(err_path))
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(30)
+    except subprocess.TimeoutExpired:
+        pass
+    text = read(err_path)
+    check(p.returncode == 130, "serve interrupted twice exits 130", p.returncode, text)
+    c.nothing_left(job, "after a second Ctrl-C on serve", wait=15)
+
     # Slurm refuses serve's request: status 4, as for sluice run (it was 1, "run failed").
     r = subprocess.run([h.console, "serve", served, "--listen", "127.0.0.1:0", "--launcher", "slurm", "--partition",
                         "nosuch", "--token-file", h.token], env=env, capture_output=True, text=True, timeout=120)
