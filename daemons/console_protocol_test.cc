@@ -146,6 +146,19 @@ TEST_F(ConsoleProtocolTest, CommandsAfterTheHello) {
   EXPECT_FALSE(session.closed);
 }
 
+// The host name ends up in the app daemon's log prefix: a newline in it forged log lines.
+TEST_F(ConsoleProtocolTest, ALaunchWhoseHostNameHasControlCharactersIsRefused) {
+  Envelope e;
+  e.mutable_launch()->set_application_id("app");
+  e.mutable_launch()->set_host("b\n2026-11-26T10:00:00.000Z sluiced[1] [error] forged");
+  feed(hello() + frame(e));
+  ASSERT_EQ(errors().size(), 1u);
+  EXPECT_NE(errors()[0].find("launch refused: its host name"), std::string::npos) << errors()[0];
+  EXPECT_EQ(session.launches, 0);
+  feed(launch());  // a good one after it still launches
+  EXPECT_EQ(session.launches, 1);
+}
+
 TEST_F(ConsoleProtocolTest, AFailedLaunchIsReportedAndMayBeRetried) {
   session.launch_fails = true;
   feed(hello() + launch());
