@@ -30,7 +30,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Units run one at a time, in submission order.</b> A unit cannot end before its
  * results are read, so each unit must be read to the end ({@code read()} returns null), or
  * waited for ({@link #waitFor()} discards what is left), or closed: a unit nobody reads holds
- * every later unit back. {@link Application#close()} discards what nobody has read.
+ * every later unit back. {@link Application#close()} discards what nobody has read. So a
+ * thread that reads (or waits for) a later unit while it holds an earlier one unread waits for
+ * good, e.g. {@code try (Unit u1 = app.submit(a); Unit u2 = app.submit(b)) { u2.read(); }}:
+ * read {@code u1} first, or from another thread (after 5 s a warning names the unit that holds
+ * it back). Closing units, in any order, never waits.
+ *
+ * <p><b>A failed unit's results end too.</b> {@code read()} returns null at the end of the
+ * results whether the unit finished or failed; only {@link #waitFor()} says which. Call it.
  *
  * <p><b>Ownership.</b> A Unit holds native state until the client side is done with it: until
  * its results ended and every result buffer was closed (then it lets go by itself), or until
