@@ -388,6 +388,31 @@ TEST(Application, ACancelledQueuedUnitEndsAtOnce) {
   app.stop();
 }
 
+// cancel() ends a read() that waits at once, also while every copy is busy in its own code
+// (the source sleeps 8 s before its first result): the read waited for the copy to return.
+TEST(Application, CancelEndsAWaitingReadWhileTheCopiesAreBusyInTheirOwnCode) {
+  Application app = open_app(1);
+  Unit unit = app.submit("count=2 sleep_ms=8000");
+  std::atomic<bool> ended{false};
+  std::thread reader([&] {
+    while (unit.results().read()) {
+    }
+    ended = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the reader waits by now
+  const auto cancelled = std::chrono::steady_clock::now();
+  unit.cancel();
+  while (!ended && std::chrono::steady_clock::now() - cancelled < std::chrono::seconds(4)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(ended.load()) << "read() still waits 4 s after cancel(), for a copy busy in its own code";
+  reader.join();
+  const UnitReport report = unit.wait();
+  EXPECT_FALSE(report.finished);
+  EXPECT_EQ(report.stage, "cancelled");
+  app.stop();
+}
+
 TEST(Application, AbortCancelsWhatIsQueued) {
   Application app = open_app();
   Unit running = app.submit("count=100000 sleep_ms=1");

@@ -43,10 +43,11 @@ HandleTable<ClientUnit>& units() {
   return *table;
 }
 
-// Units closed before they ended (Unit.close() never waits), until their report went to Java:
-// delivered, and the unit removed from units(), by the next submit() or close() after the end,
+// Units detached before they ended (Unit.close(), and a read() that saw the end of the results:
+// neither waits), until their report went to Java: delivered, and the unit removed from units()
+// when no result buffer is out, by the next submit(), close() or end of results after the end,
 // or by Unit.waitFor(), or the application's stop.
-class ClosedUnits {
+class DetachedUnits {
  public:
   void add(jlong handle, std::shared_ptr<ClientUnit> unit) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -76,9 +77,9 @@ class ClosedUnits {
   std::vector<std::pair<jlong, std::shared_ptr<ClientUnit>>> units_;
 };
 
-ClosedUnits& closed_units() {
-  static auto* closed = new ClosedUnits();
-  return *closed;
+DetachedUnits& detached_units() {
+  static auto* detached = new DetachedUnits();
+  return *detached;
 }
 
 std::shared_ptr<ClientApp> app_of(jlong handle) {
@@ -152,7 +153,7 @@ JNIEXPORT void JNICALL Java_org_sluice_Application_nStart(JNIEnv* env, jclass, j
 JNIEXPORT jlongArray JNICALL Java_org_sluice_Application_nSubmit(JNIEnv* env, jclass, jlong handle, jbyteArray payload,
                                                                 jobject unit) {
   return sluice::jni::guarded(env, [&] {
-    closed_units().sweep(env);
+    detached_units().sweep(env);
     std::string bytes(static_cast<std::size_t>(env->GetArrayLength(payload)), '\0');
     env->GetByteArrayRegion(payload, 0, static_cast<jsize>(bytes.size()), reinterpret_cast<jbyte*>(bytes.data()));
     auto [unit_handle, index] = app_of(handle)->submit(env, std::move(bytes), unit);
@@ -224,14 +225,28 @@ JNIEXPORT void JNICALL Java_org_sluice_Unit_nFinish(JNIEnv* env, jclass, jlong h
 
 JNIEXPORT void JNICALL Java_org_sluice_Unit_nClose(JNIEnv* env, jclass, jlong handle) {
   return sluice::jni::guarded(env, [&] {
-    closed_units().sweep(env);
+    detached_units().sweep(env);
     std::shared_ptr<ClientUnit> unit = units().find(handle);
     if (!unit) return;
     unit->close(env, "this Unit was closed; the results it had not read were discarded");
     if (unit->finish_if_ended(env)) {
       units().remove(handle);
     } else {
-      closed_units().add(handle, std::move(unit));
+      detached_units().add(handle, std::move(unit));
+    }
+  });
+}
+
+JNIEXPORT void JNICALL Java_org_sluice_Unit_nResultsEnded(JNIEnv* env, jclass, jlong handle) {
+  return sluice::jni::guarded(env, [&] {
+    detached_units().sweep(env);
+    std::shared_ptr<ClientUnit> unit = units().find(handle);
+    if (!unit) return;
+    unit->detach(env);
+    if (unit->finish_if_ended(env)) {
+      units().remove(handle);
+    } else {
+      detached_units().add(handle, std::move(unit));
     }
   });
 }

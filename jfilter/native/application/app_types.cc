@@ -36,6 +36,7 @@ const JNINativeMethod kUnit[] = {
     SLUICE_NATIVE(Unit, nShared, "(JLorg/sluice/Peer;J)Lorg/sluice/Buffer;"),
     SLUICE_NATIVE(Unit, nRelease, "(JJ)V"),
     SLUICE_NATIVE(Unit, nFinish, "(J)V"),
+    SLUICE_NATIVE(Unit, nResultsEnded, "(J)V"),
     SLUICE_NATIVE(Unit, nClose, "(J)V"),
     SLUICE_NATIVE(Unit, nCancel, "(J)V"),
 };

@@ -88,6 +88,10 @@ bool ClientUnit::finish(JNIEnv* env) {
 
 void ClientUnit::close(JNIEnv* env, const std::string& why) {
   discard(env, why);
+  detach(env);
+}
+
+void ClientUnit::detach(JNIEnv* env) {
   std::lock_guard<std::mutex> closing(close_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -60,12 +60,14 @@ class ClientUnit {
   // finish() after discard(): drains, waits, delivers the report with the reason.
   void end(JNIEnv* env) { (void)finish(env); }
 
-  // Unit.close(), which never waits: discards as discard(`why`) does, and lets the
-  // application read and drop what is left of the results once the unit runs (as ~Unit does
-  // in C++), so that the unit runs to its end and the next one after it. From then on
-  // finish() waits for the end without reading. Safe to call more than once.
+  // Unit.close(), which never waits: discards as discard(`why`) does, then detach().
   void close(JNIEnv* env, const std::string& why);
-  // After close(): when the unit has ended, delivers its report (once) and returns true if no
+  // Lets the application read and drop what is left of the results once the unit runs (as
+  // ~Unit does in C++; nothing is left when they ended), so that the unit runs to its end and
+  // the next one after it. From then on finish() waits for the end without reading, and
+  // finish_if_ended() can tell without waiting. Never waits; safe to call more than once.
+  void detach(JNIEnv* env);
+  // After detach(): when the unit has ended, delivers its report (once) and returns true if no
   // result buffer is out (remove it then). Never waits.
   bool finish_if_ended(JNIEnv* env);
 

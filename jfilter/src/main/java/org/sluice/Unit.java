@@ -109,7 +109,9 @@ public final class Unit implements AutoCloseable {
     } finally {
       reading.unlock();
     }
-    nFinish(handle); // the report, now that the results ended; lets go of what it can
+    // The report, once the unit ended; never waits here (a cancelled unit ends only when its
+    // copies are out of their own code). Lets go of what it can.
+    nResultsEnded(handle);
     return null;
   }
 
@@ -207,6 +209,8 @@ public final class Unit implements AutoCloseable {
   private static native void nRelease(long handle, long buffer);
 
   private static native void nFinish(long handle);
+
+  private static native void nResultsEnded(long handle);
 
   private static native void nClose(long handle);
 

@@ -498,6 +498,27 @@ class ApplicationTest {
   }
 
   @Test
+  void cancelEndsAWaitingReadWhileTheCopiesAreBusyInTheirOwnCode() throws Exception {
+    try (Application app = open(1)) {
+      Unit unit = app.submit("count=2 sleep_ms=8000"); // the source sleeps 8 s before its first result
+      CountDownLatch ended = new CountDownLatch(1);
+      Thread reader = new Thread(() -> {
+        for (Buffer b; (b = unit.read()) != null; ) b.close();
+        ended.countDown();
+      });
+      reader.start();
+      Thread.sleep(300); // the reader waits by now
+      unit.cancel();
+      assertTrue(ended.await(4, java.util.concurrent.TimeUnit.SECONDS),
+          "read() still waits 4 s after cancel(), for a copy busy in its own code");
+      reader.join();
+      UnitReport report = unit.waitFor();
+      assertFalse(report.finished());
+      assertEquals("cancelled", report.stage());
+    }
+  }
+
+  @Test
   void abortCancelsWhatIsQueued() {
     try (Application app = open(2)) {
       Unit running = app.submit("count=100000 sleep_ms=1");
