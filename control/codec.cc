@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <functional>
 #include <cstring>
@@ -89,6 +90,17 @@ std::optional<std::string> decode_body(const void* data, std::size_t size, Envel
   return std::nullopt;
 }
 
+namespace {
+std::atomic<std::size_t> g_large_frames_held{0};  // of kLargeFrameBudget
+}  // namespace
+
+FrameDecoder::~FrameDecoder() { release_budget(); }
+
+void FrameDecoder::release_budget() {
+  if (reserved_ != 0) g_large_frames_held.fetch_sub(reserved_, std::memory_order_relaxed);
+  reserved_ = 0;
+}
+
 void FrameDecoder::feed(const void* data, std::size_t size) {
   if (!error_.empty()) return;
   if (offset_ > 0 && offset_ == buffer_.size()) {
@@ -108,12 +120,37 @@ FrameDecoder::Status FrameDecoder::next(Envelope* out) {
     error_ = *problem;
     return Status::kError;
   }
-  if (available - kHeaderSize < length) return Status::kNeedMore;
+  if (available - kHeaderSize < length) {
+    if (length > kLargeFrame && reserved_ == 0) {
+      const std::size_t need = kHeaderSize + length;
+      if (budgeted_) {
+        const std::size_t held = g_large_frames_held.fetch_add(need, std::memory_order_relaxed);
+        if (held + need > kLargeFrameBudget) {
+          g_large_frames_held.fetch_sub(need, std::memory_order_relaxed);
+          busy_ = true;
+          error_ = "busy: other connections are sending " + std::to_string(held >> 20) + " MiB of large messages at "
+                   "once (at most " + std::to_string(kLargeFrameBudget >> 20) + " MiB); send this one again shortly";
+          return Status::kError;
+        }
+        reserved_ = need;
+      }
+      buffer_.reserve(offset_ + need);  // once, not doubling its way there
+    }
+    return Status::kNeedMore;
+  }
   if (auto problem = decode_body(p + kHeaderSize, length, out)) {
     error_ = *problem;
     return Status::kError;
   }
+  release_budget();
   offset_ += kHeaderSize + length;
+  if (offset_ == buffer_.size() && buffer_.capacity() > kLargeFrame) {
+    // All taken: a large frame's memory goes now, not when the connection does (a peer with
+    // the token kept 16 MiB per connection it left open).
+    std::string().swap(buffer_);
+    offset_ = 0;
+    return Status::kMessage;
+  }
   if (offset_ > (std::size_t{1} << 20) && offset_ * 2 > buffer_.size()) {
     buffer_.erase(0, offset_);
     offset_ = 0;

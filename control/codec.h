@@ -48,21 +48,44 @@ std::optional<std::string> decode_body(const void* data, std::size_t size, Envel
 
 // Incremental decoder for a byte stream (the fuzzer's entry point, and the blocking
 // channels' reader).
+// What every server-side decoder of a process may hold of frames larger than
+// kLargeFrame that are still arriving (share_large_frame_budget): a peer with the token
+// could otherwise make a server hold 16 MiB per connection, as many as it opened.
+inline constexpr std::size_t kLargeFrame = std::size_t{64} << 10;
+inline constexpr std::size_t kLargeFrameBudget = std::size_t{256} << 20;
+
 class FrameDecoder {
  public:
   enum class Status { kNeedMore, kMessage, kError };
 
   explicit FrameDecoder(std::size_t max_frame = kMaxFrame) : max_frame_(max_frame) {}
+  ~FrameDecoder();
+  FrameDecoder(const FrameDecoder&) = delete;
+  FrameDecoder& operator=(const FrameDecoder&) = delete;
   // Frames after this call may be up to `max_frame` bytes (e.g. more once authenticated).
   void set_max_frame(std::size_t max_frame) { max_frame_ = max_frame; }
+  // From now on a frame over kLargeFrame is taken in only while the process's decoders that
+  // share the budget hold at most kLargeFrameBudget of such frames together (the one in
+  // arrival counts in full from its header on); past it, next() fails with an error that says
+  // the server is busy. A server's decoders call it; a client's trust their server.
+  void share_large_frame_budget() { budgeted_ = true; }
   void feed(const void* data, std::size_t size);
   // The next complete message. After kError, error() says why and the decoder stays failed.
   Status next(Envelope* out);
   const std::string& error() const { return error_; }
+  // The error was the shared budget's (share_large_frame_budget): the server is busy, the
+  // frame was not wrong; worth a reply before the connection closes.
+  bool busy() const { return busy_; }
   std::size_t buffered() const { return buffer_.size() - offset_; }
 
  private:
+  // Gives back the budget of the frame in arrival, if it holds any.
+  void release_budget();
+
   std::size_t max_frame_;
+  bool budgeted_ = false;
+  bool busy_ = false;
+  std::size_t reserved_ = 0;  // of the shared budget, for the large frame in arrival
   std::string buffer_;
   std::size_t offset_ = 0;
   std::string error_;

@@ -11,6 +11,10 @@ void ServerProtocol::feed(const void* data, std::size_t size) {
       case FrameDecoder::Status::kNeedMore:
         return;
       case FrameDecoder::Status::kError:
+        if (decoder_.busy()) {  // nothing wrong with the peer: it hears why, and may retry
+          send_error(decoder_.error());
+          return close(decoder_.error(), true);
+        }
         return close(decoder_.error() + (state_ == State::kHello ? " (before the hello)" : ""));
       case FrameDecoder::Status::kMessage:
         if (state_ == State::kHello) {
@@ -60,6 +64,7 @@ void ServerProtocol::on_hello(const Envelope& m) {
   }
   state_ = State::kOpen;
   decoder_.set_max_frame(kMaxFrame);
+  decoder_.share_large_frame_budget();
   session_.opened(m.hello().client());
 }
 
