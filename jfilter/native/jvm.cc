@@ -75,9 +75,24 @@ std::string find_jfilter_jar() {
 // The JVM library: $SLUICE_JVM_LIBRARY, $JAVA_HOME's, the build's JDK, the loader's search path.
 CreateJavaVM load_libjvm() {
   std::vector<std::string> candidates;
-  if (const char* env = std::getenv("SLUICE_JVM_LIBRARY"); env != nullptr && *env != '\0') candidates.push_back(env);
+  if (const char* env = std::getenv("SLUICE_JVM_LIBRARY"); env != nullptr && *env != '\0') {
+    // Named on purpose: another JDK in its place would run silently (a typo went unnoticed).
+    void* lib = dlopen(env, RTLD_NOW | RTLD_GLOBAL);
+    const char* error = lib == nullptr ? dlerror() : nullptr;
+    if (lib != nullptr) {
+      if (auto create = reinterpret_cast<CreateJavaVM>(dlsym(lib, "JNI_CreateJavaVM"))) return create;
+    }
+    throw Error(std::string("SLUICE_JVM_LIBRARY names '") + env + "', which cannot be used as the JVM (" +
+                (error != nullptr ? std::string(error) : std::string("no JNI_CreateJavaVM in it")) +
+                "); point it at a JDK 17's lib/server/libjvm.so, or unset it to use JAVA_HOME's");
+  }
   if (const char* home = std::getenv("JAVA_HOME"); home != nullptr && *home != '\0') {
-    candidates.push_back(std::string(home) + "/lib/server/libjvm.so");
+    const std::string libjvm = std::string(home) + "/lib/server/libjvm.so";
+    if (!std::filesystem::is_regular_file(libjvm)) {
+      throw Error("JAVA_HOME is '" + std::string(home) + "', which has no lib/server/libjvm.so; point it at a JDK 17 "
+                  "(e.g. /usr/lib/jvm/java-17-openjdk-amd64), or unset it to use the JDK sluice was built with");
+    }
+    candidates.push_back(libjvm);
   }
   candidates.push_back(SLUICE_JVM_LIBRARY);
   candidates.push_back("libjvm.so");

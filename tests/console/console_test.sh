@@ -153,6 +153,14 @@ refused_by_validate_and_run "$work/noargs-java.yaml" "missing declared Java argu
 sed -i 's|classpath: \[|args: {path: /tmp}, classpath: [|' "$work/noargs-java.yaml"
 expect_status 0 "declared Java argument given" -- "$sluice" validate "$work/noargs-java.yaml"
 
+# --- a JVM named on purpose that cannot be used is said, not passed over for another -------
+SLUICE_JVM_LIBRARY=/nonexistent/libjvm.so expect_status 3 "SLUICE_JVM_LIBRARY that does not exist" -- \
+  "$sluice" validate "$work/noargs-java.yaml"
+expect_in "$work/err" "SLUICE_JVM_LIBRARY names '/nonexistent/libjvm.so', which cannot be used as the JVM" \
+  "a wrong SLUICE_JVM_LIBRARY named"
+JAVA_HOME=/nonexistent expect_status 3 "JAVA_HOME without a JVM" -- "$sluice" validate "$work/noargs-java.yaml"
+expect_in "$work/err" "JAVA_HOME is '/nonexistent', which has no lib/server/libjvm.so" "a wrong JAVA_HOME named"
+
 # --- validate shows the units of work as the summary does: escaped, cut to 200 bytes ------
 cat > "$work/work.yaml" <<YAML
 filters:
