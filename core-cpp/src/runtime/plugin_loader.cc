@@ -5,8 +5,11 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,6 +92,39 @@ std::string demangled_symbol(const std::string& reason, std::size_t at) {
   return status == 0 && name ? std::string(" (that is: ") + name.get() + ")" : "";
 }
 
+// What to do about a library that dlopen cannot open for a reason other than a missing
+// symbol: what the path holds instead, when it says (a jar, a directory), else build or fix.
+std::string not_a_library_hint(const std::string& library) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(library, ec)) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(library, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) found.push_back(name);
+    }
+    std::sort(found.begin(), found.end());
+    return "; it is a directory: name the library file in it" +
+           (found.empty() ? std::string(" (it holds no .so yet: build it first)") : " (it holds " + topo::join(found) + ")");
+  }
+  const auto ends_with = [&](const char* tail) {
+    const std::size_t n = std::strlen(tail);
+    return library.size() >= n && library.compare(library.size() - n, n, tail) == 0;
+  };
+  if (ends_with(".jar") || ends_with(".class")) {
+    return "; it is Java: give the filter lang: java and classpath: [" + library + "] instead of library:";
+  }
+  if (!fs::exists(library, ec)) {
+    // libNAME.so beside a NAME.so that is not there: CMake names its libraries so.
+    const fs::path p(library);
+    const fs::path lib_named = p.parent_path() / ("lib" + p.filename().string());
+    if (p.filename().string().rfind("lib", 0) != 0 && fs::exists(lib_named, ec)) {
+      return "; did you mean '" + lib_named.string() + "'?";
+    }
+  }
+  return "; build it first, or fix the path (relative paths are relative to the topology file)";
+}
+
 void load(const std::string& library, const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(registry().mu);
@@ -105,12 +141,11 @@ void load(const std::string& library, const std::string& path) {
     const std::size_t undefined_at = reason.find("undefined symbol");
     const bool undefined = undefined_at != std::string::npos;
     std::string hint =
-        undefined && reason.find("register_filter", undefined_at) != std::string::npos
+        !undefined ? not_a_library_hint(library)
+        : reason.find("register_filter", undefined_at) != std::string::npos
             ? "; it was built against the headers of another sluice version (sluice/filter.h): rebuild it "
               "against this one (" SLUICE_VERSION ")"
-        : undefined
-            ? "; link the library against everything it uses (and Sluice::sluice)"
-            : "; build it first, or fix the path (relative paths are relative to the topology file)";
+            : "; link the library against everything it uses (and Sluice::sluice)";
     throw Error("cannot load filter library '" + library + "': " + reason + demangled_symbol(reason, undefined_at) +
                 hint);
   }

@@ -1,5 +1,9 @@
 #include "runtime/plugin_loader.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +44,19 @@ TEST(PluginLoader, AMissingLibraryNamesThePathAndWhatToDo) {
   // A failed load is not remembered as an empty library: the next attempt fails the same way.
   EXPECT_TRUE(Says(load_error(path, "Anything"), {"cannot load filter library"}));
   EXPECT_TRUE(registered_classes(path).empty());
+}
+
+// What the path holds instead of a library says what to do (it said "build it first" for all).
+TEST(PluginLoader, APathThatHoldsSomethingElseSaysWhatToDo) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("sluice-loader-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "libnums.so") << "not an ELF file";
+  std::ofstream(dir / "filters.jar") << "PK";
+  EXPECT_TRUE(Says(load_error(dir.string(), "Gen"), {"it is a directory: name the library file in it (it holds libnums.so)"}));
+  EXPECT_TRUE(Says(load_error((dir / "filters.jar").string(), "Gen"),
+                   {"it is Java: give the filter lang: java and classpath: [" + (dir / "filters.jar").string() + "]"}));
+  EXPECT_TRUE(Says(load_error((dir / "nums.so").string(), "Gen"), {"did you mean '" + (dir / "libnums.so").string() + "'?"}));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PluginLoader, ALibraryWithAnUndefinedSymbolSaysSo) {
