@@ -278,6 +278,11 @@ final class Bridge {
     List<String> known = classNames(classpath);
     String near = closest(className, known);
     String message = "class '" + className + "' is not in " + where + " (nor on the JVM's own class path)";
+    String below = directoryBelow(className, classpath, known);
+    if (below != null) {
+      return message + "; it is in '" + below + "', below the entry: a directory entry is the one its packages "
+          + "start in, so write classpath: [" + below + "]";
+    }
     if (near != null) return message + "; did you mean '" + near + "'?";
     if (classpath.length == 0) {
       return message + "; the filter has no classpath: add classpath: [the jar or directory of its classes] "
@@ -293,6 +298,32 @@ final class Bridge {
       return message + "; the classpath holds no classes: build it or fix classpath:";
     }
     return message + "; give the fully qualified name (e.g. org.example.Upper; nested classes as Outer$Inner)";
+  }
+
+  // The directory below a classpath entry where `className`'s packages start, when the class
+  // is there (java/target given for java/target/classes), else null. The class file itself
+  // decides (its own name must be `className`): BridgeTest$Good asked for without its package
+  // is a name to correct, not a directory.
+  private static String directoryBelow(String className, String[] classpath, List<String> known) {
+    for (String name : known) {
+      if (!name.endsWith("." + className)) continue;
+      String prefix = name.substring(0, name.length() - className.length() - 1).replace('.', File.separatorChar);
+      for (String entry : classpath) {
+        File dir = new File(entry, prefix);
+        if (dir.isDirectory() && defines(dir, className)) return dir.getPath();
+      }
+    }
+    return null;
+  }
+
+  // Whether directory `dir`, as a classpath entry, defines class `className` (not initialized).
+  private static boolean defines(File dir, String className) {
+    try (URLClassLoader loader = new URLClassLoader(new URL[] {dir.toURI().toURL()}, Bridge.class.getClassLoader())) {
+      Class.forName(className, false, loader);
+      return true;
+    } catch (ReflectiveOperationException | LinkageError | IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   // A directory with a jar in it (not below): what a DIR/* entry is for.

@@ -100,6 +100,44 @@ class BridgeTest {
     assertTrue(Bridge.check("X", new String[] {"/no/such/dir"}, new String[0]).startsWith("classpath entry '/no/such/dir' does not exist"));
   }
 
+  // The smallest class file: public class NAME extends Object, nothing in it.
+  static byte[] classFile(String internalName) throws IOException {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+      out.writeInt(0xCAFEBABE);
+      out.writeShort(0);
+      out.writeShort(52);
+      out.writeShort(5); // constant pool: #1..#4
+      out.writeByte(1);
+      out.writeUTF(internalName);
+      out.writeByte(7);
+      out.writeShort(1);
+      out.writeByte(1);
+      out.writeUTF("java/lang/Object");
+      out.writeByte(7);
+      out.writeShort(3);
+      out.writeShort(0x0021); // public, super
+      out.writeShort(2);
+      out.writeShort(4);
+      out.writeShort(0); // interfaces, fields, methods, attributes
+      out.writeShort(0);
+      out.writeShort(0);
+      out.writeShort(0);
+    }
+    return bytes.toByteArray();
+  }
+
+  @Test
+  void aClasspathDirectoryAboveTheClassesIsToldWhichOneToName(@TempDir Path dir) throws IOException {
+    // java/target for java/target/classes: it suggested a class named 'classes.com.example.Negate'.
+    Path classes = dir.resolve("target").resolve("classes");
+    Files.createDirectories(classes.resolve("com/example"));
+    Files.write(classes.resolve("com/example/Negate.class"), classFile("com/example/Negate"));
+    String above = Bridge.check("com.example.Negate", new String[] {dir.resolve("target").toString()}, new String[0]);
+    assertTrue(above.endsWith("; it is in '" + classes + "', below the entry: a directory entry is the one its packages "
+        + "start in, so write classpath: [" + classes + "]"), above);
+  }
+
   @Test
   void aClasspathWrittenAsJavaWritesItIsToldToBeAList(@TempDir Path dir) throws IOException {
     String joined = Graphs.classes() + ":" + dir.resolve("dep.jar");
