@@ -8,12 +8,14 @@
 #include "application/embedded_deployment.h"
 #include "application/remote_deployment.h"
 #include "log/backend.h"
+#include "text/shortened.h"
 
 namespace sluice {
 
 std::string UnitReport::str() const {
   std::ostringstream out;
-  out << "unit " << index << " [" << work << "] ";
+  // The payload as sluice run and serve show it: its first 200 bytes (it may be 16 MiB).
+  out << "unit " << index << " [" << text::shortened(work, 200) << "] ";
   if (finished) {
     out << "finished in " << std::fixed << std::setprecision(3) << seconds << " s";
   } else {

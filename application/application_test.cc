@@ -510,6 +510,18 @@ TEST(Application, SaysThatTheTopologysWorkIsNotRun) {
   EXPECT_EQ(app.units_ended(), 1u);
 }
 
+// A report's text shows a long payload cut, as sluice run and serve do (it printed all of it,
+// megabytes for a large query); the report's work keeps the whole.
+TEST(Application, AReportsTextCutsALongPayload) {
+  Application app = open_app(1);
+  const std::string payload = "count=1 " + std::string(100000, 'x');
+  const UnitReport report = app.submit(payload).wait();
+  app.stop();
+  EXPECT_EQ(report.work, payload);
+  EXPECT_LT(report.str().size(), 400u) << report.str().substr(0, 400);
+  EXPECT_NE(report.str().find("... (100008 bytes)]"), std::string::npos) << report.str().substr(0, 400);
+}
+
 // A moved-from Application or Unit says so from every call (name() used to crash, and
 // index() to answer 0, a real unit's index).
 TEST(Application, AMovedFromApplicationOrUnitSaysSo) {

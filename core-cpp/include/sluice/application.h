@@ -103,6 +103,8 @@ struct UnitReport {
   std::string message;  // the exception's message (for Java, with the stack trace)
   std::vector<UnitStreamCount> streams;  // what each stream carried in this unit
   // "unit 3 [payload] finished in 0.012 s", or the failure named as `sluice run` names it.
+  // The payload is cut to its first 200 bytes and its size ("... (N bytes)"), with control
+  // characters escaped; `work` has all of it.
   std::string str() const;
 };
 
