@@ -78,4 +78,32 @@ TEST(TokenFile, AShortTokenIsRefused) {
   std::remove(path.c_str());
 }
 
+// A private token in a directory any user may write to is refused (another user could put
+// their token in its place); a sticky one, as /tmp, is fine.
+TEST(TokenFile, ADirectoryOthersMayWriteToIsRefusedUnlessSticky) {
+  const std::string dir = ::testing::TempDir() + "/sluice-open-dir-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/token";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs((std::string(sluice::control::kMinTokenBytes, 'k') + "\n").c_str(), f);
+  std::fclose(f);
+  ::chmod(path.c_str(), 0600);
+  ::chmod(dir.c_str(), 0777);
+  try {
+    sluice::control::read_token_file(path);
+    ADD_FAILURE() << "a token in a directory of mode 777 was accepted";
+  } catch (const sluice::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("is in a directory other users may write to ('" + dir + "', mode 777)"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("chmod o-w " + dir), std::string::npos) << message;
+  }
+  ::chmod(dir.c_str(), 01777);
+  EXPECT_EQ(sluice::control::read_token_file(path), std::string(sluice::control::kMinTokenBytes, 'k'));
+  ::chmod(dir.c_str(), 0755);
+  EXPECT_EQ(sluice::control::read_token_file(path), std::string(sluice::control::kMinTokenBytes, 'k'));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
