@@ -283,7 +283,9 @@ bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupt
       const std::string reason = trim(run_and_capture({"squeue", "-h", "-j", job_id_, "-o", "%r"}, kAskTimeout).out);
       if (const char* never = never_grantable(reason)) {
         std::cerr << "sluice: slurm: job " << job_id_ << " can never start: Slurm says " << reason << " (" << never
-                  << ")\n(check --partition, --time and --account against sinfo and scontrol show partition)\n";
+                  << ")\n(it asked for " << count << " node(s), "
+                  << (options_.nodes > 0 ? std::string("as --nodes says") : std::string("one per logical host of the topology"))
+                  << "; check that, --partition, --time and --account against sinfo and scontrol show partition)\n";
         salloc.signal(SIGINT);  // salloc withdraws the request
         salloc.wait_for(5s);
         return false;

@@ -351,6 +351,8 @@ streams:
     status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--partition", "one", timeout=60)
     check(status == 4 and re.search(r"can never start: Slurm says Partition(NodeLimit|Config) \(", err),
           "a request no wait can grant ends with Slurm's reason, status 4", status, err)
+    check("(it asked for 2 node(s), one per logical host of the topology;" in err,
+          "... and says how many nodes it asked for, and why", err)
     check(c.queue() == "", "after a request that can never start: squeue is empty", c.queue())
 
     # Ctrl-C while the request waits (another job holds both nodes): withdrawn, status 130.
