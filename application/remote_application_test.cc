@@ -209,6 +209,17 @@ std::string start_error(const ApplicationOptions& options) {
   return "";
 }
 
+// What open() throws for `yaml` with `options` ("" and a test failure when it does not throw).
+std::string open_error(const std::string& yaml, const std::string& name, const ApplicationOptions& options) {
+  try {
+    Application app = Application::from_text(yaml, name, "/tmp", options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "open() succeeded";
+  return "";
+}
+
 TEST_F(RemoteApplication, AnUnreachableHostFailsStartNamingIt) {
   ApplicationOptions options;
   options.hosts = "a=127.0.0.1:1,b=127.0.0.1:1";
@@ -251,14 +262,9 @@ TEST_F(RemoteApplication, AFilterCompiledIntoTheProgramIsRefusedAcrossHostsNamin
   ApplicationOptions options;
   options.hosts = daemons_.hosts();
   options.token_file = daemons_.token_file();
-  try {
-    Application app = Application::from_text(yaml, "in-program.yaml", "/tmp", options);
-    ADD_FAILURE() << "open() accepted a filter without library: across hosts";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("in-program.yaml:3:3: filter 'mine' has no library:"), std::string::npos) << message;
-    EXPECT_NE(message.find("name it with library: in the filter"), std::string::npos) << message;
-  }
+  const std::string message = open_error(yaml, "in-program.yaml", options);
+  EXPECT_NE(message.find("in-program.yaml:3:3: filter 'mine' has no library:"), std::string::npos) << message;
+  EXPECT_NE(message.find("name it with library: in the filter"), std::string::npos) << message;
 }
 
 // A payload too large for the control message that carries it to the hosts is refused by
@@ -282,14 +288,9 @@ TEST_F(RemoteApplication, AMalformedHostsOptionIsNamedAsTheProgramSetIt) {
   ApplicationOptions options;
   options.hosts = "a=127.0.0.1";
   options.token_file = daemons_.token_file();
-  try {
-    Application app = Application::from_text(kTopology, "app-remote.yaml", "/tmp", options);
-    ADD_FAILURE() << "open() accepted hosts without a port";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_EQ(message.rfind("ApplicationOptions hosts: 'a=127.0.0.1' is not NAME=ADDR:PORT", 0), 0u) << message;
-    EXPECT_EQ(message.find("--hosts"), std::string::npos) << message;  // no such option in a program
-  }
+  const std::string message = open_error(kTopology, "app-remote.yaml", options);
+  EXPECT_EQ(message.rfind("ApplicationOptions hosts: 'a=127.0.0.1' is not NAME=ADDR:PORT", 0), 0u) << message;
+  EXPECT_EQ(message.find("--hosts"), std::string::npos) << message;  // no such option in a program
 }
 
 TEST_F(RemoteApplication, AUnitWhoseHostCannotBeReachedNamesThatHost) {

@@ -164,6 +164,18 @@ def job_of(text):
     return m.group(1) if m else None
 
 
+def interrupt(p, times):
+    """Ctrl-C `times` times, 50 ms apart, then up to 30 s for `p` to end (the caller checks how)."""
+    for i in range(times):
+        if i:
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+    try:
+        p.wait(30)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 def read(path):
     try:
         with open(path, errors="replace") as f:
@@ -539,11 +551,7 @@ streams:
         h.cleanups.append(lambda: (p.poll() is None and p.kill(), p.wait()))
         h.wait_for(lambda: "is waiting for 2 node(s)" in read(err_path), 30, "serve to say it waits")
         pending = re.search(r"slurm: job (\d+) is waiting", read(err_path)).group(1)
-        p.send_signal(signal.SIGINT)
-        try:
-            p.wait(30)
-        except subprocess.TimeoutExpired:
-            pass
+        interrupt(p, 1)
     text = read(err_path)
     check(p.returncode == 130 and "interrupted by SIGINT while waiting for a Slurm allocation" in text,
           "Ctrl-C on serve while its allocation is pending: status 130", p.returncode, text)
@@ -556,13 +564,7 @@ streams:
     # (they used to run on until someone ran scancel).
     p, err_path = start_serve("serve-twice-interrupted")
     job = job_of(read(err_path))
-    p.send_signal(signal.SIGINT)
-    time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
-    try:
-        p.wait(30)
-    except subprocess.TimeoutExpired:
-        pass
+    interrupt(p, 2)
     text = read(err_path)
     check(p.returncode == 130, "serve interrupted twice exits 130", p.returncode, text)
     c.nothing_left(job, "after a second Ctrl-C on serve", wait=15)

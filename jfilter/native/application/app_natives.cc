@@ -53,6 +53,15 @@ class DetachedUnits {
     std::lock_guard<std::mutex> lock(mu_);
     units_.emplace_back(handle, std::move(unit));
   }
+  // After `unit` was detached: removes it from units() when its report could be delivered
+  // already (and no result buffer is out), else keeps it for a later sweep. Never waits.
+  void let_go_or_keep(JNIEnv* env, jlong handle, std::shared_ptr<ClientUnit> unit) {
+    if (unit->finish_if_ended(env)) {
+      units().remove(handle);
+    } else {
+      add(handle, std::move(unit));
+    }
+  }
   // Delivers the reports of the units that have ended, and forgets them. Never waits.
   void sweep(JNIEnv* env) {
     std::vector<std::pair<jlong, std::shared_ptr<ClientUnit>>> pending;
@@ -229,11 +238,7 @@ JNIEXPORT void JNICALL Java_org_sluice_Unit_nClose(JNIEnv* env, jclass, jlong ha
     std::shared_ptr<ClientUnit> unit = units().find(handle);
     if (!unit) return;
     unit->close(env, "this Unit was closed; the results it had not read were discarded");
-    if (unit->finish_if_ended(env)) {
-      units().remove(handle);
-    } else {
-      detached_units().add(handle, std::move(unit));
-    }
+    detached_units().let_go_or_keep(env, handle, std::move(unit));
   });
 }
 
@@ -243,11 +248,7 @@ JNIEXPORT void JNICALL Java_org_sluice_Unit_nResultsEnded(JNIEnv* env, jclass, j
     std::shared_ptr<ClientUnit> unit = units().find(handle);
     if (!unit) return;
     unit->detach(env);
-    if (unit->finish_if_ended(env)) {
-      units().remove(handle);
-    } else {
-      detached_units().add(handle, std::move(unit));
-    }
+    detached_units().let_go_or_keep(env, handle, std::move(unit));
   });
 }
 
