@@ -153,10 +153,11 @@ int submit_command(const SubmitOptions& given) {
   }
   if (options.work.size() > limit) {
     std::cerr << "sluice: "
-              << (options.work_file.empty() ? "--work is " + std::to_string(options.work.size()) + " bytes"
-                                            : "--work-file '" + options.work_file + "' holds more")
-              << "; a payload may be at most " << limit
-              << " bytes: pass a file's path or a key in it instead of its content\n";
+              << (options.work_file.empty() ? control::payload_too_large("--work", options.work.size())
+                                            : "--work-file '" + options.work_file + "' holds more than the " +
+                                                  std::to_string(limit) + " bytes a unit's payload may be: pass a "
+                                                  "file's path or a key in it instead of its content")
+              << "\n";
     return kExitUsage;
   }
   ResultsFile results(options.results_path);

@@ -70,12 +70,12 @@ bool ClientUnit::release(JNIEnv* env, jlong handle) {
 }
 
 bool ClientUnit::finish(JNIEnv* env) {
-  std::optional<DetachedUnit> closed;
+  std::optional<DetachedUnit> detached;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    closed = closed_;
+    detached = detached_;
   }
-  if (closed) return report_to_java(env, closed->await_end());
+  if (detached) return report_to_java(env, detached->await_end());
   UnitReport report;
   {
     std::lock_guard<std::mutex> reading(read_mu_);
@@ -92,29 +92,29 @@ void ClientUnit::close(JNIEnv* env, const std::string& why) {
 }
 
 void ClientUnit::detach(JNIEnv* env) {
-  std::lock_guard<std::mutex> closing(close_mu_);
+  std::lock_guard<std::mutex> closing(detach_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return;
+    if (detached_) return;
   }
   try {
     DetachedUnit detached(unit_);
     std::lock_guard<std::mutex> lock(mu_);
-    closed_ = std::move(detached);
+    detached_ = std::move(detached);
   } catch (const std::system_error&) {
     end(env);  // no thread for the application's drainer: read and drop them here, waiting
   }
 }
 
 bool ClientUnit::finish_if_ended(JNIEnv* env) {
-  std::optional<DetachedUnit> closed;
+  std::optional<DetachedUnit> detached;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (reported_) return registry_.live_buffers() == 0;
-    closed = closed_;
+    detached = detached_;
   }
-  if (!closed) return false;
-  std::optional<UnitReport> report = closed->report_if_ended();
+  if (!detached) return false;
+  std::optional<UnitReport> report = detached->report_if_ended();
   return report && report_to_java(env, *report);
 }
 

@@ -5,8 +5,8 @@
 // its block has been seen.
 //
 // Life: made by ClientApp::submit; the handle table holds it until the unit is done from the
-// client's side (its report went to Java and no result buffer is out), or until Unit.close() or
-// the Application's stop. Each step that ends a unit delivers its report to the Java Unit
+// client's side (its report went to Java and no result buffer is out: after Unit.close() or
+// the end of its results, once the unit ended), or until the Application's stop. Each step that ends a unit delivers its report to the Java Unit
 // (Unit.ended) before the handle is removed, so a Java Unit always learns how its unit ended.
 //
 // Thread safety: every method from any thread. One mutex (read_mu_) serializes the uses of the
@@ -85,16 +85,16 @@ class ClientUnit {
   jobject java_;  // global reference to the org.sluice.Unit
 
   std::mutex read_mu_;  // held while unit_'s results are read or drained
-  std::mutex close_mu_;  // one close() at a time detaches the unit
+  std::mutex detach_mu_;  // one detach() at a time
 
   std::mutex mu_;  // guards what follows
   HandleRegistry registry_;  // the result buffers Java holds
   std::string discarded_;    // why results are no longer lent; "" while they are
   bool results_ended_ = false;
   bool reported_ = false;    // the report went to Java
-  // Set by close(): the unit, whose end finish() waits for without reading (the application's
+  // Set by detach(): the unit, whose end finish() waits for without reading (the application's
   // drainer reads). unit_ stays as it is: a reader may be inside it.
-  std::optional<DetachedUnit> closed_;
+  std::optional<DetachedUnit> detached_;
 };
 
 }  // namespace sluice::jni
