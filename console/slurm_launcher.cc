@@ -483,7 +483,9 @@ std::optional<std::string> SlurmLauncher::ended() {
 
 void SlurmLauncher::end_steps() {
   for (Step& s : steps_) {
-    if (s.srun && s.srun->running()) s.srun->signal(SIGTERM);  // srun forwards it to sluiced
+    // srun passes SIGUSR2 on to sluiced, which stops and exits 0: the step completes. (srun
+    // answers SIGTERM by killing the step, which Slurm logs as CANCELLED, even after a good run.)
+    if (s.srun && s.srun->running()) s.srun->signal(SIGUSR2);
   }
   const auto deadline = Clock::now() + kStepsEnd;
   auto any_running = [&] {

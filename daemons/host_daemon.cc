@@ -108,6 +108,10 @@ void HostDaemon::run() {
 
 void HostDaemon::do_await_stop() {
   stop_signals_.add(SIGHUP);  // a closed terminal: as SIGTERM (it killed sluiced without a word)
+  // What the console's Slurm launcher sends to a step's srun, which passes it on: srun
+  // answers SIGTERM itself by killing the step (SIGKILL, the step CANCELLED), so a step
+  // that ends after a good run would read as cancelled in Slurm's logs.
+  stop_signals_.add(SIGUSR2);
   stop_signals_.async_wait([this](boost::system::error_code ec, int sig) {
     if (ec) return;
     const std::string signal = dlog::signal_name(sig);

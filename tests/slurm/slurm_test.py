@@ -274,6 +274,15 @@ work: [one, two]
     check(not [f for f in os.listdir(run_dir) if f.startswith(("token", "ready"))],
           "the run's token and ready files are removed", os.listdir(run_dir))
     c.nothing_left(job, "after a run outside an allocation")
+    # After a good run the steps end by sluiced's own exit, not killed: nothing reads as a
+    # cancelled step (srun answers a SIGTERM of its own by killing the step).
+    step_logs = read(log_of(run_dir, "a")) + read(log_of(run_dir, "b"))
+    slurmd_logs = "".join(read(os.path.join(c.dir, "log", n)) for n in os.listdir(os.path.join(c.dir, "log")))
+    check(step_logs.count("received SIGUSR2; killing every app daemon and exiting") == 2
+          and "CANCELLED" not in step_logs and "Killed" not in step_logs
+          and not re.search(rf"STEP {job}\.\d+ ON \S+ CANCELLED", slurmd_logs),
+          f"after a good run, each step's sluiced exits by itself and no step of job {job} is cancelled",
+          step_logs, c.logs())
 
     # The mixed example across the nodes counts what it counts embedded, and prints it on the
     # console's stdout as embedded (its filters' stdout comes back from the nodes).
