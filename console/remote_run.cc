@@ -234,8 +234,9 @@ int RemoteRun::run() {
                                       (age < 0 ? ", which never reported" : ", last reported " + fixed(age, 1) + " s before the end"));
     }
   }
-  // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so first.
-  if (report.failure && launcher_ != nullptr && !hosts_.interrupted()) (void)name_the_end(*launcher_, *report.failure);
+  // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so first;
+  // also when the console was signalled too (scancel of an sbatch job signals the console).
+  if (report.failure && launcher_ != nullptr) (void)name_the_end(*launcher_, *report.failure);
   if (report.failure && launcher_ != nullptr && !report.failure->host.empty()) {
     // Name the machine the launcher put that host on (a Slurm node), not just the logical host.
     const std::string where = launcher_->where(report.failure->host);

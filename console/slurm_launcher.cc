@@ -18,6 +18,7 @@
 
 #include "console/exit_codes.h"
 #include "console/launched_now.h"
+#include "console/slurm_messages.h"
 #include "control/auth.h"
 #include "sluice/error.h"
 
@@ -34,6 +35,7 @@ constexpr auto kStepsEnd = 5s;         // SIGTERM to every step gone, before sca
 constexpr auto kFinalStateWait = 5s;   // a job in COMPLETING to its final state (CANCELLED...)
 constexpr auto kAskTimeout = 3s;       // one scontrol after a failure (slurmctld may be the problem)
 constexpr auto kReleaseTimeout = 30s;  // scancel to the job gone from squeue
+constexpr auto kStepLineWait = 500ms;   // slurmstepd's line in a step's log, behind the failure it caused
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -52,6 +54,17 @@ std::string trim(const std::string& s) {
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The end of a file, at most `bytes` of it (a step's log grows with its filters' output).
+std::string read_end(const std::string& path, std::streamoff bytes = 64 * 1024) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  in.seekg(size > bytes ? size - bytes : 0);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -421,20 +434,6 @@ std::string SlurmLauncher::where(const std::string& host) const {
 
 namespace {
 
-// What a Slurm job state (scontrol's JobState) means for the user, for the ended ones.
-std::string job_state_meaning(const std::string& state) {
-  if (state == "TIMEOUT") return "it reached its time limit (--time)";
-  if (state == "CANCELLED") return "it was cancelled (scancel, by its user or an administrator)";
-  if (state == "NODE_FAIL") return "one of its nodes failed";
-  if (state == "PREEMPTED") return "a job of higher priority preempted it";
-  if (state == "DEADLINE") return "it reached its deadline";
-  if (state == "OUT_OF_MEMORY") return "it ran out of memory";
-  if (state == "BOOT_FAIL") return "a node failed to boot";
-  if (state == "FAILED" || state == "COMPLETED") return "its allocation ended";
-  if (state == "COMPLETING") return "its allocation is being released";
-  return "";
-}
-
 // The value of `key`= in scontrol's one-line output ("" when absent).
 std::string scontrol_field(const std::string& line, const std::string& key) {
   const std::regex re("(?:^| )" + key + "=(\\S*)");
@@ -470,6 +469,18 @@ std::optional<std::string> SlurmLauncher::ended() {
     const std::string reason = scontrol_field(line, "Reason");
     return "Slurm job " + job_id_ + " ended: " + state + (meaning.empty() ? "" : ", " + meaning) +
            (reason.empty() || reason == "None" ? "" : " (reason: " + reason + ")");
+  }
+  // Slurm's own line in a step's output says why it ended the step or the job (scancel, the
+  // time limit), where the state above does not (yet): under sbatch the console's own job
+  // may still read RUNNING. The line may trail the failure it caused by a moment.
+  for (const auto deadline = Clock::now() + kStepLineWait;;) {
+    for (const Step& s : steps_) {
+      if (auto why = slurmstepd_ending(read_end(s.log_file))) {
+        return *why + " (the host daemon's step for host " + s.host + "); see " + s.log_file;
+      }
+    }
+    if (Clock::now() > deadline) break;
+    std::this_thread::sleep_for(50ms);
   }
   // The job runs, but a daemon's step ended: it is not started again.
   for (Step& s : steps_) {
@@ -537,8 +548,9 @@ void SlurmLauncher::stop(bool failed) {
   stopped_ = true;
   for (Step& s : steps_) {
     if (s.srun && !s.listening.empty() && !s.srun->running()) {
+      const std::optional<std::string> why = slurmstepd_ending(read_end(s.log_file));
       std::cerr << "sluice: slurm: the host daemon's step for host " << s.host << " on node " << s.node.name
-                << " ended during the run (srun " << s.srun->how_it_ended() << ")\n";
+                << " ended during the run (srun " << s.srun->how_it_ended() << (why ? "; " + *why : "") << ")\n";
     }
   }
   end_steps();

@@ -407,7 +407,7 @@ filters:
 streams:
   - {from: p.out, to: c.in, buffer_size: 1KiB}
 """)
-    for how in ("kill", "sigint", "scancel"):
+    for how in ("kill", "sigint", "scancel", "scancel-step"):
         p, err_path, run_dir = runs.start("run", long, "--no-progress")
         h.wait_for(lambda: "launched application" in read(log_of(run_dir, "b"))
                    and "launched application" in read(log_of(run_dir, "a")), 30,
@@ -425,6 +425,11 @@ streams:
             os.kill(victims[0], signal.SIGKILL)
         elif how == "scancel":
             c.cmd("scancel", job)
+        elif how == "scancel-step":
+            steps = c.cmd("squeue", "-h", "--steps", "-j", job, "-o", "%i %j").stdout.split("\n")
+            step_b = [line.split()[0] for line in steps if line.strip().endswith("-b")]
+            check(len(step_b) == 1, "host b's step is found", steps)
+            c.cmd("scancel", step_b[0])
         else:
             p.send_signal(signal.SIGINT)
         p.wait(60)
@@ -438,6 +443,11 @@ streams:
         elif how == "scancel":
             check(p.returncode == 1 and f"Slurm job {job} ended: CANCELLED" in text,
                   "a job cancelled mid-run is named as such, not as a daemon that died", text)
+        elif how == "scancel-step":
+            check(p.returncode == 1 and re.search(rf"run failed: Slurm ended step {job}\.\d+ on node n2 at \S+: it was "
+                                                  r"cancelled \(scancel, by its user or an administrator\) \(the host "
+                                                  r"daemon's step for host b\)", text),
+                  "one step cancelled mid-run is named as such (it used to read as srun's status 137)", text)
         else:
             check(p.returncode == 130 and "interrupted by SIGINT" in text, "SIGINT mid-run: status 130", text)
         c.nothing_left(job, f"after {how}")
