@@ -93,6 +93,35 @@ INSTANTIATE_TEST_SUITE_P(
              "^sluice: crashed with SIGSEGV outside any filter \\(thread '[^']*', tid [0-9]+\\)\n"}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
+// A copy's streams used from a thread the filter started: refused on their first slow path
+// (the inline ones cannot check), named with the copy, whether the filter's thread hands the
+// error back to process() or leaves it uncaught (which ends the process: the crash names the
+// copy, not "outside any filter"). Depth 1: the first write waits.
+std::string foreign_writer(const char* args) {
+  return std::string("filters:\n"
+                     "  w: {class: ForeignWriter, library: " SLUICE_CRASH_LIB ", args: {") + args + "}}\n"
+         "  sink: {class: \"testing_filters::TestSink\"}\n"
+         "streams:\n"
+         "  - {from: w.out, to: sink.in, depth: 1}\n";
+}
+
+TEST(ForeignThread, AStreamUsedFromAThreadTheFilterStartedIsRefusedAndNamed) {
+  testing_filters::RunOutcome outcome = testing_filters::run_yaml(foreign_writer("catch: true"));
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->filter, "w");
+  EXPECT_EQ(outcome.failure->stage, "process");
+  EXPECT_EQ(outcome.failure->message,
+            "filter 'w' copy 0 used its output 'out' (w.out -> sink.in) from a thread that is not the copy's own (one "
+            "the filter started?): a copy's streams are for its init, process and finalize only; hand buffers "
+            "between your threads and process() yourself");
+}
+
+TEST_F(CrashDeathTest, AnUncaughtRefusalOnAThreadTheFilterStartedNamesTheCopy) {
+  EXPECT_EXIT(run(foreign_writer("catch: false")), ::testing::KilledBySignal(SIGABRT),
+              "used its output 'out' \\(w.out -> sink.in\\) from a thread that is not the copy's own(.|\n)*"
+              "sluice: filter 'w' copy 0 on host local crashed with SIGABRT in process \\(unit of work 0\\)\n");
+}
+
 // A copy's task stack is as large as a thread's (8 MiB): a filter with a 2 MiB frame runs as
 // it would on a thread of its own, on every copy at once.
 TEST(TaskStack, AFrameOfTwoMiBRunsInEveryCopy) {

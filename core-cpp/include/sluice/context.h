@@ -2,7 +2,7 @@
 //
 // The runtime owns the Context and passes it to init, process and finalize. It lives as
 // long as the filter object; streams and loggers it returns stay valid as long as it does.
-// Use it only from the copy's own thread.
+// Use it only from the copy's init, process and finalize (not from threads they start).
 #ifndef SLUICE_CONTEXT_H_
 #define SLUICE_CONTEXT_H_
 

@@ -1,12 +1,16 @@
 // Filter: the user's unit of computation, and SLUICE_FILTER to register one.
 //
 // The runtime creates one Filter object per copy, once per run, and keeps it across units
-// of work. For each unit of work it calls init, then process, then finalize, all on the
-// copy's own thread. An exception from any of them stops the application; the console
-// reports the filter, copy, host, unit of work and the exception's message.
+// of work. For each unit of work it calls init, then process, then finalize, all in the
+// copy's own flow of control: a thread of its own (Java copies), or a task that the
+// runtime's worker threads run (C++ copies), which may resume on another worker after it
+// waits on a stream (docs/runtime.md). An exception from any of them stops the
+// application; the console reports the filter, copy, host, unit of work and the
+// exception's message.
 //
 // A Filter need not be thread-safe: no two of its methods run at once. Different copies
-// are different objects and run on different threads.
+// are different objects and may run at the same time. A filter may start threads of its
+// own, but only init, process and finalize may use its Context and streams.
 #ifndef SLUICE_FILTER_H_
 #define SLUICE_FILTER_H_
 

@@ -2,8 +2,10 @@
 //
 // A Context owns its streams; references from Context::input()/output() stay valid for the
 // life of the filter object (across units of work). Each stream object belongs to one filter
-// copy and must only be used from that copy's thread (the thread that calls init, process
-// and finalize).
+// copy and must only be used from that copy's init, process and finalize, never from a
+// thread the filter starts: the runtime refuses such a use with sluice::Error where it can
+// tell (a call that would wait, or takes the next batch off a queue), and names the copy
+// if that error, uncaught on the filter's thread, ends the process.
 #ifndef SLUICE_STREAM_H_
 #define SLUICE_STREAM_H_
 
@@ -151,7 +153,8 @@ class OutputStream {
   // Any valid buffer may be written (one from allocate() or one read from an input): the
   // payload is handed over, never copied. Blocks while the chosen copy's queue is full.
   // REQUIRES: buffer.valid() and buffer.size() <= buffer_size(); throws sluice::Error
-  // otherwise. Throws sluice::Error when called outside process().
+  // otherwise. Throws sluice::Error when called after process() returned (end of work was
+  // sent downstream: from finalize, say); init and process may write.
   void write(Buffer&& buffer) {
     // Inline, the common case: one consumer copy in this process, and room in this copy's
     // lane of its queue. The buffer's fields go into the lane's cell.

@@ -373,7 +373,7 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
       if (CopyRunner* producer = copy_of(spec.from.filter, p)) {
         auto port = std::make_unique<OutputPort>(spec.from.port, stream.label, spec.policy, stream.pool_of(p),
                                                  stream.endpoints, *stream.room, static_cast<std::uint32_t>(p),
-                                                 &producer->waiting);
+                                                 &producer->waiting, &producer->record);
         s.producer_ports.push_back({i, port.get()});
         producer->context->add_output(std::move(port));
       }
@@ -386,7 +386,8 @@ Engine::Engine(const topo::Topology& topology, EngineOptions options)
     for (int c = 0; c < stream.consumer_copies; ++c) {
       if (CopyRunner* consumer = copy_of(spec.to.filter, c)) {
         auto port = std::make_unique<InputPort>(spec.to.port, *stream.channels[c], &consumer->waiting,
-                                                /*read_ahead=*/spec.policy != topo::Policy::kDemandDriven);
+                                                /*read_ahead=*/spec.policy != topo::Policy::kDemandDriven,
+                                                &consumer->record);
         s.consumer_ports.push_back({i, port.get()});
         consumer->context->add_input(std::move(port));
       }

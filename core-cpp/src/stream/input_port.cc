@@ -4,6 +4,7 @@ namespace sluice {
 
 std::optional<Buffer> InputPort::read_more() {
   // Here when the last run is all read, or the run was aborted with some left.
+  owner_.check();
   end_run();
   if (aborted_->load(std::memory_order_acquire)) throw Aborted();
   if (const std::size_t n = channel_.take_run(run_.data(), run_size_); n != 0) {

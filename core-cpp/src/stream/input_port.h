@@ -4,7 +4,8 @@
 // and InputStream::read() hands them out inline; the port owns the ones not yet read.
 // Its counters count a run's buffers as read once the run is over (read() cannot count
 // inline); until then the run is `in_hand`, which the stream's stats show as queued.
-// Used only from its copy's thread (begin_unit and drain too).
+// Used only from its copy's thread (begin_unit and drain too); read_more refuses another
+// (see stream/owner_check.h).
 #ifndef SLUICE_STREAM_INPUT_PORT_H_
 #define SLUICE_STREAM_INPUT_PORT_H_
 
@@ -14,6 +15,7 @@
 
 #include "sluice/stream.h"
 #include "stream/input_channel.h"
+#include "stream/owner_check.h"
 #include "stream/port_counters.h"
 
 namespace sluice {
@@ -23,9 +25,15 @@ class InputPort final : public InputStream {
   // The channel belongs to the stream and outlives the port; `waiting` (the copy's, may
   // be null) outlives it too. `read_ahead` false: take one buffer at a time, for a
   // demand_driven stream, whose writers send to the copy with the most free room (taking a
-  // run would empty a slow copy's queue into its port and draw more work to it).
-  InputPort(std::string name, InputChannel& channel, WaitRecord* waiting = nullptr, bool read_ahead = true)
-      : name_(std::move(name)), channel_(channel), waiting_(waiting), run_size_(read_ahead ? kRun : 1) {
+  // run would empty a slow copy's queue into its port and draw more work to it). owner: the
+  // copy's crash record (may be null: no check; the client's end has none), which outlives it.
+  InputPort(std::string name, InputChannel& channel, WaitRecord* waiting = nullptr, bool read_ahead = true,
+            const crash::CopyRecord* owner = nullptr)
+      : name_(std::move(name)),
+        channel_(channel),
+        waiting_(waiting),
+        owner_(owner, "input '" + name_ + "' (" + channel.label() + ")"),
+        run_size_(read_ahead ? kRun : 1) {
     aborted_ = &channel_.aborted_flag();
   }
   ~InputPort() override { end_run(); }
@@ -66,6 +74,7 @@ class InputPort final : public InputStream {
   const std::string name_;
   InputChannel& channel_;
   WaitRecord* const waiting_;
+  const OwnerCheck owner_;
   PortCounters counters_;
   const std::size_t run_size_;  // kRun, or 1 (no read-ahead)
   std::array<detail::TakenBuffer, kRun> run_;

@@ -24,7 +24,7 @@ std::vector<InputChannel*> local_channels(const std::vector<Endpoint*>& endpoint
 
 OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy policy,
                        BufferPool& pool, std::vector<Endpoint*> endpoints, Waiter& room,
-                       std::uint32_t producer, WaitRecord* waiting)
+                       std::uint32_t producer, WaitRecord* waiting, const crash::CopyRecord* owner)
     : name_(std::move(name)),
       stream_label_(std::move(stream_label)),
       policy_(policy),
@@ -33,6 +33,7 @@ OutputPort::OutputPort(std::string name, std::string stream_label, topo::Policy 
       room_(room),
       producer_(producer),
       waiting_(waiting),
+      owner_(owner, "output '" + name_ + "' (" + stream_label_ + ")"),
       only_local_(endpoints_.size() == 1 && policy != topo::Policy::kBroadcast
                       ? dynamic_cast<InputChannel*>(endpoints_[0])
                       : nullptr),
@@ -76,6 +77,7 @@ std::size_t OutputPort::key_to_copy(std::uint64_t key, std::size_t copies) noexc
 Buffer OutputPort::allocate_more() {
   room_.throw_if_aborted();  // after an abort every allocate throws, even one that would not wait
   if (std::optional<Buffer> free = pool_.try_acquire()) return std::move(*free);
+  owner_.check();  // before a wait, which only the copy's own thread may do
   std::uint64_t blocked = 0;
   std::optional<Buffer> buffer;
   counting_aborted_wait(counters_.blocked_ns, [&] {
@@ -173,6 +175,12 @@ void OutputPort::write_more(Buffer&& buffer) {
 }
 
 void OutputPort::write_waiting(const Item& item) {
+  try {
+    owner_.check();  // the path of every write that is not inline, and of each wait
+  } catch (...) {
+    detail::release_slot(item.slot);
+    throw;
+  }
   const std::size_t n = endpoints_.size();
   if (policy_ == topo::Policy::kBroadcast) {
     // One payload, n holders: each consumer copy releases its own reference.

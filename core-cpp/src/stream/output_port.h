@@ -1,7 +1,8 @@
 // OutputPort: a producer copy's end of one stream; applies the stream's policy.
 //
 // Owns nothing but its counters: the pool and the endpoints belong to the stream (see
-// runtime/graph.h) and outlive it. Used only from its copy's thread.
+// runtime/graph.h) and outlive it. Used only from its copy's thread (whichever worker runs
+// the copy's task); its slow paths refuse another (see stream/owner_check.h).
 #ifndef SLUICE_STREAM_OUTPUT_PORT_H_
 #define SLUICE_STREAM_OUTPUT_PORT_H_
 
@@ -13,6 +14,7 @@
 #include "sluice/stream.h"
 #include "stream/endpoint.h"
 #include "stream/input_channel.h"
+#include "stream/owner_check.h"
 #include "stream/port_counters.h"
 #include "stream/wait_record.h"
 #include "topology/topology.h"
@@ -23,10 +25,11 @@ class OutputPort final : public OutputStream {
  public:
   // endpoints: one per consumer copy, in copy order. room: the stream's Waiter that
   // endpoints notify when they gain room. producer: this copy's index. waiting: the copy's
-  // WaitRecord (may be null), which outlives the port.
+  // WaitRecord (may be null), which outlives the port. owner: the copy's crash record (may
+  // be null: no check), current on whatever thread runs the copy, which outlives the port.
   OutputPort(std::string name, std::string stream_label, topo::Policy policy, BufferPool& pool,
              std::vector<Endpoint*> endpoints, Waiter& room, std::uint32_t producer,
-             WaitRecord* waiting = nullptr);
+             WaitRecord* waiting = nullptr, const crash::CopyRecord* owner = nullptr);
 
   std::size_t buffer_size() const override { return pool_.buffer_size(); }
   const std::string& name() const override { return name_; }
@@ -78,6 +81,7 @@ class OutputPort final : public OutputStream {
   Waiter& room_;
   const std::uint32_t producer_;
   WaitRecord* const waiting_;
+  const OwnerCheck owner_;
   // The only consumer copy's queue, when it is in this process and the stream is not
   // broadcast: write() pushes there directly.
   InputChannel* const only_local_;
