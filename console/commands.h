@@ -64,6 +64,9 @@ struct RunOptions {
 struct ServeLimits {
   std::uint64_t max_queued = 1000;                        // --max-queued UNITS
   std::uint64_t max_queued_bytes = 256ull * 1024 * 1024;  // --max-queued-bytes SIZE
+  // --client-read-timeout SECONDS: a client that takes none of its results for this long is
+  // dropped and its unit cancelled (it holds back the units behind it); 0: never.
+  double client_read_timeout = 60;
 };
 
 struct ServeOptions {

@@ -169,6 +169,12 @@ int main(int argc, char** argv) {
       *serve_cmd, "--max-queued", &serve.limits.max_queued,
       "turn a submit down while this many units were accepted and have not ended (the running one included)", 1,
       1000000);
+  serve_cmd
+      ->add_option("--client-read-timeout", serve.limits.client_read_timeout,
+                   "drop a client that takes none of its unit's results for SECONDS, cancelling its unit (it "
+                   "holds back the units behind it); 0: never")
+      ->check(sluice::text::seconds_check(true))
+      ->capture_default_str();
   add_size_option(serve_cmd, "--max-queued-bytes", &serve.limits.max_queued_bytes,
                                 "turn a submit down when its payload would take the payloads of the units "
                                 "accepted that have not ended past SIZE (e.g. 1GiB)",

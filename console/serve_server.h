@@ -68,6 +68,7 @@ class ServeServer {
 
   // For the sessions, on the io_context's thread.
   boost::asio::io_context& io() { return server_.io(); }
+  const ServeLimits& limits() const { return limits_; }
   control::TlsServer& tls_server() { return server_; }
   // Appends a unit with `work` for `session`; the job that forwards its results, or why
   // not (the server is stopping). `*ahead`: units accepted before it that have not ended.

@@ -49,6 +49,11 @@ void ServeSession::written(std::size_t results) {
   if (job_) job_->written(results);
 }
 
+std::chrono::steady_clock::duration ServeSession::write_stall_limit() const {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(server_.limits().client_read_timeout));
+}
+
 void ServeSession::close(const std::string& why, bool after_reply) {
   if (!after_reply) return fail("protocol error: " + why, "protocol error");
   close_after_queue(why);

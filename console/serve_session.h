@@ -11,7 +11,8 @@
 //
 // A client that goes before its unit ended (closed connection, silence, a broken protocol
 // or a TLS record that fails its integrity check) abandons the unit: it is cancelled
-// (result_pump.h), and the deployment goes on with the next.
+// (result_pump.h), and the deployment goes on with the next. So does one that takes none of
+// its results for --client-read-timeout (it heartbeats, but holds every later unit back).
 //
 // An Asio session: enable_shared_from_this, start()/stop(), handlers hold `self`.
 // Everything runs on the server's io_context thread, except deliver() and ended(), which
@@ -59,6 +60,7 @@ class ServeSession : public control::TlsSession, public ResultSink, private Serv
   void ending(const std::string& why) override;
   void written(std::size_t results) override;
   void close(const std::string& why, bool after_reply) override;
+  std::chrono::steady_clock::duration write_stall_limit() const override;
 
   // ServeProtocol::Handler
   std::optional<std::string> submit(const std::string& work) override;

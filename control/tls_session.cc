@@ -39,7 +39,8 @@ TlsSession::TlsSession(tcp::socket socket, TlsServer& server, std::uint64_t id, 
       ticket_(std::move(ticket)),
       stream_(std::move(socket), server.ssl()),
       deadline_(server.io()),
-      heartbeat_(server.io()) {
+      heartbeat_(server.io()),
+      write_watch_(server.io()) {
   boost::system::error_code ec;
   const auto ep = stream_.lowest_layer().remote_endpoint(ec);
   if (!ec) peer_address_ = ep.address().to_string();
@@ -65,6 +66,7 @@ void TlsSession::stop(const std::string& why) {
   stream_.lowest_layer().close(ec);
   deadline_.cancel();
   heartbeat_.cancel();
+  write_watch_.cancel();
   ticket_.release();
   // The front frame may be under an async_write still: it goes with the session.
   if (const std::size_t results = writes_.drop_all_but_front(); results > 0) written(results);
@@ -252,6 +254,7 @@ void TlsSession::do_write() {
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       if (self->phase_ == Phase::kClosed) return;
                       if (ec) return self->stop("write failed: " + ec.message());
+                      ++self->writes_done_;
                       if (const std::size_t results = self->writes_.pop_front(); results > 0) self->written(results);
                       self->queue_shrank();
                       if (self->phase_ == Phase::kClosed) return;
@@ -282,6 +285,38 @@ void TlsSession::opened(const std::string& client) {
   send(r);
   arm_deadline(kSilence, style_.silence);
   heartbeat();
+  if (const auto limit = write_stall_limit(); limit > std::chrono::steady_clock::duration::zero()) {
+    looked_at_ = taken_at_ = std::chrono::steady_clock::now();
+    watch_writes(limit);
+  }
+}
+
+void TlsSession::watch_writes(std::chrono::steady_clock::duration limit) {
+  constexpr auto kEvery = std::chrono::seconds(1);
+  if (phase_ == Phase::kClosed) return;
+  const auto now = std::chrono::steady_clock::now();
+  const int left = unsent();
+  if (writes_.empty() || left < looked_unsent_ || writes_done_ != looked_writes_done_ ||
+      own_pause_since(looked_at_ + kEvery) > std::chrono::steady_clock::duration::zero()) {
+    // Took some, or had nothing to take; or this process was out (own_pause.h), and the
+    // peer's time without taking anything was ours.
+    taken_at_ = now;
+  }
+  looked_unsent_ = left;
+  looked_writes_done_ = writes_done_;
+  looked_at_ = now;
+  if (now - taken_at_ >= limit) {
+    const double seconds = std::chrono::duration<double>(limit).count();
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds);
+    return fail("the " + style_.peer + " took none of what waits for it for " + text + " s (" +
+                    std::to_string(writes_.bytes()) + " bytes): it stopped reading",
+                "stopped reading");
+  }
+  write_watch_.expires_after(kEvery);
+  write_watch_.async_wait([self = shared_from_this(), limit](boost::system::error_code ec) {
+    if (!ec) self->watch_writes(limit);
+  });
 }
 
 // Also while closing with frames still to write (a unit's results, queued when the unit

@@ -124,6 +124,10 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   virtual void written(std::size_t /*results*/) {}
   // A frame was written: queued_bytes() are left. Not called once stopped.
   virtual void queue_shrank() {}
+  // How long an authenticated peer may take none of what waits to be written to it before
+  // it is dropped (zero, the default: no limit). For a subclass whose peer holds others up
+  // when it stops reading (serve's client, whose unit holds back the units behind it).
+  virtual std::chrono::steady_clock::duration write_stall_limit() const { return {}; }
 
   // Runs the TLS handshake, then reads.
   void handshake();
@@ -172,6 +176,10 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   void linger_look(int last_unsent, std::chrono::steady_clock::time_point until);
   // Bytes the kernel still holds for the peer: not sent yet, or not acknowledged.
   int unsent();
+  // One look, about every second, at whether the peer took some of what waits for it (a
+  // write ended, or the kernel holds less for it): drops it after write_stall_limit()
+  // without. Nothing waiting counts as taken.
+  void watch_writes(std::chrono::steady_clock::duration limit);
 
   TlsServer& server_;
   const Style& style_;
@@ -192,6 +200,13 @@ class TlsSession : public std::enable_shared_from_this<TlsSession>, protected Se
   boost::asio::steady_timer deadline_;
   boost::asio::steady_timer heartbeat_;
   std::uint64_t heartbeat_sequence_ = 0;
+  // watch_writes: writes ended so far; what the last look saw; when the peer last took some.
+  boost::asio::steady_timer write_watch_;
+  std::uint64_t writes_done_ = 0;
+  std::uint64_t looked_writes_done_ = 0;
+  int looked_unsent_ = 0;
+  std::chrono::steady_clock::time_point looked_at_;
+  std::chrono::steady_clock::time_point taken_at_;
 };
 
 }  // namespace sluice::control

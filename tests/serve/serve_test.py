@@ -904,10 +904,36 @@ def interrupt_stuck_writer(h, topology):
     check(status == 0, "serve runs the next unit", err)
 
 
+def client_that_stops_reading(h, topology):
+    """A submitter that heartbeats but takes none of its results (here: blocked writing them to
+    a FIFO nobody reads) is dropped after --client-read-timeout and its unit cancelled: the
+    unit queued behind it runs, and sluice stop gets through. (It used to hold both for good.)"""
+    serve = Serve(h, topology, "--client-read-timeout", "2")
+    fifo = Fifo(h, "stalled.fifo")
+    stalled = Submit(h, serve, "count=100000 size=1000", fifo.path)  # 100 MB: far more than the window
+    unit = stalled.wait_accepted()
+    fifo.read_some()
+    behind_path = os.path.join(h.dir, "behind.results")
+    behind = Submit(h, serve, "count=50 size=100", behind_path)
+    check(behind.wait_accepted() == unit + 1, "a second unit queues behind the stalled one", behind.text())
+    wait_for(lambda: f"before unit {unit} ended; cancelling it" in serve.text(), "serve to drop the stalled client")
+    check(re.search(r"client #\d+ \(127\.0\.0\.1:\d+\): the client took none of what waits for it for 2 s "
+                    r"\(\d+ bytes\): it stopped reading", serve.text()),
+          "serve says why it dropped the client", serve.text()[-3000:])
+    status, err = behind.wait()
+    check(status == 0, "the unit behind the stalled one then runs", err)
+    verify(behind_path, unit + 1, 50, 100, "the unit behind the stalled one")
+    fifo.drain(os.path.join(h.dir, "stalled.results"))
+    status, err = stalled.wait()
+    check(status == 1, "the dropped submitter exits 1 once it reads again", status, err)
+    status, err, _ = submit(h, serve, "count=3")
+    check(status == 0, "serve runs later units as before", err)
+
+
 def main():
     tests = [refusals, serve_submit_stop, two_submitters, failing_then_good, submitter_gone, strangers,
              hostile_clients, certificates, interrupt_serve, across_hosts, watched, queue_limits,
-             slow_link, results_outlast_their_unit, interrupt_stuck_writer]
+             slow_link, results_outlast_their_unit, interrupt_stuck_writer, client_that_stops_reading]
     if sys.argv[5:]:
         tests = [t for t in tests if t.__name__ in sys.argv[5:]]
     failed = 0
