@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "text/address.h"
+#include "text/shortened.h"
 
 
 namespace sluice::console {
@@ -160,7 +161,7 @@ std::optional<std::string> HostClient::connect(const Credentials& credentials, s
   sockaddr_storage local{};
   socklen_t local_len = sizeof local;
   if (::getsockname(channel_->fd(), reinterpret_cast<sockaddr*>(&local), &local_len) == 0) local_ip_ = ip_of(local);
-  daemon_hostname_ = answer.host();
+  daemon_hostname_ = text::shortened(answer.host(), 255);  // the daemon's choice: no control characters
   last_heard_ = Clock::now();
   return std::nullopt;
 }

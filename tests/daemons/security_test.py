@@ -6,6 +6,7 @@ and a correct run works after.
 
   security_test.py BUILD_DIR SOURCE_DIR
 """
+import ctypes
 import os
 import socket
 import struct
@@ -98,6 +99,25 @@ def test(h):
     status, out, err, _ = h.run("validate", topo)
     check(status == 0 and f"host a ({a.address}): ok" in out and f"host b ({b.address}): ok" in out,
           "validate: every host answers and authenticates", out, err)
+
+    # --- a daemon's host name (its choice) cannot drive the console's terminal --------------
+    def odd_hostname():
+        libc = ctypes.CDLL(None, use_errno=True)
+        name = b"evil\x1b[31mRED\x07"
+        if libc.unshare(0x04000000) != 0 or libc.sethostname(name, len(name)) != 0:  # CLONE_NEWUTS
+            os._exit(97)
+    odd = h.start("odd", preexec_fn=odd_hostname)
+    status, out, err, _ = h.run("validate", h.topology("odd.yaml", f"""name: odd
+{h.hosts_yaml(odd)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 10}}}}
+  c: {{class: Consume, library: LIB}}
+streams:
+  - {{from: p.out, to: c.in}}
+"""))
+    check(status == 0 and f"host odd ({odd.address}): ok, sluiced on evil\\x1b[31mRED\\x07" in out
+          and "\x1b" not in out and "\x07" not in out,
+          "validate shows a daemon's host name with its control characters escaped", repr(out), err)
+    odd.stop()
     status, out, err, _ = h.run("validate", topo, token=wrong)
     check(status == 4 and "the tokens differ" in err, "validate with a wrong token: exit 4, why", out, err)
 
