@@ -2,7 +2,8 @@
 //   TestSource: count (per copy, default 1000), size (bytes, default kRecordSize; smaller
 //               buffers carry no record), keys (if > 0, key = seq % keys, else seq),
 //               record_address (bool), forever (bool: ignore count), throw_at (seq at which
-//               to throw), throw_in (init|finalize: throw there).
+//               to throw), throw_in (init|finalize: throw there; init_int: throw the int 42
+//               in init, not a std::exception).
 //   TestRelay:  forwards, checking and re-stamping hops (a C++ stage between Java ones).
 //               throw_at / throw_copy: copy throw_copy throws after throw_at buffers.
 //               sleep_us: per buffer.
@@ -143,6 +144,7 @@ class TestSource : public sluice::Filter, Counted<TestSource> {
       ++observed().inits[ctx.filter_name()];
     }
     if (ctx.arg("throw_in", "") == std::string("init")) throw std::runtime_error("boom in init");
+    if (ctx.arg("throw_in", "") == std::string("init_int")) throw 42;
   }
   void process(sluice::Context& ctx) override {
     auto& out = ctx.output("out");

@@ -63,6 +63,19 @@ streams:
   EXPECT_EQ(out.failure->message, "boom in init");
 }
 
+TEST_F(GraphFailureTest, AnExceptionThatIsNotAStdExceptionIsNamedByItsType) {
+  RunOutcome out = run_yaml(R"(
+filters:
+  src:  {class: "testing_filters::TestSource", args: {throw_in: init_int}}
+  sink: {class: "testing_filters::TestSink"}
+streams:
+  - {from: src.out, to: sink.in}
+)");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->stage, "init");
+  EXPECT_EQ(out.failure->message, "threw an exception that is not a std::exception: of type int");
+}
+
 TEST_F(GraphFailureTest, ExceptionInFinalizeOfSecondUnitNamesTheUnit) {
   RunOutcome out = run_yaml(R"(
 filters:

@@ -1,8 +1,12 @@
 #include "runtime/engine.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <cstdlib>
+#include <typeinfo>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -117,6 +121,20 @@ struct Engine::State {
   std::optional<Failure> wait_pending();
 };
 
+namespace {
+
+// The type of the exception being handled, demangled ("int", "MyError"), for one that is not
+// a std::exception and so has no what(). Call only inside a catch block.
+std::string current_exception_type() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (type == nullptr) return "of unknown type";
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), std::free);
+  return "of type " + std::string(status == 0 && name ? name.get() : type->name());
+}
+
+}  // namespace
+
 void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t index,
                                 const std::string& unit_work) {
   ContextImpl& ctx = *copy.context;
@@ -138,7 +156,7 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
   } catch (const std::exception& e) {
     report(copy, index, e.what());
   } catch (...) {
-    report(copy, index, "threw an exception that is not a std::exception");
+    report(copy, index, "threw an exception that is not a std::exception: " + current_exception_type());
   }
   stage = "idle";
 }
