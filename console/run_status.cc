@@ -224,6 +224,7 @@ void RunStatus::finish(const RunReport& report) {
   for (const UnitRecord& u : report.units) record_end(u);
   if (report.failure || !open_ended_) failure_ = report.failure;
   stuck_ = report.stuck;
+  partial_counts_ = report.partial_counts;
   exit_code_ = report.exit_code;
   final_wall_ = report.wall_seconds;
   current_unit_.reset();
@@ -285,6 +286,7 @@ StatusSnapshot RunStatus::snapshot() const {
   s.current_unit = current_unit_;
   s.failure = failure_;
   s.stuck = stuck_;
+  s.partial_counts = partial_counts_;
   return s;
 }
 

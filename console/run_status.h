@@ -84,6 +84,8 @@ struct StatusSnapshot {
   std::optional<std::uint64_t> current_unit;
   std::optional<Failure> failure;
   std::vector<std::string> stuck;
+  // Hosts whose final counts never came (RunReport::partial_counts): the counts are lower bounds.
+  std::vector<std::string> partial_counts;
 };
 
 class RunStatus {
@@ -154,6 +156,7 @@ class RunStatus {
   Clock::time_point unit_start_;
   std::optional<Failure> failure_;
   std::vector<std::string> stuck_;
+  std::vector<std::string> partial_counts_;
 };
 
 }  // namespace sluice::console

@@ -126,6 +126,7 @@ TEST(RunStatus, SnapshotFollowsTheRunAndKeepsTheFinalCounters) {
   report.wall_seconds = 2;
   report.failure = Failure{"c", 0, "local", 1, "process", "boom"};
   report.exit_code = 1;
+  report.partial_counts = {"b, last reported 0.4 s before the end"};
   status.finish(report);
   // Samples after the end change nothing.
   status.sample({counters("a.out -> b.in", 99, 990, 0, 0, 1, 2), counters("b.out -> c.in", 99, 990, 0, 0, 2, 1)}, {});
@@ -144,6 +145,8 @@ TEST(RunStatus, SnapshotFollowsTheRunAndKeepsTheFinalCounters) {
   EXPECT_EQ(doc["streams"][0]["buffers"], 20);
   EXPECT_EQ(doc["failure"]["message"], "boom");
   EXPECT_EQ(doc["status"], "failed");
+  // As in the --metrics file: the counts are lower bounds (the page says so under Hosts).
+  EXPECT_EQ(doc["partial_counts_from_hosts"], nlohmann::json::array({"b, last reported 0.4 s before the end"}));
 
   const std::string metrics = status_metrics(s);
   EXPECT_NE(metrics.find("sluice_stream_buffers_total{stream=\"a.out -> b.in\",from=\"a.out\",to=\"b.in\"} 20\n"),

@@ -53,6 +53,7 @@ const char* const kBody = R"PAGE(</head>
 <table id="units"><thead><tr><th>#</th><th>work</th><th>state</th><th>seconds</th></tr></thead><tbody></tbody></table>
 <h2>Hosts</h2>
 <table id="hosts"><thead><tr><th>host</th><th>address</th><th>copies</th><th>buffers written</th><th>MB written</th><th>last report</th></tr></thead><tbody></tbody></table>
+<div id="partial"></div>
 )PAGE";
 const char* const kScript = R"PAGE(
 "use strict";
@@ -118,6 +119,8 @@ function draw(s){
   for(const u of s.units)if(shown.has(u.index))row(ub,[u.index,u.work,u.state,u.seconds.toFixed(3)],{"data-unit":u.index,"data-state":u.state});
   const hb=document.querySelector("#hosts tbody");hb.innerHTML="";
   for(const h of s.hosts)row(hb,[h.name,h.address,h.copies,h.buffers_written,(h.bytes_written/1e6).toFixed(1),h.report_age_seconds<0?"-":h.report_age_seconds.toFixed(1)+" s ago"],{"data-host":h.name});
+  const pc=s.partial_counts_from_hosts||[];
+  document.getElementById("partial").textContent=pc.length?"at least: no final counts came from host "+pc.join("; host ")+": the counts above are what those hosts had carried by their last report":"";
 }
 let failures=0;
 function poll(){

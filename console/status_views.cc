@@ -84,6 +84,8 @@ std::string status_json(const StatusSnapshot& s) {
                       {"stage", f.stage}, {"message", f.message}};
   }
   if (!s.stuck.empty()) doc["stuck_copies"] = s.stuck;
+  // The streams' and hosts' counts are lower bounds when this is there, as in --metrics.
+  if (!s.partial_counts.empty()) doc["partial_counts_from_hosts"] = s.partial_counts;
   // Payloads and messages are bytes a peer chose: what is not UTF-8 becomes U+FFFD.
   return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
