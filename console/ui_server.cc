@@ -3,9 +3,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "console/status_views.h"
@@ -53,7 +55,14 @@ UiServer::~UiServer() {
   server_.reset();  // the io_context no longer runs: stop() may run here
 }
 
-std::string UiServer::url() const { return "http://" + http::endpoint_text(server_->local_endpoint()) + "/"; }
+std::string UiServer::url() const {
+  const boost::asio::ip::tcp::endpoint at = server_->local_endpoint();
+  if (!at.address().is_unspecified()) return "http://" + http::endpoint_text(at) + "/";
+  // 0.0.0.0 or [::]: no browser can use that; the machine's name reaches it from elsewhere.
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') std::snprintf(name, sizeof name, "HOST");
+  return "http://" + std::string(name) + ":" + std::to_string(at.port()) + "/ (every address of this machine)";
+}
 
 std::unique_ptr<UiServer> start_ui(const UiOptions& ui, const RunStatus& status) {
   if (ui.address.empty()) return nullptr;

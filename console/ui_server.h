@@ -36,7 +36,8 @@ class UiServer {
   UiServer(const UiServer&) = delete;
   UiServer& operator=(const UiServer&) = delete;
 
-  // "http://127.0.0.1:8080/"
+  // "http://127.0.0.1:8080/"; on every address (0.0.0.0, [::]), the machine's name:
+  // "http://node7:8080/ (every address of this machine)".
   std::string url() const;
 
  private:

@@ -14,7 +14,8 @@ unit), it checks:
 Then it interrupts the run (SIGINT: the run is long on purpose) and, while the final state
 lingers (--ui-linger), checks that /metrics' counters equal the --metrics file's summary and
 pass promtool again; a second SIGINT ends the linger, and the port is closed after.
-Also: --ui on an address that is not loopback is refused without --ui-public.
+Also: --ui on an address that is not loopback is refused without --ui-public, and with it
+on every address the console announces the machine's name.
 """
 import json
 import os
@@ -135,6 +136,19 @@ def main():
                        timeout=60)
     check(p.returncode == 2 and "--ui-public" in p.stderr,
           "--ui 0.0.0.0:0 without --ui-public: exit %d, stderr %r" % (p.returncode, p.stderr))
+    # With it, the address printed is one a browser elsewhere can use: the machine's name, not 0.0.0.0.
+    short = os.path.join(work, "short.yaml")
+    with open(short, "w") as f:
+        f.write("name: short\nfilters:\n  read: {class: LineReader, library: %s, args: {path: %s}}\n"
+                "  top: {class: TopWords, library: %s}\nstreams:\n  - {from: read.out, to: top.in}\n"
+                % (os.path.join(build, "examples", "libexamples.so"),
+                   os.path.join(src, "examples", "data", "words.txt"), os.path.join(build, "examples", "libexamples.so")))
+    p = subprocess.run([sluice, "run", short, "--ui", "0.0.0.0:0", "--ui-public", "--no-progress"],
+                       capture_output=True, text=True, timeout=60)
+    m = re.search(r"^sluice: watching the run at http://(\S+):(\d+)/ \(every address of this machine\)$",
+                  p.stderr, re.M)
+    check(p.returncode == 0 and m and m.group(1) == socket.gethostname(),
+          "--ui 0.0.0.0:0 --ui-public announces the machine's name: exit %d, stderr %r" % (p.returncode, p.stderr))
 
     metrics_file = os.path.join(work, "m.json")
     cmd = [sluice, "run", path, "--ui", "127.0.0.1:0", "--ui-linger", "600", "--metrics", metrics_file,
