@@ -31,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr auto kReadyTimeout = 120s;   // srun to a listening sluiced, every node
-constexpr auto kStepsEnd = 5s;         // SIGTERM to every step gone, before scancel
+constexpr auto kStepsEnd = 5s;         // SIGUSR2 to every step gone, before scancel
 constexpr auto kFinalStateWait = 5s;   // a job in COMPLETING to its final state (CANCELLED...)
 constexpr auto kAskTimeout = 3s;       // one scontrol after a failure (slurmctld may be the problem)
 constexpr auto kReleaseTimeout = 30s;  // scancel to the job gone from squeue
