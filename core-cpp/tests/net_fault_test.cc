@@ -125,10 +125,11 @@ TEST_F(NetFaultTest, CreditBeyondTheWindowIsAProtocolViolationNamingTheHost) {
   {
     sluice::Engine engine(topology, options);
     plane.set_failure_callback([&engine](const std::string& why) { engine.cancel(why); });
+    const std::uint32_t window = b_routes.window(0);
     std::thread peer([&] {
       b.accept();
-      b.write(frame(CreditFrame{0, 0, 8}));
-      b.write(frame(CreditFrame{0, 0, 8}));  // 16 > window of 8
+      b.write(frame(CreditFrame{0, 0, window}));
+      b.write(frame(CreditFrame{0, 0, window}));  // twice the window
     });
     try {
       // No unit runs, so no credit is spent: the second grant exceeds the window. The

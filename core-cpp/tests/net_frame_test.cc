@@ -13,7 +13,7 @@ using test_util::RawHeader;
 using test_util::raw_frame;
 
 DataFrameDecoder decoder() {
-  // Stream 0: 2 producers, 3 consumers, 1 KiB buffers, depth 16; stream 1: 1 -> 1, 64 B.
+  // Stream 0: 2 producers, 3 consumers, 1 KiB buffers, credit window 16; stream 1: 1 -> 1, 64 B.
   return DataFrameDecoder({{2, 3, 1024, 16}, {1, 1, 64, 4}});
 }
 
@@ -147,7 +147,7 @@ TEST(FrameTest, RandomHeadersNeverPassWithOutOfRangeFields) {
     } else if (const auto* credit = std::get_if<CreditFrame>(&f)) {
       ASSERT_LT(credit->stream, 2u);
       ASSERT_GE(credit->credits, 1u);
-      ASSERT_LE(credit->credits, d.streams()[credit->stream].depth);
+      ASSERT_LE(credit->credits, d.streams()[credit->stream].window);
     } else if (const auto* hello = std::get_if<HelloFrame>(&f)) {
       ASSERT_GE(hello->name_size, 1u);
       ASSERT_LE(hello->name_size, kMaxHostName);

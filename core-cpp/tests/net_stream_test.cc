@@ -172,7 +172,7 @@ streams:
 // back by it, the run would never end, and the watcher opens the gate after 60 s to say so.
 TEST_F(NetStreamTest, SlowConsumerHoldsBackOnlyItsOwnProducers) {
   const std::string yaml = R"(
-defaults: {buffer_size: 1KiB, depth: 8}
+defaults: {buffer_size: 128KiB, depth: 8}  # a window of 8 across hosts (net/routes.h remote_window)
 filters:
   fast_src:  {class: "testing_filters::TestSource", args: {count: 10000, size: 1000}}
   slow_src:  {class: "testing_filters::TestSource", args: {count: 200, size: 1000}}
@@ -230,7 +230,7 @@ streams:
 // host has given out on the receiving one.
 TEST_F(NetStreamTest, InFlightSaysWhereAStuckStreamsFramesAre) {
   const std::string yaml = R"(
-defaults: {buffer_size: 1KiB, depth: 8}
+defaults: {buffer_size: 128KiB, depth: 8}  # a window of 8 across hosts (net/routes.h remote_window)
 filters:
   src:  {class: "testing_filters::TestSource", args: {count: 200, size: 1000}}
   sink: {class: "testing_filters::TestSink", args: {wait_for_gate: true}}

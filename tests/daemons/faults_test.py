@@ -135,8 +135,9 @@ streams:
 
     # --- a run that stops moving across hosts: each copy named with its host and wait ---------
     graphs = os.path.join(h.build, "core-cpp", "tests", "libsluice_graph_filters.so")
+    # 1 MiB buffers: across hosts the credit window is then the depth (1), not a MiB's worth.
     stall = h.topology("stall.yaml", f"""name: stall
-defaults: {{buffer_size: 256B, depth: 1}}
+defaults: {{buffer_size: 1MiB, depth: 1}}
 {h.hosts_yaml(a, b)}filters:
   src:   {{class: GSource, library: {graphs}, args: {{count: 200}}, place: {{a: 1}}}}
   split: {{class: GMix, library: {graphs}, args: {{order: in, outputs: "o0,o1"}}, place: {{a: 1}}}}

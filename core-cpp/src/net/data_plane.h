@@ -11,7 +11,8 @@
 // anything else (net/handshake.h). DATA and END_OF_WORK frames flow from sender to
 // receiver, CREDIT frames back on the same socket, PING both ways on a quiet connection.
 // Flow control: per (stream, consumer copy, sender host), the receiver grants a window of
-// as many frames as the consumer's queue holds; a sender writes only with credit, so a slow
+// frames (the consumer's queue, at least a MiB's worth: net/routes.h remote_window) and lands
+// them in a pool of their own; a sender writes only with credit, so a slow
 // consumer holds back only its own producers, and the receiver always reads (a frame that
 // finds its stream's pool empty is parked, net/parking_lot.h), so one stream never holds
 // back another. Memory stays bounded by the pools and the credit windows.

@@ -204,9 +204,9 @@ bool DataFrameDecoder::decode(const std::byte* in, Frame* out, std::string* erro
       return true;
     default:  // kCredit
       if (!unused_must_be_zero(false, true, false, false, true)) return false;
-      if (w.word == 0 || w.word > s.depth) {
+      if (w.word == 0 || w.word > s.window) {
         return fail("CREDIT of " + std::to_string(w.word) + " on stream " + std::to_string(w.stream) +
-                    " (expected 1.." + std::to_string(s.depth) + ")");
+                    " (expected 1.." + std::to_string(s.window) + ")");
       }
       *out = CreditFrame{w.stream, w.consumer, static_cast<std::uint32_t>(w.word)};
       return true;

@@ -65,7 +65,7 @@ struct EndOfWorkFrame {
 struct CreditFrame {
   std::uint32_t stream = 0;
   std::uint32_t consumer = 0;
-  std::uint32_t credits = 0;  // 1 .. the stream's depth
+  std::uint32_t credits = 0;  // 1 .. the stream's window
 };
 
 // Payload: kNonceSize random bytes, then the sender's host name (1 .. kMaxHostName bytes).
@@ -89,12 +89,13 @@ std::uint32_t payload_size(const Frame& frame) noexcept;
 // Writes `frame`'s header into out[0 .. kFrameHeaderSize).
 void encode_frame(const Frame& frame, std::byte* out) noexcept;
 
-// What the decoder checks a header against: per stream, its copies, buffer size and depth.
+// What the decoder checks a header against: per stream, its copies, buffer size and credit
+// window (net/routes.h remote_window).
 struct StreamLimits {
   std::uint32_t producers = 0;
   std::uint32_t consumers = 0;
   std::uint32_t buffer_size = 0;
-  std::uint32_t depth = 0;  // the most credits one CREDIT frame may grant
+  std::uint32_t window = 0;  // the most credits one CREDIT frame may grant
 };
 
 // Decodes data-plane frame headers (the control protocol has its own reader).

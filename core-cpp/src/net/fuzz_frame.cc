@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (e->producer >= s.producers || e->consumer >= s.consumers) std::abort();
     } else if (const auto* c = std::get_if<CreditFrame>(&f)) {
       const StreamLimits& s = limits(c->stream);
-      if (c->consumer >= s.consumers || c->credits == 0 || c->credits > s.depth) std::abort();
+      if (c->consumer >= s.consumers || c->credits == 0 || c->credits > s.window) std::abort();
     } else if (const auto* h = std::get_if<HelloFrame>(&f)) {
       if (h->name_size == 0 || h->name_size > kMaxHostName) std::abort();
     }

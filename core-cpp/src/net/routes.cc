@@ -16,6 +16,12 @@ void fnv(std::uint64_t& h, const std::string& s) {
 
 }  // namespace
 
+std::uint32_t remote_window(std::size_t depth, std::size_t buffer_size) {
+  const std::size_t queue = std::bit_ceil(std::max<std::size_t>(depth, 1));
+  const std::size_t fits = std::bit_floor(std::max<std::size_t>(kMinWindowBytes / std::max<std::size_t>(buffer_size, 1), 1));
+  return static_cast<std::uint32_t>(std::max(queue, std::min(fits, kMaxWindowFloor)));
+}
+
 Routes::Routes(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
                const std::string& self, bool encrypt_all) {
   for (const auto& [name, placement] : placements) hosts_.push_back(name);
@@ -46,13 +52,13 @@ Routes::Routes(const topo::Topology& topology, const std::map<std::string, Place
     std::vector<bool> produces(nhosts, false);
     for (int h : producer_host_.back()) produces[static_cast<std::size_t>(h)] = true;
     host_produces_.push_back(produces);
-    const auto depth = static_cast<std::uint32_t>(std::bit_ceil(spec.depth));
-    window_.push_back(depth);
+    const std::uint32_t window = remote_window(spec.depth, spec.buffer_size);
+    window_.push_back(window);
     limits_.push_back(StreamLimits{static_cast<std::uint32_t>(from_copies), static_cast<std::uint32_t>(to_copies),
-                                   static_cast<std::uint32_t>(spec.buffer_size), depth});
+                                   static_cast<std::uint32_t>(spec.buffer_size), window});
     fnv(fingerprint_, spec.from.str());
     fnv(fingerprint_, spec.to.str());
-    fnv(fingerprint_, std::to_string(spec.buffer_size) + "/" + std::to_string(spec.depth) + "/" +
+    fnv(fingerprint_, std::to_string(spec.buffer_size) + "/" + std::to_string(spec.depth) + "/w" + std::to_string(window) + "/" +
                           std::to_string(from_copies) + "/" + std::to_string(to_copies) + "/" +
                           topo::to_string(spec.policy) + (spec.encrypt || encrypt_all ? "/tls" : ""));
   }

@@ -7,6 +7,7 @@
 #ifndef SLUICE_NET_ROUTES_H_
 #define SLUICE_NET_ROUTES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -17,6 +18,19 @@
 #include "topology/topology.h"
 
 namespace sluice::net {
+
+// The credit window of a stream across hosts: how many frames each sending host may have in
+// flight to one consumer copy before credit comes back. The stream's queue (its depth,
+// rounded up to a power of two), but never less than a MiB's worth of buffers, up to 1024:
+// the window is what a connection can carry per round trip, and a depth chosen to keep a
+// local queue short (64 at 100 B: 6.4 KB a round trip) ran ~4x slower across two daemons
+// than the default 1024 (bench/RESULTS.md "2026-12-16"). The frames land in a pool of their
+// own on the consumer's host (Graph::landing_blocks), so this bounds that host's memory
+// as depth bounds a queue's: at most 1 MiB more per sending host and consumer copy than
+// the depth alone would.
+inline constexpr std::size_t kMinWindowBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxWindowFloor = 1024;
+std::uint32_t remote_window(std::size_t depth, std::size_t buffer_size);
 
 class Routes {
  public:
@@ -45,9 +59,7 @@ class Routes {
   bool host_produces(std::size_t stream, int host) const { return host_produces_[stream][static_cast<std::size_t>(host)]; }
   // True when a local consumer copy of `stream` has producers on other hosts.
   bool lands_here(std::size_t stream) const;
-  // The credits each sending host holds for a consumer copy of `stream`: as many buffers
-  // as that copy's queue holds (the depth rounded up to a power of two), so that a
-  // producer across hosts can have as much in flight as one in the same process.
+  // The credits each sending host holds for a consumer copy of `stream`: remote_window.
   std::uint32_t window(std::size_t stream) const { return window_[stream]; }
   // The hosts other than the consumer's own that run producer copies of `stream`.
   std::uint32_t sending_hosts(std::size_t stream, std::uint32_t copy) const;
