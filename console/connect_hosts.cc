@@ -163,13 +163,4 @@ std::vector<std::unique_ptr<HostClient>> connect_all(const topo::Topology& t, co
   return clients;
 }
 
-int check_hosts(const topo::Topology& topology, const ControlOptions& control) {
-  const std::optional<Credentials> credentials = load_credentials(control);
-  if (!credentials) return kExitHostUnavailable;
-  auto clients = connect_all(topology, *credentials, true);
-  if (clients.empty()) return kExitHostUnavailable;
-  for (auto& c : clients) c->close();
-  return kExitOk;
-}
-
 }  // namespace sluice::console

@@ -58,14 +58,18 @@ Envelope launch_message(const LaunchPlan& plan, const std::string& app_id, const
   return m;
 }
 
-bool launch_and_wire(HostGroup& hosts, const LaunchPlan& plan, const ConnectClient& connect_client,
-                     const std::function<void()>& tick) {
+bool launch_everywhere(HostGroup& hosts, const LaunchPlan& plan, const std::function<void()>& tick) {
   const topo::Topology& t = *plan.topology;
   // What was parsed here (the file may have changed since; the Application's from_text has none).
   const std::string text = t.text.empty() ? read_file(t.file) : t.text;
   const std::string app_id = t.name + "-" + control::random_hex(4);
   for (int i : hosts.active()) hosts.client(i).send(launch_message(plan, app_id, text, hosts.client(i)));
-  if (!hosts.wait_all(Envelope::kAppReady, 0, kLaunchTimeout, tick)) return false;
+  return hosts.wait_all(Envelope::kAppReady, 0, kLaunchTimeout, tick);
+}
+
+bool launch_and_wire(HostGroup& hosts, const LaunchPlan& plan, const ConnectClient& connect_client,
+                     const std::function<void()>& tick) {
+  if (!launch_everywhere(hosts, plan, tick)) return false;
   std::map<std::string, std::string> peers;  // the hosts' data planes
   for (const auto& [i, address] : hosts.data_addresses()) peers[hosts.client(i).name()] = address;
   Envelope w;

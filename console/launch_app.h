@@ -43,6 +43,11 @@ control::Envelope launch_message(const LaunchPlan& plan, const std::string& app_
 using ConnectClient = std::function<void(const std::map<std::string, std::string>& peers,
                                          const std::function<bool()>& between)>;
 
+// Launches on every host with copies and waits for their app_ready: each app daemon has
+// loaded every library and class, built its pools and opened its data port (no filter
+// object is made yet). Calls `tick` between events. False on a failure (hosts.failure()).
+bool launch_everywhere(HostGroup& hosts, const LaunchPlan& plan, const std::function<void()>& tick);
+
 // Launches on every host with copies, waits for their app_ready, sends every one the
 // wiring (their data addresses and plan.extra_peers), calls `connect_client` (when given)
 // with the hosts' data addresses, and waits for started. A client that cannot connect

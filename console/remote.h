@@ -29,8 +29,12 @@ std::map<std::string, Placement> place_with_client(const topo::Topology& topolog
 // The token file the console reads: `path`, or ~/.config/sluice/token when empty.
 std::string token_path(const std::string& path);
 
-// Connects to and authenticates with every host; prints one line per host. Returns
-// kExitOk or kExitHostUnavailable.
+// `sluice validate` across hosts: connects to and authenticates with every host (a line per
+// host), then launches the application on every host with copies as far as app_ready (its
+// app daemon loads every library and class, builds its pools, opens its data port; no filter
+// object is made) and shuts it down again (a line per host). Returns kExitOk;
+// kExitHostUnavailable when a host cannot be reached or is lost; kExitBadTopology, naming
+// the host and why, when the application cannot start on one (console/check_on_hosts.cc).
 int check_hosts(const topo::Topology& topology, const ControlOptions& control);
 
 // Runs a topology with hosts: through the host daemons. Returns the exit status.

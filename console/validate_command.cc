@@ -82,7 +82,11 @@ int validate_command(const std::string& topology_path, const std::string& hosts,
   try {
     topo::Topology topology = topo::parse_topology_file(topology_path);
     if (!hosts.empty()) apply_hosts_option(topology, hosts);
-    check_loadable(topology);
+    // Across hosts the hosts load what is placed on them (check_hosts launches there), and
+    // a library may be on those hosts only, not on the console's; embedded, or with a
+    // launcher (nothing is started), this process loads everything.
+    const bool hosts_load = !topology.hosts.empty() && launch.launcher.empty();
+    if (!hosts_load) check_loadable(topology);
     if (topology.hosts.empty() && launch.launcher.empty()) Graph::check_embedded_memory(topology);
     std::cout << describe_plan(topology);
     if (!topology.hosts.empty()) {

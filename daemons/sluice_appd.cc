@@ -280,7 +280,8 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
     if (placements_.find(host_) == placements_.end()) {
       throw sluice::Error("the launch message places nothing on this host (" + host_ + ")");
     }
-    sluice::check_loadable(topology_);
+    // Only the filters placed here: a library may be on the hosts that run its filter only.
+    sluice::check_loadable(topology_, placements_[host_]);
   } catch (const std::exception& e) {
     send_failure("load", e.what());
     return false;

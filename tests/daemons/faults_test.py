@@ -8,13 +8,26 @@ Uses placements where no stream crosses hosts, so it needs only the control plan
 
   faults_test.py BUILD_DIR SOURCE_DIR
 """
+import ctypes
 import os
 import re
+import shutil
 import signal
 import time
 
 from harness import Failed, alive, check, children, listening, main, pipelines
 from throttled_proxy import ThrottledProxy
+
+
+def hide_directory(path):
+    """In the child before exec: a mount namespace of its own in which `path` is an empty
+    tmpfs (what that host does not have)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    ms_rec, ms_private = 0x4000, 0x40000
+    if (libc.unshare(0x00020000) != 0  # CLONE_NEWNS
+            or libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0
+            or libc.mount(b"tmpfs", path.encode(), b"tmpfs", 0, None) != 0):
+        raise OSError(ctypes.get_errno(), "cannot hide " + path + " in a mount namespace (needs root)")
 
 
 def app_pid_of(d, after=0):
@@ -97,6 +110,43 @@ streams: []
 """.replace("streams: []\n", ""))
     status, out, err, _ = h.run("validate", rr)
     check(status == 0 and "  a: p#0" in out and "  b: p#1" in out, "copies without place: go round-robin", out, err)
+    check(f"host a ({a.address}): the application loads and its pools fit (launched, then shut down)" in out and
+          f"host b ({b.address}): the application loads and its pools fit" in out,
+          "validate launches the application on each host as far as its first unit, and says so", out, err)
+    h.no_orphans(a.app_pids() + b.app_pids(), "after validate")
+
+    # --- validate: a library that one host does not have -------------------------------------
+    # Host "hidden" runs in a mount namespace of its own in which the library's directory is
+    # an empty tmpfs: the console and host a see the library, host hidden does not. validate
+    # used to say ok (it loaded the libraries here only); the run then failed at launch.
+    only_here = os.path.join(h.dir, "only_here")
+    os.makedirs(only_here)
+    lib_copy = os.path.join(only_here, "libfilters.so")
+    shutil.copy(h.lib, lib_copy)
+    hidden = h.start("hidden", preexec_fn=lambda: hide_directory(only_here))
+    missing = h.topology("missing.yaml", f"""name: missing
+{h.hosts_yaml(a, hidden)}filters:
+  p: {{class: Produce, library: {lib_copy}, args: {{size: 1KiB, count: 10}}, place: {{a: 1}}}}
+  c: {{class: Consume, library: {lib_copy}, place: {{hidden: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 1KiB}}
+""")
+    status, out, err, _ = h.run("validate", missing, timeout=60)
+    check(status == 3 and "validate failed: host hidden: load: " in err and "filter 'c': cannot load filter library '"
+          + lib_copy in err and "every host needs the same library: and classpath: paths" in err and
+          not out.rstrip().endswith("ok"),
+          "validate: a library missing on one host fails validate (status 3), naming the host, filter and library",
+          status, out, err)
+    check("filter 'p'" not in err, "... and that host loads only the filters placed on it (p runs on a)", err)
+    h.no_orphans(a.app_pids() + hidden.app_pids(), "after a validate that failed on one host")
+    # A library only the hosts that run its filter have: validate and the run both go through
+    # (every host loaded every filter's library before, so this run failed on host hidden).
+    partial = h.topology("partial.yaml", open(missing).read().replace(
+        f"c: {{class: Consume, library: {lib_copy}", f"c: {{class: Consume, library: {h.lib}"))
+    status, out, err, _ = h.run("validate", partial, timeout=60)
+    check(status == 0 and out.rstrip().endswith("ok"), "validate: a library on the host that runs its filter only", out, err)
+    status, out, err, _ = h.run("run", partial, "--no-progress", timeout=60)
+    check(status == 0 and "units of work: 1/1 finished" in err, "... and the run", out, err)
 
     # --- a host without copies takes part in the check only: its sluiced dying mid-run does ---
     # not fail the run (it failed it: "lost the connection to the host daemon").

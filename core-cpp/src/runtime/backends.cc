@@ -124,10 +124,13 @@ LanguageBackend& backend_for(topo::Lang lang) {
   return *(t.backends[lang] = factory->second());
 }
 
-void check_loadable(const topo::Topology& topology) {
+namespace {
+
+void check_loadable_if(const topo::Topology& topology, const std::function<bool(const topo::FilterSpec&)>& wanted) {
   std::vector<topo::Diagnostic> problems;
   std::set<topo::Lang> prepared;
   for (const topo::FilterSpec& spec : topology.filters) {
+    if (!wanted(spec)) continue;
     try {
       LanguageBackend& backend = backend_for(spec.lang);
       if (prepared.insert(spec.lang).second) backend.prepare(topology);
@@ -144,6 +147,16 @@ void check_loadable(const topo::Topology& topology) {
     }
   }
   if (!problems.empty()) throw topo::TopologyError(std::move(problems));
+}
+
+}  // namespace
+
+void check_loadable(const topo::Topology& topology) {
+  check_loadable_if(topology, [](const topo::FilterSpec&) { return true; });
+}
+
+void check_loadable(const topo::Topology& topology, const Placement& placement) {
+  check_loadable_if(topology, [&](const topo::FilterSpec& spec) { return placement.count_here(spec.name) > 0; });
 }
 
 }  // namespace sluice

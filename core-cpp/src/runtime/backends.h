@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "runtime/language_backend.h"
+#include "runtime/placement.h"
 #include "sluice/filter.h"
 #include "topology/topology.h"
 
@@ -29,6 +30,9 @@ bool register_backend(topo::Lang lang, std::function<std::unique_ptr<LanguageBac
 // load. Throws topo::TopologyError with one diagnostic per filter that does not, at its
 // `library:` or `class:` line and column.
 void check_loadable(const topo::Topology& topology);
+// The same for the filters that have copies in `placement` only: what one host of a run
+// across hosts loads (a library that only some hosts have, for the filters placed there).
+void check_loadable(const topo::Topology& topology, const Placement& placement);
 
 }  // namespace sluice
 
