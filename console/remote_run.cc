@@ -322,7 +322,7 @@ int run_remote(const RunOptions& options, topo::Topology& topology) {
     }
   }
   if (launcher) launcher->stop(exit_status != kExitOk);
-  if (ui) linger(ui->url(), options.ui.linger);
+  if (ui) linger(*ui, options.ui.linger);
   return exit_status;
 }
 

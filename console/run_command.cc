@@ -267,7 +267,7 @@ int run_command(const RunOptions& options) {
       report.failure = Failure{"", -1, "local", 0, "create", e.what()};
       report.exit_code = kExitRunFailed;
       status.finish(report);
-      linger(ui->url(), options.ui.linger);
+      linger(*ui, options.ui.linger);
     }
     return kExitRunFailed;
   }
@@ -319,7 +319,7 @@ int run_command(const RunOptions& options) {
   out.finish();  // the filters' lines before the summary
   status.finish(report);
   const int exit_status = print_report(report, options.metrics_path, "stuck in user code");
-  if (ui) linger(ui->url(), options.ui.linger);
+  if (ui) linger(*ui, options.ui.linger);
   if (!report.stuck.empty()) {
     // Threads are stuck in user code; they cannot be joined, so do not try.
     std::cerr.flush();

@@ -239,6 +239,11 @@ void RunStatus::finish(const RunReport& report) {
   ended_ = true;
 }
 
+bool RunStatus::ended() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ended_;
+}
+
 StatusSnapshot RunStatus::snapshot() const {
   StatusSnapshot s = base_;
   std::lock_guard<std::mutex> lock(mu_);

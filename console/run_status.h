@@ -125,6 +125,8 @@ class RunStatus {
   void finish(const RunReport& report);
 
   StatusSnapshot snapshot() const;
+  // finish() was called (what snapshot().ended says, without the copy).
+  bool ended() const;
 
  private:
   void record_end(const UnitRecord& unit);  // REQUIRES: mu_ held

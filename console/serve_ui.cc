@@ -41,7 +41,7 @@ void ServeUi::finish_and_linger(int exit_code, double linger_seconds) {
   report.wall_seconds = status_.snapshot().wall_seconds;
   report.exit_code = exit_code;
   status_.finish(report);
-  linger(server_->url(), linger_seconds);
+  linger(*server_, linger_seconds);
 }
 
 void ServeUi::unit_queued(std::uint64_t index, const std::string& work) { status_.unit_queued(index, work); }

@@ -122,11 +122,15 @@ function draw(s){
   const pc=s.partial_counts_from_hosts||[];
   document.getElementById("partial").textContent=pc.length?"at least: no final counts came from host "+pc.join("; host ")+": the counts above are what those hosts had carried by their last report":"";
 }
-let failures=0;
+let failures=0,last=null;
 function poll(){
   fetch("/api/status",{cache:"no-store"}).then(r=>{if(!r.ok)throw new Error("HTTP "+r.status);return r.json();})
-    .then(s=>{failures=0;draw(s);})
-    .catch(e=>{if(++failures>2){const st=document.getElementById("status");st.textContent="console gone ("+e.message+"); showing the last state";st.className="st-starting";}})
+    .then(s=>{failures=0;last=s;draw(s);})
+    // A console that ended waits for a polling page to fetch the end before it exits: then
+    // its going away is expected, and the run's end stays on show.
+    .catch(e=>{if(++failures>2){const st=document.getElementById("status");
+      if(last&&last.ended){st.textContent=last.status+" (exit "+last.exit_code+"); the console has exited";}
+      else{st.textContent="console gone ("+e.message+"); showing the last state";st.className="st-starting";}}})
     .finally(()=>setTimeout(poll,500));
 }
 poll();

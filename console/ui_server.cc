@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -41,7 +42,16 @@ http::Response ui_response(const RunStatus& status, const http::Request& request
 
 UiServer::UiServer(const RunStatus& status, const boost::asio::ip::tcp::endpoint& at) {
   server_ = std::make_unique<http::HttpServer>(
-      io_, at, [&status](const http::Request& request) { return ui_response(status, request); }, "--ui");
+      io_, at,
+      [this, &status](const http::Request& request) {
+        if (request.path != "/api/status") return ui_response(status, request);
+        const bool ended = status.ended();  // before the snapshot: then the snapshot has ended too
+        http::Response r = ui_response(status, request);
+        last_poll_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        if (ended) end_served_.store(true, std::memory_order_release);
+        return r;
+      },
+      "--ui");
   server_->start();
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "sluice-ui");  // what top -H and perf call it
@@ -72,8 +82,33 @@ std::unique_ptr<UiServer> start_ui(const UiOptions& ui, const RunStatus& status)
   return server;
 }
 
-void linger(const std::string& url, double seconds) {
-  if (seconds <= 0) return;
+void UiServer::let_watchers_see_the_end() const {
+  using Clock = std::chrono::steady_clock;
+  const auto since_poll = Clock::now().time_since_epoch() -
+                          Clock::duration(last_poll_ns_.load(std::memory_order_relaxed));
+  if (last_poll_ns_.load(std::memory_order_relaxed) == 0 || since_poll > std::chrono::seconds(2)) return;
+  sigset_t set;
+  sigemptyset(&set);
+  add_stop_signals(&set);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(1500);
+  while (!end_served_.load(std::memory_order_acquire) && Clock::now() < deadline) {
+    timespec step{0, 20'000'000};
+    if (sigtimedwait(&set, nullptr, &step) >= 0) return;  // Ctrl-C: leave now
+  }
+  // end_served_ is set as the answer is made, before it is written: give the write the
+  // moment it takes (the page lost it to the exit in 2 of 3 test runs without this).
+  if (end_served_.load(std::memory_order_acquire)) {
+    timespec grace{0, 200'000'000};
+    sigtimedwait(&set, nullptr, &grace);
+  }
+}
+
+void linger(const UiServer& ui, double seconds) {
+  if (seconds <= 0) {
+    ui.let_watchers_see_the_end();
+    return;
+  }
+  const std::string url = ui.url();
   std::cerr << "sluice: the run's final state stays at " << url << " for " << seconds
             << " s (--ui-linger); Ctrl-C to leave now" << std::endl;
   sigset_t set;

@@ -9,6 +9,8 @@
 #ifndef SLUICE_CONSOLE_UI_SERVER_H_
 #define SLUICE_CONSOLE_UI_SERVER_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -40,7 +42,16 @@ class UiServer {
   // "http://node7:8080/ (every address of this machine)".
   std::string url() const;
 
+  // After the run (the status finished), without --ui-linger: when a page was polling
+  // /api/status (in the last 2 s), waits until it has fetched the final state, up to
+  // 1.5 s (the page polls twice a second), or until SIGINT or SIGTERM; else returns at once.
+  // Otherwise the console exited under a page that never learned how the run ended.
+  // REQUIRES: SIGINT and SIGTERM blocked in every thread.
+  void let_watchers_see_the_end() const;
+
  private:
+  std::atomic<std::int64_t> last_poll_ns_{0};  // steady clock: the last /api/status served
+  std::atomic<bool> end_served_{false};        // an /api/status that said the run ended
   boost::asio::io_context io_;
   std::unique_ptr<http::HttpServer> server_;
   std::thread thread_;
@@ -52,8 +63,10 @@ class UiServer {
 std::unique_ptr<UiServer> start_ui(const UiOptions& ui, const RunStatus& status);
 
 // After the run: keeps the process (and so the server) up for `seconds`, or until SIGINT
-// or SIGTERM, saying so on stderr. REQUIRES: SIGINT and SIGTERM blocked in every thread.
-void linger(const std::string& url, double seconds);
+// or SIGTERM, saying so on stderr; with no `seconds` (0), as long as a watching page needs
+// to see the end (let_watchers_see_the_end). REQUIRES: SIGINT and SIGTERM blocked in every
+// thread.
+void linger(const UiServer& ui, double seconds);
 
 }  // namespace sluice::console
 

@@ -127,6 +127,53 @@ def fuzz(port):
     print("fuzz: %d requests, answers %s" % (len(cases), counts))
 
 
+def watched_without_linger(path):
+    """Without --ui-linger, a page that polls (as the page does, twice a second) still gets
+    the run's final state before the console exits: it waited for it, up to 1.5 s. Before,
+    the console exited at once and the page's last state said "running"."""
+    console = subprocess.Popen([sluice, "run", path, "--ui", "127.0.0.1:0", "--no-progress"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for line in console.stderr:
+            m = re.search(r"watching the run at (http://\S+/)", line)
+            if m:
+                url = m.group(1)
+                break
+        if url is None:
+            fatal("the console printed no --ui address (exit %s)" % console.wait())
+        threading.Thread(target=console.stderr.read, daemon=True).start()  # keep the pipe drained
+        seen = []
+
+        def page():
+            while console.poll() is None:
+                try:
+                    seen.append(json.loads(get(url + "api/status")[1]))
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.5)
+        poller = threading.Thread(target=page)
+        poller.start()
+        deadline = time.time() + 120
+        while not any(s["status"] == "running" for s in seen) and time.time() < deadline:
+            time.sleep(0.1)
+        check(any(s["status"] == "running" for s in seen), "without --ui-linger: the page saw the run running")
+        console.send_signal(signal.SIGINT)
+        stopped = time.time()
+        status = console.wait(timeout=60)
+        took = time.time() - stopped
+        poller.join()
+        last = seen[-1] if seen else {}
+        check(status == 130 and last.get("ended") is True and last.get("exit_code") == 130,
+              "without --ui-linger: a polling page's last state is the run's end (exit %d; last: ended %s, status %s)"
+              % (status, last.get("ended"), last.get("status")))
+        check(took < 10, "... and the console exited soon after (%.1f s)" % took)
+    finally:
+        if console.poll() is None:
+            console.kill()
+            console.wait()
+
+
 def main():
     path, filters, streams = topology()
     check(len(filters) == 5 and len(streams) == 4, "parsed the topology: %s %s" % (filters, streams))
@@ -149,6 +196,8 @@ def main():
                   p.stderr, re.M)
     check(p.returncode == 0 and m and m.group(1) == socket.gethostname(),
           "--ui 0.0.0.0:0 --ui-public announces the machine's name: exit %d, stderr %r" % (p.returncode, p.stderr))
+
+    watched_without_linger(path)
 
     metrics_file = os.path.join(work, "m.json")
     cmd = [sluice, "run", path, "--ui", "127.0.0.1:0", "--ui-linger", "600", "--metrics", metrics_file,
