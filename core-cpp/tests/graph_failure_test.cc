@@ -343,7 +343,9 @@ streams:
   - {from: w.out, to: sink.in, buffer_size: 1KiB}
 )");
   ASSERT_TRUE(out.failure);
-  EXPECT_NE(out.failure->message.find("exceeds the buffer's capacity of 1024 bytes"), std::string::npos)
+  EXPECT_NE(out.failure->message.find("exceeds the buffer's capacity of 1024 bytes; raise the buffer_size of stream "
+                                      "w.out -> sink.in in the topology"),
+            std::string::npos)
       << out.failure->message;
 }
 

@@ -7,8 +7,11 @@
 namespace sluice {
 
 void Buffer::throw_too_big(std::size_t n) const {
+  // The pool is named after its stream ("a.out -> b.in"): the buffer_size to raise.
+  const std::string stream = slot_ != nullptr && slot_->pool != nullptr ? slot_->pool->name() : "";
   throw Error("Buffer::resize(" + std::to_string(n) + ") exceeds the buffer's capacity of " +
-              std::to_string(capacity_) + " bytes; raise the stream's buffer_size");
+              std::to_string(capacity_) + " bytes; raise the buffer_size of " +
+              (stream.empty() ? std::string("its stream") : "stream " + stream) + " in the topology");
 }
 
 namespace detail {

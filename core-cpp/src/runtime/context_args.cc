@@ -20,6 +20,13 @@ std::string bad_arg(const Context& ctx, std::string_view key, const std::string&
          "', which is not " + expected + (guess.empty() ? "" : "; " + guess) + "; fix it in the topology's args:";
 }
 
+// "an integer from -128 to 127": what an integer argument of type T may be.
+template <typename T>
+std::string integer_range() {
+  return "an integer from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
+         std::to_string(std::numeric_limits<T>::max());
+}
+
 // Whole decimal integers only: an optional '-', then digits. No spaces, no '+', no hex.
 bool plain_integer(const std::string& raw) {
   std::size_t i = raw.size() > 1 && raw[0] == '-' ? 1 : 0;
@@ -42,13 +49,13 @@ T to_integer(const Context& ctx, std::string_view key, const std::string& raw) {
                           meant.empty() ? "" : "did you mean " + meant + "?"));
     }
     if (*size > static_cast<unsigned long long>(std::numeric_limits<T>::max())) {
-      throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
+      throw Error(bad_arg(ctx, key, raw, integer_range<T>().c_str()));
     }
     return static_cast<T>(*size);
   }
   if (std::is_unsigned_v<T> && raw[0] == '-') throw Error(bad_arg(ctx, key, raw, "a non-negative integer"));
   const std::optional<T> value = text::parse_integer<T>(raw);
-  if (!value) throw Error(bad_arg(ctx, key, raw, "in range for this argument"));
+  if (!value) throw Error(bad_arg(ctx, key, raw, integer_range<T>().c_str()));
   return *value;
 }
 
