@@ -95,7 +95,9 @@ struct UnitReport {
   int copy = -1;
   std::string host;
   // Where it failed. A filter's own: create, init, process, finalize, end of work (filter and
-  // copy set), crash (a copy crashed its process; filter set when known). The unit's: cancelled.
+  // copy set); also when the copy crashed its app daemon, the message then saying how
+  // ("filter 'x' copy 1 on host b crashed with SIGSEGV in process ..."). crash: a crash no
+  // copy can be named for ("crashed with SIGSEGV outside any filter"). The unit's: cancelled.
   // Reaching and placing: connect (a host daemon unreachable or refusing), load, launch.
   // Hosts: app daemon, host daemon (died, hung, refused), network (a data connection lost or
   // silent), link (a control connection), timeout, stall. run: anything else.
