@@ -7,11 +7,12 @@
 
 namespace sluice::console {
 
-void UnitJob::abandon() {
+void UnitJob::abandon(const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (abandoned_) return;
     abandoned_ = true;
+    abandoned_why_ = why;
   }
   room_.notify_all();
   unit_.cancel();  // no-op once the unit ended
@@ -20,6 +21,11 @@ void UnitJob::abandon() {
 bool UnitJob::abandoned() const {
   std::lock_guard<std::mutex> lock(mu_);
   return abandoned_;
+}
+
+std::string UnitJob::abandoned_why() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return abandoned_why_;
 }
 
 void UnitJob::written(std::size_t bytes) {
@@ -119,7 +125,7 @@ void ResultPump::forward(UnitJob& job) {
       if (!job.sending()) continue;  // cancelled, or serve is going down: what is left goes nowhere
       std::shared_ptr<ResultSink> sink = job.sink_.lock();
       if (!sink) {
-        job.abandon();
+        job.abandon("the client's session closed");
         continue;
       }
       const auto* data = reinterpret_cast<const char*>(buffer->data());
@@ -139,8 +145,8 @@ void ResultPump::forward(UnitJob& job) {
         at += n;
       } while (at < size);
     }
-  } catch (const std::exception&) {
-    job.abandon();  // wait() says how the unit ended
+  } catch (const std::exception& e) {
+    job.abandon(e.what());  // wait() says how the unit ended
   }
 }
 

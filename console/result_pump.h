@@ -56,10 +56,12 @@ class UnitJob {
   UnitJob& operator=(const UnitJob&) = delete;
 
   std::uint64_t index() const { return unit_.index(); }
-  // The client is gone: cancels the unit (Unit::cancel: stage "cancelled"), and the pump
-  // stops sending. Idempotent.
-  void abandon();
+  // The client's connection ended (`why`: it went, or serve dropped it): cancels the unit
+  // (Unit::cancel: stage "cancelled"), and the pump stops sending. Idempotent: the first
+  // `why` stays.
+  void abandon(const std::string& why);
   bool abandoned() const;
+  std::string abandoned_why() const;
   // The server is going down: the pump sends no more of this unit's results (what is left
   // is read and dropped), but still says how it ended. Idempotent.
   void drop_results();
@@ -80,6 +82,7 @@ class UnitJob {
   std::condition_variable room_;
   std::size_t in_flight_ = 0;
   bool abandoned_ = false;
+  std::string abandoned_why_;
   bool dropped_ = false;
 };
 

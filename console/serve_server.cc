@@ -133,7 +133,8 @@ void ServeServer::unit_ended(const std::shared_ptr<UnitJob>& job, const UnitRepo
     outstanding_bytes_ -= bytes->second;
     payload_bytes_.erase(bytes);
   }
-  const std::string line = unit_line(report) + (job->abandoned() ? " (its client had gone)" : "");
+  // Why the client's connection ended: it went, or serve dropped it (it stopped reading).
+  const std::string line = unit_line(report) + (job->abandoned() ? " (the client's connection ended: " + job->abandoned_why() + ")" : "");
   if (report.finished) {
     dlog::info(line);
   } else {

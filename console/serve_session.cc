@@ -35,7 +35,7 @@ ServeSession::ServeSession(boost::asio::ip::tcp::socket socket, ServeServer& ser
 void ServeSession::ending(const std::string& why) {
   if (job_ && !unit_ended_) {
     dlog::warn(label() + ": " + why + " before unit " + std::to_string(job_->index()) + " ended; cancelling it");
-    job_->abandon();
+    job_->abandon(why);
   } else if (job_ && queued_bytes() > 0) {
     // The unit ended, but the client never got the end of it: its submit exits 1.
     dlog::warn(label() + ": " + why + " with " + std::to_string(queued_bytes()) + " bytes of unit " +

@@ -399,7 +399,7 @@ def submitter_gone(h, topology):
     victim.proc.send_signal(signal.SIGKILL)
     victim.proc.wait()
     fifo.close()
-    wait_for(lambda: re.search(rf"unit {unit} \[.*\] failed after .*cancelled.*\(its client had gone\)", serve.text()),
+    wait_for(lambda: re.search(rf"unit {unit} \[.*\] failed after .*cancelled.*\(the client's connection ended: ", serve.text()),
              "serve to cancel the unit of the client that went")
     check(f"before unit {unit} ended; cancelling it" in serve.text(), "serve says why it cancels", serve.text())
     good_unit(h, serve, 60, 300, "the unit after a killed submitter")
@@ -920,6 +920,9 @@ def client_that_stops_reading(h, topology):
     check(re.search(r"client #\d+ \(127\.0\.0\.1:\d+\): the client took none of what waits for it for 2 s "
                     r"\(\d+ bytes\): it stopped reading", serve.text()),
           "serve says why it dropped the client", serve.text()[-3000:])
+    wait_for(lambda: re.search(rf"unit {unit} \[.*\] failed after .*cancelled.*\(the client's connection ended: the client "
+                               r"took none of what waits for it for 2 s \(\d+ bytes\): it stopped reading\)", serve.text()),
+             "the unit's line to say serve dropped its client (it said: its client had gone)")
     status, err = behind.wait()
     check(status == 0, "the unit behind the stalled one then runs", err)
     verify(behind_path, unit + 1, 50, 100, "the unit behind the stalled one")
