@@ -1,5 +1,6 @@
 #include "buffer/buffer_pool.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -80,6 +81,18 @@ bool BufferPool::free_memory_if_all_back() noexcept {
   for (detail::Slot& slot : slots_) slot.data = nullptr;
   allocate_lane_.memory = nullptr;
   memory_.reset();
+  // The slot records go too (at 256 B, two thirds of what a retired pool kept: a long-lived
+  // serve kept ~100 KiB per failed unit across hosts), unless a language binding hangs on
+  // one (the Java bridge's stale-handle checks read it until the pool goes). A releaser
+  // leaves its slot alone once it has pushed it back, and the takes above saw every push;
+  // the rings and the waiter stay, as a releaser still touches them after its push.
+  const bool bound = std::any_of(slots_.begin(), slots_.end(), [](const detail::Slot& slot) {
+    return slot.binding.load(std::memory_order_acquire) != nullptr;
+  });
+  if (!bound) {
+    std::vector<detail::Slot>().swap(slots_);
+    allocate_lane_.slots = nullptr;
+  }
   return true;
 }
 

@@ -84,8 +84,9 @@ class BufferPool {
   // blocks (buffer/pool_refuge.h). Nobody acquires from it again.
   // Leaves the run's signal, which goes with the graph.
   void outlive_run() noexcept { not_empty_.leave_signal(); }
-  // Frees the blocks' memory if every block is back: no Buffer can reach it then. The rest
-  // (slots, rings) stays, as the last releaser may still be inside release(). True when the
+  // Frees the blocks' memory if every block is back: no Buffer can reach it then; and the
+  // slot records, unless a language binding hangs on one (count() is 0 then). The rings
+  // and the waiter stay, as the last releaser may still be inside release(). True when the
   // memory is gone (now or before).
   bool free_memory_if_all_back() noexcept;
   // The bytes of block memory the pool holds (0 once freed).

@@ -42,7 +42,29 @@ TEST(PoolRefuge, KeepsAPoolsMemoryWhileABufferIsHeldAndFreesItOnceItIsBack) {
   std::thread([&] { held.reset(); }).join();
   refuge.sweep();
   EXPECT_EQ(refuge.memory_bytes(), 0u);
-  EXPECT_EQ(refuge.pools(), 1u) << "the bookkeeping stays until the refuge goes";
+  EXPECT_EQ(refuge.pools(), 1u) << "the rings stay until the refuge goes";
+}
+
+// What a retired pool keeps once every block is back is its rings alone: its slot records
+// (64 B a block) go with the blocks, or a long-lived serve kept ~100 KiB per failed unit
+// across hosts (1024-block landing pools at 256 B).
+TEST(PoolRefuge, ARetiredPoolsSlotRecordsGoOnceEveryBlockIsBack) {
+  PoolRefuge refuge;
+  std::optional<Buffer> held;
+  BufferPool* retired = nullptr;
+  {
+    RunSignal signal;
+    auto pool = std::make_unique<BufferPool>("s.out -> client", 256, 1024, signal);
+    held = pool->try_acquire();
+    ASSERT_TRUE(held);
+    retired = pool.get();
+    refuge.adopt(std::move(pool));
+  }
+  EXPECT_EQ(retired->count(), 1024u) << "a block is still held: its record too";
+  held.reset();
+  refuge.sweep();
+  EXPECT_EQ(refuge.memory_bytes(), 0u);
+  EXPECT_EQ(retired->count(), 0u) << "the slot records outlived their blocks";
 }
 
 // The data plane arms a callback on a dry pool (call_when_released) to learn when a block
