@@ -98,7 +98,8 @@ std::shared_ptr<AppCore> make_core(topo::Topology topology, const ApplicationOpt
     // The same file often serves sluice run too: said, not refused.
     logging::process_line(LogLevel::kInfo, core->topology().file + ": the topology's work: (" +
                                                std::to_string(core->topology().work.size()) +
-                                               " unit(s)) is not run: an Application runs the units submit() appends");
+                                               " unit(s)) is not run: only submitted units run (Application::submit, or "
+                                               "sluice submit to a sluice serve)");
   }
   return core;
 }

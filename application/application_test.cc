@@ -501,8 +501,8 @@ TEST(Application, SaysThatTheTopologysWorkIsNotRun) {
   ::testing::internal::CaptureStderr();
   Application app = Application::from_text(topology_text(1) + "work: [count=1, count=2]\n", "app-test.yaml", "/tmp");
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("app-test.yaml: the topology's work: (2 unit(s)) is not run: an Application runs the units "
-                     "submit() appends"),
+  EXPECT_NE(err.find("app-test.yaml: the topology's work: (2 unit(s)) is not run: only submitted units run "
+                     "(Application::submit, or sluice submit to a sluice serve)"),
             std::string::npos)
       << err;
   EXPECT_TRUE(app.submit("count=3").wait().finished);

@@ -158,11 +158,8 @@ int serve_command(const ServeOptions& options) {
   // From here the server takes them (Asio), in this thread; the others keep them blocked.
   block_signals(false);
   if (ui) ui->started();
-  // What serve does not use, said once, before the line that says it serves: a newcomer's topology usually came from sluice run.
-  if (topology.work_given) {
-    daemon::info("the topology's work: (" + std::to_string(topology.work.size()) +
-                 " unit(s)) is not run: sluice serve runs the units clients submit");
-  }
+  // What serve does not use, said once, before the line that says it serves: a newcomer's
+  // topology usually came from sluice run. (The Application has said that work: is not run.)
   if (topology.client_stream() == nullptr) {
     daemon::info("no stream goes to: client, so units return no results to their submitters (only their "
                  "summary); add a stream {from: FILTER.PORT, to: client} to get them");

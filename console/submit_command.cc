@@ -203,7 +203,8 @@ int submit_command(const SubmitOptions& given) {
       if (m.has_result_chunk()) {
         if (!results.write(m.result_chunk().data())) {
           std::cerr << "sluice: cannot write --results '" << results.path() << "': " << results.error()
-                    << "; leaving, so serve cancels " << unit_name() << "\n";
+                    << "; leaving, so serve cancels " << unit_name()
+                    << " if it still runs (it may have finished: its results had arrived, but not its end)\n";
           results_untouched();
           return kExitRunFailed;
         }

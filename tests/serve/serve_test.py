@@ -789,7 +789,8 @@ streams:
 work: [count=3, count=4]
 """)
     serve = Serve(h, unused)
-    check("the topology's work: (2 unit(s)) is not run: sluice serve runs the units clients submit" in serve.text()
+    check(serve.text().count("the topology's work: (2 unit(s)) is not run: only submitted units run (Application::submit, "
+                             "or sluice submit to a sluice serve)") == 1
           and "no stream goes to: client, so units return no results to their submitters" in serve.text(),
           "serve says it ignores work: and that units return no results without a to: client stream", serve.text())
     serve.kill()

@@ -5,7 +5,9 @@
 // copy and must only be used from that copy's init, process and finalize, never from a
 // thread the filter starts: the runtime refuses such a use with sluice::Error where it can
 // tell (a call that would wait, or takes the next batch off a queue), and names the copy
-// if that error, uncaught on the filter's thread, ends the process.
+// if that error, uncaught on the filter's thread, ends the process. (The InputStream a
+// program gets from Application's Unit::results() follows sluice/application.h instead: any
+// one thread at a time, sluice::Error after stop().)
 #ifndef SLUICE_STREAM_H_
 #define SLUICE_STREAM_H_
 
