@@ -84,9 +84,8 @@ std::unique_ptr<UiServer> start_ui(const UiOptions& ui, const RunStatus& status)
 
 void UiServer::let_watchers_see_the_end() const {
   using Clock = std::chrono::steady_clock;
-  const auto since_poll = Clock::now().time_since_epoch() -
-                          Clock::duration(last_poll_ns_.load(std::memory_order_relaxed));
-  if (last_poll_ns_.load(std::memory_order_relaxed) == 0 || since_poll > std::chrono::seconds(2)) return;
+  const std::int64_t last_poll = last_poll_ns_.load(std::memory_order_relaxed);
+  if (last_poll == 0 || Clock::now().time_since_epoch() - Clock::duration(last_poll) > std::chrono::seconds(2)) return;
   sigset_t set;
   sigemptyset(&set);
   add_stop_signals(&set);

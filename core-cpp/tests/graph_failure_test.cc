@@ -21,6 +21,16 @@ namespace {
 class GraphFailureTest : public ::testing::Test {
  protected:
   void SetUp() override { observed().reset(); }
+
+  // A TestSource with `args` (its throw_in: and the like) into a TestSink; `rest` follows
+  // the streams (work: ...).
+  static RunOutcome run_source_into_sink(const std::string& args, const std::string& rest = "") {
+    return run_yaml("filters:\n"
+                    "  src:  {class: \"testing_filters::TestSource\", args: {" + args + "}}\n"
+                    "  sink: {class: \"testing_filters::TestSink\"}\n"
+                    "streams:\n"
+                    "  - {from: src.out, to: sink.in}\n" + rest);
+  }
 };
 
 // A relay copy throws while the source is blocked on a full stream (forever: it would
@@ -50,13 +60,7 @@ work: [first, second]
 }
 
 TEST_F(GraphFailureTest, ExceptionInInitIsReportedWithStage) {
-  RunOutcome out = run_yaml(R"(
-filters:
-  src:  {class: "testing_filters::TestSource", args: {throw_in: init}}
-  sink: {class: "testing_filters::TestSink"}
-streams:
-  - {from: src.out, to: sink.in}
-)");
+  RunOutcome out = run_source_into_sink("throw_in: init");
   ASSERT_TRUE(out.failure);
   EXPECT_EQ(out.failure->filter, "src");
   EXPECT_EQ(out.failure->stage, "init");
@@ -64,27 +68,14 @@ streams:
 }
 
 TEST_F(GraphFailureTest, AnExceptionThatIsNotAStdExceptionIsNamedByItsType) {
-  RunOutcome out = run_yaml(R"(
-filters:
-  src:  {class: "testing_filters::TestSource", args: {throw_in: init_int}}
-  sink: {class: "testing_filters::TestSink"}
-streams:
-  - {from: src.out, to: sink.in}
-)");
+  RunOutcome out = run_source_into_sink("throw_in: init_int");
   ASSERT_TRUE(out.failure);
   EXPECT_EQ(out.failure->stage, "init");
   EXPECT_EQ(out.failure->message, "threw an exception that is not a std::exception: of type int");
 }
 
 TEST_F(GraphFailureTest, ExceptionInFinalizeOfSecondUnitNamesTheUnit) {
-  RunOutcome out = run_yaml(R"(
-filters:
-  src:  {class: "testing_filters::TestSource", args: {count: 10, throw_in: finalize}}
-  sink: {class: "testing_filters::TestSink"}
-streams:
-  - {from: src.out, to: sink.in}
-work: [a]
-)");
+  RunOutcome out = run_source_into_sink("count: 10, throw_in: finalize", "work: [a]\n");
   ASSERT_TRUE(out.failure);
   EXPECT_EQ(out.failure->stage, "finalize");
   EXPECT_EQ(out.failure->unit, 0u);

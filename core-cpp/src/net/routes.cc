@@ -18,8 +18,8 @@ void fnv(std::uint64_t& h, const std::string& s) {
 
 std::uint32_t remote_window(std::size_t depth, std::size_t buffer_size) {
   const std::size_t queue = std::bit_ceil(std::max<std::size_t>(depth, 1));
-  const std::size_t fits = std::bit_floor(std::max<std::size_t>(kMinWindowBytes / std::max<std::size_t>(buffer_size, 1), 1));
-  return static_cast<std::uint32_t>(std::max(queue, std::min(fits, kMaxWindowFloor)));
+  const std::size_t fits = std::bit_floor(std::max<std::size_t>(topo::kDefaultQueueBytes / std::max<std::size_t>(buffer_size, 1), 1));
+  return static_cast<std::uint32_t>(std::max(queue, std::min(fits, topo::kMaxDefaultDepth)));
 }
 
 Routes::Routes(const topo::Topology& topology, const std::map<std::string, Placement>& placements,

@@ -21,15 +21,15 @@ namespace sluice::net {
 
 // The credit window of a stream across hosts: how many frames each sending host may have in
 // flight to one consumer copy before credit comes back. The stream's queue (its depth,
-// rounded up to a power of two), but never less than a MiB's worth of buffers, up to 1024:
+// rounded up to a power of two), but never less than the default depth for its buffer size
+// without that default's floor of 16 (topo::default_depth: a MiB's worth of buffers, up to
+// 1024), so the depth alone rules at 1 MiB and more:
 // the window is what a connection can carry per round trip, and a depth chosen to keep a
 // local queue short (64 at 100 B: 6.4 KB a round trip) ran ~4x slower across two daemons
 // than the default 1024 (bench/RESULTS.md "2026-12-16"). The frames land in a pool of their
 // own on the consumer's host (Graph::landing_blocks), so this bounds that host's memory
 // as depth bounds a queue's: at most 1 MiB more per sending host and consumer copy than
 // the depth alone would.
-inline constexpr std::size_t kMinWindowBytes = std::size_t{1} << 20;
-inline constexpr std::size_t kMaxWindowFloor = 1024;
 std::uint32_t remote_window(std::size_t depth, std::size_t buffer_size);
 
 class Routes {
