@@ -8,6 +8,7 @@
 #include "application/embedded_deployment.h"
 #include "application/remote_deployment.h"
 #include "log/backend.h"
+#include "text/port_range.h"
 #include "text/shortened.h"
 
 namespace sluice {
@@ -84,6 +85,10 @@ std::shared_ptr<AppCore> make_core(topo::Topology topology, const ApplicationOpt
   const int certificates = !options.cert_file.empty() + !options.key_file.empty() + !options.ca_file.empty();
   if (certificates != 0 && certificates != 3) {
     throw Error("certificates need all three of cert_file, key_file and ca_file");
+  }
+  std::string problem;
+  if (!options.data_ports.empty() && !text::parse_port_range(options.data_ports, &problem)) {
+    throw Error("data_ports: " + problem);
   }
   const bool remote = !topology.hosts.empty() || !options.hosts.empty() || !options.launcher.empty();
   DeploymentFactory factory;

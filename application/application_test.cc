@@ -586,5 +586,18 @@ TEST(Application, HalfASetOfCertificatesIsRefusedEmbeddedToo) {
   }
 }
 
+TEST(Application, DataPortsThatAreNoRangeAreRefusedAtOpenSayingWhatToWrite) {
+  ApplicationOptions options;
+  options.data_ports = "7810-7801";
+  try {
+    Application::from_text(topology_text(1), "app-test.yaml", "/tmp", options);
+    FAIL() << "an application with data_ports 7810-7801 was opened";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "data_ports: '7810-7801' is not a port range: 7810 is above 7801; write the lower port first (e.g. "
+                 "7801-7810)");
+  }
+}
+
 }  // namespace
 }  // namespace sluice

@@ -7,9 +7,11 @@
 namespace sluice {
 
 ClientEnd::ClientEnd(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
-                     const std::string& listen, const std::string& run_key, bool encrypt_all) {
+                     const std::string& listen, const std::string& run_key, bool encrypt_all,
+                     const text::PortRange& ports) {
   DataPlaneOptions options;
   options.listen = listen;
+  options.ports = ports;
   options.key = run_key;
   options.encrypt_all = encrypt_all;
   options.failure_level = LogLevel::kDebug;  // the unit's report says it

@@ -23,6 +23,7 @@
 #include "runtime/placement.h"
 #include "stream/input_port.h"
 #include "sync/run_signal.h"
+#include "text/port_range.h"
 #include "topology/topology.h"
 
 namespace sluice {
@@ -30,9 +31,11 @@ namespace sluice {
 class ClientEnd {
  public:
   // `placements`: every host's, including topo::kClient's. `listen`: "addr:0" where the
-  // hosts can reach this machine. Binds at once. Throws sluice::Error.
+  // hosts can reach this machine (port 0: a free one of `ports`, any when that is empty).
+  // Binds at once. Throws sluice::Error.
   ClientEnd(const topo::Topology& topology, const std::map<std::string, Placement>& placements,
-            const std::string& listen, const std::string& run_key, bool encrypt_all);
+            const std::string& listen, const std::string& run_key, bool encrypt_all,
+            const text::PortRange& ports = {});
   // Stops the data plane before the graph goes (its landed buffers come from the pools).
   ~ClientEnd();
   ClientEnd(const ClientEnd&) = delete;

@@ -118,7 +118,9 @@ class RemoteDeployment final : public Deployment {
     console::ConnectClient connect_client;
     if (has_client) {
       try {
-        client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, shared_->options.encrypt);
+        text::PortRange ports;
+        if (!shared_->options.data_ports.empty()) ports = *text::parse_port_range(shared_->options.data_ports, nullptr);
+        client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, shared_->options.encrypt, ports);
       } catch (const std::exception& e) {
         failed_ = shared_->failed = true;
         return Failure{"", -1, std::string(topo::kClient), 0, "launch", e.what()};

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "text/port_range.h"
 #include "topology/topology.h"
 
 namespace sluice::console {
@@ -53,6 +54,9 @@ struct RunOptions {
   bool stall_fails = false;
   // --encrypt: across hosts, every stream's data over TLS (as if each had encrypt: true).
   bool encrypt = false;
+  // --data-ports LO-HI: the ports the console's own data port (a `to: client` stream's) may
+  // take; empty: any free port.
+  text::PortRange data_ports;
   LauncherOptions launch;  // --launcher ...
   UiOptions ui;
 };
@@ -76,6 +80,7 @@ struct ServeOptions {
   std::string hosts;                      // --hosts a=ADDR:PORT,...: overrides/adds to hosts:
   ControlOptions control;                 // clients and host daemons alike
   bool encrypt = false;                   // --encrypt
+  std::string data_ports;                 // --data-ports LO-HI: the client data port's range
   LauncherOptions launch;                 // --launcher slurm and its options (not run_dir, sluiced)
   UiOptions ui;                           // --ui, --ui-public, --ui-linger
   ServeLimits limits;                     // --max-queued, --max-queued-bytes

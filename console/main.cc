@@ -140,6 +140,12 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--encrypt", run.encrypt,
                     "across hosts, send every stream's data over TLS (keyed by this run's key), as if each "
                     "stream said encrypt: true");
+  std::string run_data_ports;
+  run_cmd->add_option("--data-ports", run_data_ports,
+                      "across hosts, the ports this console may listen on for a to: client stream's data (a "
+                      "firewall's opening); default: any free port")
+      ->type_name("LO-HI")
+      ->check(sluice::text::port_range_check());
   double stall_timeout = 0;
   CLI::Option* stall = run_cmd->add_option(
       "--stall-timeout", stall_timeout,
@@ -165,6 +171,11 @@ int main(int argc, char** argv) {
   add_ui_options(serve_cmd, serve.ui, "application");
   serve_cmd->add_flag("--encrypt", serve.encrypt,
                       "across hosts, send every stream's data over TLS, as if each stream said encrypt: true");
+  serve_cmd->add_option("--data-ports", serve.data_ports,
+                        "across hosts, the ports serve may listen on for the to: client stream's data (a firewall's "
+                        "opening); default: any free port")
+      ->type_name("LO-HI")
+      ->check(sluice::text::port_range_check());
   sluice::text::add_integer_option<std::uint64_t>(
       *serve_cmd, "--max-queued", &serve.limits.max_queued,
       "turn a submit down while this many units were accepted and have not ended (the running one included)", 1,
@@ -245,6 +256,7 @@ int main(int argc, char** argv) {
     if (stop_cmd->parsed()) return stop_command(stop_address, stop_control);
     if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control, validate_launch);
     run.progress = !no_progress;
+    if (!run_data_ports.empty()) run.data_ports = *sluice::text::parse_port_range(run_data_ports, nullptr);
     if (stall->count() > 0) {
       run.stall_after = std::chrono::milliseconds(static_cast<long long>(stall_timeout * 1000));
       run.stall_fails = true;

@@ -156,7 +156,7 @@ bool RemoteRun::launch_and_wire() {
     // The `to: client` stream comes to this process, which discards it (a program that
     // wants it submits units: sluice serve, or sluice/application.h).
     const std::string listen = any_port_on(hosts_.client(hosts_.active().front()).local_ip());
-    client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, options_.encrypt);
+    client_ = std::make_unique<ClientEnd>(t_, placements_, listen, run_key_, options_.encrypt, options_.data_ports);
     plan.extra_peers[std::string(topo::kClient)] = client_->listen_address();
     connect_client = [this](const std::map<std::string, std::string>& peers, const std::function<bool()>& between) {
         client_->connect(peers, 60s, between);

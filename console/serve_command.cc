@@ -35,6 +35,7 @@ ApplicationOptions application_options(const ServeOptions& o) {
     a.ca_file = o.control.ca_file;
   }
   a.encrypt = o.encrypt;
+  a.data_ports = o.data_ports;
   a.launcher = o.launch.launcher;
   a.partition = o.launch.partition;
   a.time = o.launch.time;

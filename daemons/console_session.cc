@@ -89,7 +89,12 @@ void ConsoleSession::answer_plain_console() {
 
 // --- ConsoleProtocol::Handler ------------------------------------------------------------------
 
-std::optional<std::string> ConsoleSession::launch(const Envelope& m) {
+std::optional<std::string> ConsoleSession::launch(const Envelope& received) {
+  // The data ports are this host's to choose (its firewall), not the console's.
+  Envelope m = received;
+  const text::PortRange& ports = daemon_.config().data_ports;
+  m.mutable_launch()->set_data_port_first(ports.first);
+  m.mutable_launch()->set_data_port_last(ports.last);
   auto app = std::make_shared<AppSupervisor>(daemon_.io(), label(), m.launch(),
                                              [weak = weak_from_this()](const Envelope& message) {
                                                auto self = std::static_pointer_cast<ConsoleSession>(weak.lock());

@@ -17,6 +17,7 @@
 #include "control/tls_server.h"
 #include "daemons/app_supervisor.h"
 #include "http/http_server.h"
+#include "text/port_range.h"
 #include "tls/tls.h"
 
 namespace sluice::sluiced {
@@ -28,6 +29,9 @@ struct Config {
   // unless metrics_public (--metrics-public).
   std::string metrics_listen;
   bool metrics_public = false;
+  // --data-ports LO-HI: the ports its app daemons' data planes listen on (a firewall's
+  // opening). Default: any free port.
+  text::PortRange data_ports;
 };
 
 class HostDaemon {

@@ -293,6 +293,16 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
   try {
     sluice::DataPlaneOptions plane_options;
     if (!launch.data_listen().empty()) plane_options.listen = launch.data_listen();
+    if (launch.data_port_first() != 0) {
+      // sluiced checked its --data-ports; a launch that bypassed it gets the check here.
+      const auto first = launch.data_port_first();
+      const auto last = launch.data_port_last();
+      if (first > 65535 || last > 65535 || last < first) {
+        throw sluice::Error("the launch message's data ports " + std::to_string(first) + "-" + std::to_string(last) +
+                            " are not a port range");
+      }
+      plane_options.ports = {static_cast<std::uint16_t>(first), static_cast<std::uint16_t>(last)};
+    }
     plane_options.key = launch.data_key();
     plane_options.encrypt_all = launch.encrypt_data();
     plane_ = std::make_unique<sluice::DataPlane>(topology_, placements_, host_, plane_options);

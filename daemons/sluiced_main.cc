@@ -2,7 +2,11 @@
 //
 //   sluiced --listen ADDR:PORT (--token-file FILE | --cert FILE --key FILE --ca FILE)
 //           [--appd PATH] [--ready-file PATH] [--metrics ADDR:PORT [--metrics-public]]
-//           [--verbose] [--version]
+//           [--data-ports LO-HI] [--verbose] [--version]
+//
+// --data-ports: the ports its app daemons' data planes listen on; sluiced writes the range
+// into each launch it passes on (the console's say does not count: the firewall is this
+// host's).
 //
 // --ready-file: once listening, write "ADDR:PORT" (the port it chose when --listen said 0)
 // to PATH, atomically (a temporary file beside it, then rename), so that whoever started it
@@ -48,6 +52,7 @@
 #include "sluice/version.h"
 #include "text/address.h"
 #include "text/cli_options.h"
+#include "text/port_range.h"
 
 namespace dlog = sluice::daemon;
 
@@ -118,6 +123,11 @@ int main(int argc, char** argv) {
       ->type_name("ADDR:PORT")
       ->check(sluice::text::address_check(metrics_rules));
   app.add_flag("--metrics-public", metrics_public, "allow --metrics on an address that is not loopback");
+  std::string data_ports;
+  app.add_option("--data-ports", data_ports,
+                 "the ports app daemons listen on for other hosts' data (a firewall's opening); default: any free port")
+      ->type_name("LO-HI")
+      ->check(sluice::text::port_range_check());
   app.add_flag("-v,--verbose", verbose, "debug lines too (every control message but heartbeats), its app daemons' too");
   try {
     app.parse(argc, argv);
@@ -158,6 +168,7 @@ int main(int argc, char** argv) {
     config.appd_path = appd;
     config.metrics_listen = metrics;
     config.metrics_public = metrics_public;
+    if (!data_ports.empty()) config.data_ports = *sluice::text::parse_port_range(data_ports, nullptr);
     if (::access(appd.c_str(), X_OK) != 0) {
       throw sluice::Error("app daemon '" + appd + "' is not executable; install sluice-appd next to sluiced or pass --appd PATH");
     }

@@ -4,10 +4,12 @@ message that names the option and says what it accepts, exit status 2 (as the co
 listens or reads its control socket. Then one sluiced writes its --ready-file in a directory
 where symlinks were planted, and follows none."""
 import os
+import re
 import signal
+import socket
 import subprocess
 
-from harness import check, main
+from harness import check, main, received
 
 
 def run(args, **kwargs):
@@ -39,6 +41,11 @@ def test(h):
     refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--bogus"] + token, "--bogus",
             "sluiced with an unknown option")
     refused(h, h.sluiced, ["--listen", "127.0.0.1:0"], "--token-file is required", "sluiced without credentials")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--data-ports", "7799-7701"] + token,
+            "--data-ports: '7799-7701' is not a port range: 7799 is above 7701; write the lower port first",
+            "sluiced --data-ports upside down")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--data-ports", "0-100"] + token,
+            "'0-100' is not a port range; write LO-HI, two ports from 1 to 65535", "sluiced --data-ports from 0")
     p = run([h.sluiced, "--help"])
     check(p.returncode == 0 and "--listen ADDR:PORT" in p.stdout and "--metrics-public" in p.stdout,
           "sluiced --help lists the options", p.stdout, p.stderr)
@@ -103,6 +110,8 @@ def test(h):
               f"sluice {args[0]} at a host daemon's address: status 4, named", status, err)
     check(d.proc.poll() is None, "the host daemon goes on")
 
+    data_ports(h)
+
     # SIGHUP (the terminal it ran in closed): a clean stop, said, as SIGTERM (it died without
     # a word, status 129).
     d.proc.send_signal(signal.SIGHUP)
@@ -112,6 +121,89 @@ def test(h):
         pass
     check(d.proc.returncode == 0 and "received SIGHUP; killing every app daemon and exiting" in d.text(),
           "sluiced stops on SIGHUP as on SIGTERM, saying so", d.proc.returncode, d.text()[-2000:])
+
+
+def free_consecutive_ports(count):
+    """`count` consecutive loopback ports that nothing listens on now."""
+    for base in range(42000, 60000, 89):
+        socks = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise AssertionError(f"no {count} consecutive free ports")
+
+
+def data_ports(h):
+    """sluiced --data-ports: every app daemon it starts listens for data in that range (the
+    console's launch cannot widen it); when every port of it is taken, the run fails at
+    launch naming the host, the range and what to do, and the daemons go on."""
+    first = free_consecutive_ports(4)
+    ports = f"{first}-{first + 3}"
+    a = h.start("ports-a", args=("--data-ports", ports))
+    b = h.start("ports-b", args=("--data-ports", ports))
+    topo = h.topology("ports.yaml", f"""name: ports
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 64B, count: 20000}}, place: {{ports-a: 1, ports-b: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{ports-a: 1, ports-b: 1}}}}
+streams:
+  - {{from: p.out, to: c.in, buffer_size: 64B, policy: round_robin}}
+""")
+    for _ in range(2):
+        status, out, err, _ = h.run("run", topo, "--no-progress", timeout=120)
+        check(status == 0 and "units of work: 1/1 finished" in err, "a run across two sluiced --data-ports", err)
+    used = a.data_ports() + b.data_ports()
+    check(len(used) == 4 and all(first <= p <= first + 3 for p in used),
+          f"every app daemon's data port is in {ports}", used)
+    check(received(a.text() + b.text())[1] == 2 * 2 * 20000, "and every buffer arrived in order")
+
+    # Every port of b's one-port range held by something else: named at launch, status 1.
+    held = socket.socket()
+    held.bind(("127.0.0.1", first + 3))
+    held.listen(1)
+    try:
+        c = h.start("ports-c", args=("--data-ports", str(first + 3)))
+        topo = h.topology("ports-held.yaml", f"""name: ports-held
+{h.hosts_yaml(a, c)}filters:
+  p: {{class: Produce, library: LIB, args: {{count: 10}}, place: {{ports-a: 1}}}}
+  c: {{class: Consume, library: LIB, place: {{ports-c: 1}}}}
+streams:
+  - {{from: p.out, to: c.in}}
+""")
+        status, out, err, _ = h.run("run", topo, "--no-progress", timeout=120)
+        check(status == 1 and "host ports-c" in err and f"no free port on 127.0.0.1 in --data-ports {first + 3}: all 1 "
+              "are in use" in err and "widen --data-ports" in err,
+              "a --data-ports range with every port taken fails the launch, named", status, err)
+        check(a.serving() and c.serving(), "and both host daemons go on")
+
+        # The console's own data port (a to: client stream) in `sluice run --data-ports`: a
+        # port held elsewhere is named; a free one carries the stream.
+        to_client = h.topology("ports-client.yaml", f"""name: ports-client
+{h.hosts_yaml(a, b)}filters:
+  p: {{class: Produce, library: LIB, args: {{size: 1KiB, count: 3000}}, place: {{ports-b: 1}}}}
+streams:
+  - {{from: p.out, to: client, buffer_size: 1KiB}}
+""")
+        status, out, err, _ = h.run("run", to_client, "--no-progress", "--data-ports", str(first + 3), timeout=120)
+        check(status != 0 and f"no free port on 127.0.0.1 in --data-ports {first + 3}: all 1 are in use" in err,
+              "sluice run --data-ports with its one port taken: named", status, err)
+        status, out, err, _ = h.run("run", to_client, "--no-progress", "--data-ports", f"{first + 2}-{first + 3}",
+                                    timeout=120)
+        check(status == 0 and re.search(r"p\.out -> client\s+3000\s", err),
+              "sluice run --data-ports with a free port in it: the stream reaches the console", status, err)
+    finally:
+        held.close()
+    refused(h, h.console, ["run", to_client, "--data-ports", "7701-"],
+            "--data-ports: '7701-' is not a port range", "sluice run --data-ports half a range")
+    refused(h, h.console, ["serve", to_client, "--data-ports", "x"],
+            "--data-ports: 'x' is not a port range", "sluice serve --data-ports that is no number")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,9 @@ struct ApplicationOptions {
   // Across hosts: where this process listens for the `to: client` stream's data ("ADDR:0"),
   // "" = the address this machine reaches the first host daemon from, on a free port.
   std::string client_listen;
+  // "LO-HI" (or one port): the ports that listen address may take when its port is 0 (a
+  // firewall's opening, as `sluice serve --data-ports`); "" = any free port.
+  std::string data_ports;
   // "slurm": start a host daemon per logical host as Slurm job steps (docs/slurm.md), with
   // these; "" = daemons already running at the hosts' addresses.
   std::string launcher;

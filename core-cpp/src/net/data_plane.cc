@@ -204,7 +204,7 @@ DataPlane::Impl::Impl(const topo::Topology& t, const std::map<std::string, Place
           options.heartbeat_interval,
           tls_client.asio.get(),
           tls_server.asio.get()},
-      listener(io, options.listen, log),
+      listener(io, options.listen, log, options.ports),
       receive(io, routes),
       ticker(io) {
   const std::size_t nhosts = routes.hosts().size();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <random>
 
 #include "sluice/error.h"
 #include "text/address.h"
@@ -29,19 +31,33 @@ std::string format_endpoint(const tcp::endpoint& endpoint) {
   return text::host_port_text(endpoint.address().to_string(), endpoint.port());
 }
 
-Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedLog& log)
+Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedLog& log, const text::PortRange& ports)
     : acceptor_(io), pause_(io), log_(log) {
   // An IP address (the data plane does not resolve names to listen on); port 0: any free port.
   text::AddressRules rules;
   rules.names = false;
   rules.any_port = true;
   const text::HostPort where = text::parse_host_port_or_throw(listen, rules, "data plane: listen address");
+  const asio::ip::address address = asio::ip::make_address(where.host);
   boost::system::error_code ec;
-  const tcp::endpoint endpoint(asio::ip::make_address(where.host), where.port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (where.port != 0 || ports.any()) {
+    bind(tcp::endpoint(address, where.port), ec);
+  } else {
+    // Each port of the range from a random one on, so that app daemons starting together
+    // do not all try the same port first; a port in use is skipped.
+    const int count = ports.size();
+    const int start = static_cast<int>(std::random_device{}() % static_cast<unsigned>(count));
+    for (int i = 0; i < count; ++i) {
+      const auto port = static_cast<std::uint16_t>(ports.first + (start + i) % count);
+      bind(tcp::endpoint(address, port), ec);
+      if (ec != asio::error::address_in_use) break;
+    }
+    if (ec == asio::error::address_in_use) {
+      throw Error("data plane: no free port on " + where.host + " in --data-ports " + ports.text() + ": all " +
+                  std::to_string(count) + " are in use (each run across hosts holds one while it runs; ss -ltnp shows " +
+                  "what holds them); widen --data-ports");
+    }
+  }
   if (ec) {
     // The advice depends on what failed: the port (taken), or the address (not this machine's).
     const std::string advice = ec == asio::error::address_in_use
@@ -52,6 +68,15 @@ Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedL
     throw Error("data plane: cannot listen on " + listen + ": " + ec.message() + advice);
   }
   address_ = format_endpoint(acceptor_.local_endpoint());
+}
+
+void Listener::bind(const tcp::endpoint& endpoint, boost::system::error_code& ec) {
+  boost::system::error_code ignored;
+  if (acceptor_.is_open()) acceptor_.close(ignored);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
 }
 
 void Listener::start(OnAccept on_accept) {

@@ -17,6 +17,7 @@
 #include <boost/asio.hpp>
 
 #include "net/rate_limited_log.h"
+#include "text/port_range.h"
 
 namespace sluice::net {
 
@@ -24,9 +25,11 @@ class Listener {
  public:
   using OnAccept = std::function<void(boost::asio::ip::tcp::socket socket, const std::string& remote)>;
 
-  // Binds `listen` ("addr:port", port 0 picks a free one). Throws sluice::Error when it
-  // cannot. `log` outlives the listener.
-  Listener(boost::asio::io_context& io, const std::string& listen, RateLimitedLog& log);
+  // Binds `listen` ("addr:port", port 0 picks a free one: of `ports` when that is a range,
+  // else any). Throws sluice::Error when it cannot (every port of the range taken, say).
+  // `log` outlives the listener.
+  Listener(boost::asio::io_context& io, const std::string& listen, RateLimitedLog& log,
+           const text::PortRange& ports = {});
 
   // The bound "addr:port".
   const std::string& address() const { return address_; }
@@ -36,6 +39,8 @@ class Listener {
   void close();
 
  private:
+  // Opens, binds and listens (closing what an earlier try left open); `ec` says what failed.
+  void bind(const boost::asio::ip::tcp::endpoint& endpoint, boost::system::error_code& ec);
   void do_accept();
 
   boost::asio::ip::tcp::acceptor acceptor_;

@@ -17,6 +17,7 @@
 
 #include "sluice/error.h"
 #include "text/address.h"
+#include "text/port_range.h"
 #include "text/integer.h"
 
 namespace sluice::text {
@@ -47,6 +48,16 @@ inline CLI::Validator address_check(const AddressRules& rules) {
       [rules](std::string& value) {
         std::string problem;
         return parse_host_port(value, rules, &problem) ? std::string() : problem;
+      },
+      "");
+}
+
+// A check of a port range ("7701-7799", or one port): text/port_range.h.
+inline CLI::Validator port_range_check() {
+  return CLI::Validator(
+      [](std::string& value) {
+        std::string problem;
+        return parse_port_range(value, &problem) ? std::string() : problem;
       },
       "");
 }

@@ -117,6 +117,7 @@ sluice::ApplicationOptions to_options(JNIEnv* env, jobjectArray strings, jboolea
   o.partition = at(7);
   o.time = at(8);
   o.account = at(9);
+  o.data_ports = at(10);
   o.encrypt = encrypt;
   o.nodes = nodes;
   o.log_to_stderr = log_to_stderr;

@@ -26,6 +26,7 @@ public final class ApplicationOptions {
   private String caFile = "";
   private boolean encrypt;
   private String clientListen = "";
+  private String dataPorts = "";
   private String launcher = "";
   private String partition = "";
   private String time = "";
@@ -134,6 +135,24 @@ public final class ApplicationOptions {
   }
 
   /**
+   * Across hosts: the ports the client's listen address may take when its port is 0 (a
+   * firewall's opening, as {@code sluice serve --data-ports}). Checked when the application
+   * opens. Default: "" (any free port).
+   *
+   * @param range {@code "LO-HI"}, e.g. {@code "7801-7810"}, or one port
+   * @return this
+   */
+  public ApplicationOptions dataPorts(String range) {
+    this.dataPorts = Objects.requireNonNull(range, "range");
+    return this;
+  }
+
+  /** @return the client's data port range, {@code ""} for any free port */
+  public String dataPorts() {
+    return dataPorts;
+  }
+
+  /**
    * {@code "slurm"}: start a host daemon per logical host as Slurm job steps (docs/slurm.md).
    * Default: "" (daemons already run at the hosts' addresses).
    *
@@ -238,14 +257,15 @@ public final class ApplicationOptions {
 
   // The string options in the order the native side reads them (app_natives.cc, to_options).
   String[] strings() {
-    return new String[] {hosts, tokenFile, certFile, keyFile, caFile, clientListen, launcher, partition, time, account};
+    return new String[] {hosts, tokenFile, certFile, keyFile, caFile, clientListen, launcher, partition, time, account,
+        dataPorts};
   }
 
   @Override
   public String toString() {
     return "ApplicationOptions(hosts=" + hosts + ", tokenFile=" + tokenFile + ", certFile=" + certFile
         + ", keyFile=" + keyFile + ", caFile=" + caFile + ", encrypt=" + encrypt + ", clientListen=" + clientListen
-        + ", launcher=" + launcher + ", partition=" + partition + ", time=" + time + ", account=" + account
-        + ", nodes=" + nodes + ", logToStderr=" + logToStderr + ")";
+        + ", dataPorts=" + dataPorts + ", launcher=" + launcher + ", partition=" + partition + ", time=" + time
+        + ", account=" + account + ", nodes=" + nodes + ", logToStderr=" + logToStderr + ")";
   }
 }

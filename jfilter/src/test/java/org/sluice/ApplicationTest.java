@@ -561,6 +561,15 @@ class ApplicationTest {
   }
 
   @Test
+  void dataPortsThatAreNoRangeAreRefusedAtOpen() {
+    ApplicationOptions options = new ApplicationOptions().dataPorts("7801-");
+    SluiceException e = assertThrows(SluiceException.class,
+        () -> Application.fromText(topology(1, null), "app-test.yaml", "/tmp", options));
+    assertTrue(e.getMessage().startsWith("data_ports: '7801-' is not a port range; write LO-HI"), e::getMessage);
+    assertEquals("7801-", options.dataPorts());
+  }
+
+  @Test
   void aStartThatFailsNamesWhatFailed() {
     String yaml = "name: missing\nfilters:\n"
         + "  src: {class: NoSuchFilter, library: '" + filters() + "'}\n"
