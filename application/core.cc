@@ -37,6 +37,7 @@ UnitReport failed_report(std::uint64_t index, const std::string& work, const Fai
   r.host = f.host;
   r.stage = f.stage;
   r.message = f.message;
+  r.crash = f.crash;
   return r;
 }
 

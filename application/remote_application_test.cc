@@ -70,6 +70,7 @@ TEST_F(RemoteApplication, AFailedUnitIsReportedWithItsHostAndTheNextSucceeds) {
   EXPECT_EQ(bad.host, "b");
   EXPECT_EQ(bad.stage, "process");
   EXPECT_NE(bad.message.find("AppStage was told to fail"), std::string::npos) << bad.message;
+  EXPECT_EQ(bad.crash, "") << "an exception is no crash";
   ResultsCheck check(after.index(), 2, 20, 64);
   while (auto b = after.results().read()) check.add(*b);
   const UnitReport good = after.wait();
@@ -174,7 +175,26 @@ TEST_F(RemoteApplication, AKilledAppDaemonFailsItsUnitNamingHostAndCopies) {
   EXPECT_FALSE(report.finished);
   EXPECT_EQ(report.host, "b");
   EXPECT_NE(report.message.find("host b ran src#1, stage#0"), std::string::npos) << report.message;
+  EXPECT_EQ(report.crash, "SIGKILL") << report.str();
   EXPECT_EQ(err.find("[error] sluice data plane (client)"), std::string::npos) << err;
+  EXPECT_TRUE(app.submit("count=5").wait().finished);
+  app.stop();
+}
+
+// A copy that dies of SIGSEGV: the report says so in `crash`, for a program that sets such a
+// payload aside instead of retrying it, and still names the copy; the next unit runs.
+TEST_F(RemoteApplication, ACrashingCopyIsReportedWithItsSignalAndTheNextUnitRuns) {
+  Application app = open_app();
+  app.start();
+  ::testing::internal::CaptureStderr();
+  const UnitReport report = app.submit("count=20 crash=stage").wait();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(report.finished);
+  EXPECT_EQ(report.crash, "SIGSEGV") << report.str();
+  EXPECT_EQ(report.filter, "stage") << report.str();
+  EXPECT_EQ(report.host, "b");
+  EXPECT_EQ(report.stage, "process");
+  EXPECT_NE(report.message.find("crashed with SIGSEGV in process"), std::string::npos) << report.message;
   EXPECT_TRUE(app.submit("count=5").wait().finished);
   app.stop();
 }

@@ -282,6 +282,7 @@ DeploymentFactory remote_deployment_factory(topo::Topology& topology, const Appl
     launch.account = options.account;
     launch.nodes = options.nodes;
     launch.sluiced = sluiced_beside_library();
+    launch.data_ports = options.data_ports;  // the same range for the daemons it starts
     shared->launcher = console::make_launcher(launch);
   } else if (topology.hosts.empty()) {
     throw Error("no hosts: give the topology hosts:, or ApplicationOptions::hosts");

@@ -30,6 +30,7 @@ struct LauncherOptions {
   int nodes = 0;          // --nodes: machines to ask for; 0 = one per logical host (1 without hosts:)
   std::string run_dir;    // --run-dir: token, ready files, daemon logs; "" = ~/.cache/sluice/runs/ID
   std::string sluiced;    // --sluiced: the host daemon on the nodes; "" = next to the console
+  std::string data_ports;  // --data-ports LO-HI: passed on to every sluiced it starts; "" = none
 };
 
 // --ui ADDR:PORT: serve the run's page, /api/status and /metrics there ("" = no);

@@ -56,6 +56,13 @@ Failure crash_failure(const std::string& line, const std::string& host, std::uin
       R"(^filter '([^']+)' copy (\d+) on host (\S+) (?:crashed with \S+(?: \([^)]*\))?|called (?:System\.)?exit\(-?\d+\)) in )"
       R"((.+) \(unit of work (\d+)\)$)");
   Failure f{"", -1, host, current_unit, "crash", ""};
+  // How it ended: "SIGSEGV" (crashed with SIGSEGV), "exit(7)", "System.exit(3)", or "JVM
+  // ended (status 3)".
+  static const std::regex kHow(R"((?:^|\s)(?:crashed with (SIG[A-Z0-9]+)|called ((?:System\.)?exit\(-?\d+\))|ended the JVM \((status -?\d+)\)))");
+  std::smatch how;
+  if (std::regex_search(line, how, kHow)) {
+    f.crash = how[1].matched ? how[1].str() : how[2].matched ? how[2].str() : "JVM ended (" + how[3].str() + ")";
+  }
   std::smatch m;
   if (std::regex_match(line, m, kCopyLine)) {
     f.filter = m[1];
@@ -268,7 +275,8 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
       // and must not replace the cause (a network failure ranks below an app daemon's end).
       if (ending_ || r.expected() || reported_.count(e.host)) return;
       fail(Failure{"", -1, c.name(), current_unit_, "app daemon",
-                   "host " + c.name() + ": " + daemon + " " + how + " during the run"});
+                   "host " + c.name() + ": " + daemon + " " + how + " during the run",
+                   r.exited() ? "exit(" + std::to_string(r.exit_status()) + ")" : signal_name(r.signal())});
       return;
     }
     case Envelope::kError:

@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
                     "stream said encrypt: true");
   std::string run_data_ports;
   run_cmd->add_option("--data-ports", run_data_ports,
-                      "across hosts, the ports this console may listen on for a to: client stream's data (a "
-                      "firewall's opening); default: any free port")
+                      "across hosts, the ports this console may listen on for a to: client stream's data, and "
+                      "with --launcher slurm the daemons it starts (a firewall's opening); default: any free port")
       ->type_name("LO-HI")
       ->check(sluice::text::port_range_check());
   double stall_timeout = 0;
@@ -172,8 +172,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_flag("--encrypt", serve.encrypt,
                       "across hosts, send every stream's data over TLS, as if each stream said encrypt: true");
   serve_cmd->add_option("--data-ports", serve.data_ports,
-                        "across hosts, the ports serve may listen on for the to: client stream's data (a firewall's "
-                        "opening); default: any free port")
+                        "across hosts, the ports serve may listen on for the to: client stream's data, and with "
+                        "--launcher slurm the daemons it starts (a firewall's opening); default: any free port")
       ->type_name("LO-HI")
       ->check(sluice::text::port_range_check());
   sluice::text::add_integer_option<std::uint64_t>(
@@ -257,6 +257,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return validate_command(validate_path, validate_hosts, validate_control, validate_launch);
     run.progress = !no_progress;
     if (!run_data_ports.empty()) run.data_ports = *sluice::text::parse_port_range(run_data_ports, nullptr);
+    run.launch.data_ports = run_data_ports;  // the daemons a launcher starts take the same range
     if (stall->count() > 0) {
       run.stall_after = std::chrono::milliseconds(static_cast<long long>(stall_timeout * 1000));
       run.stall_fails = true;

@@ -19,6 +19,11 @@
 
 namespace sluice::console {
 
+nlohmann::json failure_json(const Failure& f) {
+  return {{"filter", f.filter}, {"copy", f.copy},    {"host", f.host},  {"unit", f.unit},
+          {"stage", f.stage},   {"message", f.message}, {"crash", f.crash}};
+}
+
 std::string fixed(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
@@ -188,8 +193,7 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
   }
   if (report.failure) {
     const Failure& f = *report.failure;
-    doc["failure"] = {{"filter", f.filter}, {"copy", f.copy}, {"host", f.host}, {"unit", f.unit},
-                      {"stage", f.stage}, {"message", f.message}};
+    doc["failure"] = failure_json(f);
   }
   if (!report.stuck.empty()) doc["stuck_copies"] = report.stuck;
   // The streams' counts are lower bounds when this is there (RunReport::partial_counts).

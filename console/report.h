@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/engine.h"
 #include "runtime/failure.h"
 
@@ -78,6 +80,10 @@ std::string summary_table(const RunReport& report, bool blocked = true);
 // its stage and message ("cancelled: the application was aborted"); control characters but
 // newline and tab escaped (text::printable).
 std::string failure_text(const Failure& failure);
+
+// The failure as --metrics and /api/status show it: {"filter", "copy", "host", "unit",
+// "stage", "message", "crash"} (crash: Failure::crash, "" when no process ended).
+nlohmann::json failure_json(const Failure& failure);
 
 // `value` with `decimals` digits after the point: fixed(0.0123, 3) is "0.012".
 std::string fixed(double value, int decimals);

@@ -30,7 +30,7 @@ std::string payload_text(const std::string& work) { return "[" + text::shortened
 std::string unit_line(const UnitReport& r) {
   std::string line = "unit " + std::to_string(r.index) + " " + payload_text(r.work) + " ";
   if (r.finished) return line + "finished in " + fixed(r.seconds, 3) + " s";
-  const Failure f{r.filter, r.copy, r.host, r.index, r.stage, r.message};
+  const Failure f{r.filter, r.copy, r.host, r.index, r.stage, r.message, r.crash};
   return line + "failed after " + fixed(r.seconds, 3) + " s: " + failure_text(f);
 }
 

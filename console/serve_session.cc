@@ -84,6 +84,7 @@ void ServeSession::ended(const UnitReport& report) {
       f->set_unit(report.index);
       f->set_stage(report.stage);
       f->set_message(report.message);
+      f->set_crash(report.crash);
     }
     for (const UnitStreamCount& s : report.streams) {
       control::UnitStream* stream = m->add_streams();

@@ -50,7 +50,8 @@ void ServeUi::unit_started(std::uint64_t index) { status_.unit_started(index); }
 
 void ServeUi::unit_ended(const UnitReport& report) {
   status_.unit_ended(UnitRecord{report.index, report.work, report.seconds, report.finished, ""});
-  if (!report.finished) status_.unit_failed(Failure{report.filter, report.copy, report.host, report.index, report.stage, report.message});
+  if (!report.finished) status_.unit_failed(Failure{report.filter, report.copy, report.host, report.index, report.stage, report.message,
+                                                     report.crash});
 }
 
 }  // namespace sluice::console

@@ -359,12 +359,12 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
       fs::remove(s.ready_file, ec);
       const std::string listen =
           (s.node.address.find(':') != std::string::npos ? "[" + s.node.address + "]" : s.node.address) + ":0";
-      s.srun = std::make_unique<Child>(
-          std::vector<std::string>{"srun", "--jobid", job_id_, "--nodes", "1", "--ntasks", "1", "--nodelist",
-                                   s.node.name, "--overlap", "--job-name", "sluiced-" + run_id_ + "-" + s.host,
-                                   "--unbuffered", sluiced, "--listen", listen, "--token-file", token_file_,
-                                   "--ready-file", s.ready_file},
-          s.log_file, s.log_file);
+      std::vector<std::string> command{"srun", "--jobid", job_id_, "--nodes", "1", "--ntasks", "1", "--nodelist",
+                                       s.node.name, "--overlap", "--job-name", "sluiced-" + run_id_ + "-" + s.host,
+                                       "--unbuffered", sluiced, "--listen", listen, "--token-file", token_file_,
+                                       "--ready-file", s.ready_file};
+      if (!options_.data_ports.empty()) command.insert(command.end(), {"--data-ports", options_.data_ports});
+      s.srun = std::make_unique<Child>(std::move(command), s.log_file, s.log_file);
       wrote_logs_ = true;
       steps_.push_back(std::move(s));
     }

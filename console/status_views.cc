@@ -80,8 +80,7 @@ std::string status_json(const StatusSnapshot& s) {
   }
   if (s.failure) {
     const Failure& f = *s.failure;
-    doc["failure"] = {{"filter", f.filter}, {"copy", f.copy}, {"host", f.host}, {"unit", f.unit},
-                      {"stage", f.stage}, {"message", f.message}};
+    doc["failure"] = failure_json(f);
   }
   if (!s.stuck.empty()) doc["stuck_copies"] = s.stuck;
   // The streams' and hosts' counts are lower bounds when this is there, as in --metrics.

@@ -99,7 +99,7 @@ int print_unit(const control::UnitEnded& ended, const std::string& work, const R
             << "\n";
   if (ended.finished()) return kExitOk;
   const control::Failure& f = ended.failure();
-  const Failure failure{f.filter(), f.copy(), f.host(), ended.index(), f.stage(), f.message()};
+  const Failure failure{f.filter(), f.copy(), f.host(), ended.index(), f.stage(), f.message(), f.crash()};
   std::cerr << "sluice: unit " << ended.index() << " failed: " << failure_text(failure) << "\n";
   return kExitRunFailed;
 }

@@ -9,7 +9,8 @@
 //              (unit, copy, sequence). Key = sequence. fail=source throws after N/2 buffers
 //              (fail=source#K: in copy K only).
 //   AppStage   Forwards every buffer (a sink without an `out` stream); fail=stage throws at
-//              the first buffer.
+//              the first buffer; crash=stage dies of SIGSEGV there (across hosts only: it ends
+//              the process it runs in).
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -73,6 +74,10 @@ class AppStage : public sluice::Filter {
     sluice::OutputStream* out = ctx.has_output("out") ? &ctx.output("out") : nullptr;  // none: a sink
     while (auto b = in.read()) {
       if (wants_failure(ctx.work(), "stage")) throw sluice::Error("AppStage was told to fail");
+      if (ctx.work().find("crash=stage") != std::string::npos) {
+        volatile int* nowhere = nullptr;
+        *nowhere = 1;  // a real SIGSEGV, as a filter's bug makes one
+      }
       if (out != nullptr) out->write(std::move(*b));
     }
   }

@@ -9,7 +9,7 @@ import signal
 import socket
 import subprocess
 
-from harness import check, main, received
+from harness import check, free_consecutive_ports, main, received
 
 
 def run(args, **kwargs):
@@ -121,24 +121,6 @@ def test(h):
         pass
     check(d.proc.returncode == 0 and "received SIGHUP; killing every app daemon and exiting" in d.text(),
           "sluiced stops on SIGHUP as on SIGTERM, saying so", d.proc.returncode, d.text()[-2000:])
-
-
-def free_consecutive_ports(count):
-    """`count` consecutive loopback ports that nothing listens on now."""
-    for base in range(42000, 60000, 89):
-        socks = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise AssertionError(f"no {count} consecutive free ports")
 
 
 def data_ports(h):

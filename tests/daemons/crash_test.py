@@ -37,9 +37,17 @@ def crash_run(h, a, b, name, crash_args, place="{a: 1, b: 1}", work="[one, two]"
 {streams}work: {work}
 """)
     before = {d.name: len(d.app_pids()) for d in (a, b)}
+    if "--metrics" not in args:
+        args = tuple(args) + ("--metrics", os.path.join(h.dir, f"{name}.json"))
     status, out, err, secs = h.run("run", topo, "--no-progress", *args, timeout=120)
     pids = {d.name: d.app_pids()[-1] for d in (a, b) if len(d.app_pids()) > before[d.name]}
     return status, err, secs, pids
+
+
+def crash_field(h, name):
+    """The `crash` of crash_run `name`'s --metrics failure record."""
+    with open(os.path.join(h.dir, f"{name}.json")) as f:
+        return json.load(f)["failure"]["crash"]
 
 
 def expect_crash(h, a, b, what, status, err, secs, pids, failure):
@@ -60,6 +68,7 @@ def test(h):
     line = "filter 'boom' copy 1 on host b crashed with SIGSEGV in process (unit of work 0)"
     expect_crash(h, a, b, "SIGSEGV", status, err, secs, pids,
                  f"{line}; the app daemon (sluice-appd pid {pids['b']}) was killed by SIGSEGV")
+    check(crash_field(h, "segv") == "SIGSEGV", "SIGSEGV: --metrics failure.crash is SIGSEGV", crash_field(h, "segv"))
     check(re.search(rf"^{TIMESTAMPED}sluice-appd\(b\)\[{pids['b']}\] \[error\] {re.escape(line)}$", b.text(), re.M),
           "SIGSEGV: the app daemon's log line names the copy too", b.text()[-3000:])
     check(re.search(rf"sluice-appd pid {pids['b']} \(application 'segv-\w+'\) was killed by SIGSEGV after reporting: "
@@ -82,18 +91,21 @@ def test(h):
     expect_crash(h, a, b, "SIGBUS", status, err, secs, pids,
                  "filter 'boom' copy 0 on host a crashed with SIGBUS in init (unit of work 1); "
                  f"the app daemon (sluice-appd pid {pids['a']}) was killed by SIGBUS")
+    check(crash_field(h, "bus") == "SIGBUS", "SIGBUS: --metrics failure.crash is SIGBUS", crash_field(h, "bus"))
 
     # --- abort() in finalize ------------------------------------------------------------------
     status, err, secs, pids = crash_run(h, a, b, "abort", "signal: abort, stage: finalize, copy: 1")
     expect_crash(h, a, b, "abort", status, err, secs, pids,
                  "filter 'boom' copy 1 on host b crashed with SIGABRT in finalize (unit of work 0); "
                  f"the app daemon (sluice-appd pid {pids['b']}) was killed by SIGABRT")
+    check(crash_field(h, "abort") == "SIGABRT", "abort: --metrics failure.crash is SIGABRT", crash_field(h, "abort"))
 
     # --- SIGFPE (integer division by zero) in process, both copies on b -----------------------
     status, err, secs, pids = crash_run(h, a, b, "fpe", "signal: fpe, copy: 0, after: 10", place="{b: 2}")
     expect_crash(h, a, b, "SIGFPE", status, err, secs, pids,
                  "filter 'boom' copy 0 on host b crashed with SIGFPE in process (unit of work 0); "
                  f"the app daemon (sluice-appd pid {pids['b']}) was killed by SIGFPE")
+    check(crash_field(h, "fpe") == "SIGFPE", "SIGFPE: --metrics failure.crash is SIGFPE", crash_field(h, "fpe"))
 
     # --- a stack overflow on b: said so, and still parsed into filter, copy, host and stage -----
     metrics = os.path.join(h.dir, "stack.json")
@@ -111,6 +123,7 @@ def test(h):
     expect_crash(h, a, b, "exit(7)", status, err, secs, pids,
                  "filter 'boom' copy 1 on host b called exit(7) in process (unit of work 0); "
                  f"the app daemon (sluice-appd pid {pids['b']}) exited with status 1")
+    check(crash_field(h, "exit") == "exit(7)", "exit(): --metrics failure.crash is exit(7)", crash_field(h, "exit"))
 
     # --- a crash in a destructor, after every unit finished: the results stand (status 0) ----
     status, err, secs, pids = crash_run(h, a, b, "destroy", "signal: segv, stage: destroy, copy: 1")
@@ -126,6 +139,7 @@ def test(h):
                   r"outside any filter \(thread '[^']*', tid \d+\)\n", err)
     check(m and int(m.group(1)) == pids["b"], "outside any filter: reported with host, pid and thread", err)
     expect_crash(h, a, b, "outside any filter", status, err, secs, pids, m.group(0)[len("sluice: run failed: "):-1])
+    check(crash_field(h, "outside") == "SIGSEGV", "outside any filter: --metrics failure.crash is SIGSEGV", crash_field(h, "outside"))
 
     # --- a C++ crash in an app daemon that runs a JVM (HotSpot chains the signal to sluice) ---
     # The Java filter placed on b makes b's app daemon start its JVM while it loads the
@@ -141,6 +155,7 @@ def test(h):
         expect_crash(h, a, b, "SIGSEGV beside a JVM", status, err, secs, pids,
                      "filter 'boom' copy 1 on host b crashed with SIGSEGV in process (unit of work 0); "
                      f"the app daemon (sluice-appd pid {pids['b']}) was killed by SIGSEGV")
+        check(crash_field(h, "java") == "SIGSEGV", "SIGSEGV beside a JVM: --metrics failure.crash is SIGSEGV", crash_field(h, "java"))
         # System.exit in a Java filter on b: named like a crash, with the app daemon's exit.
         status, err, secs, pids = crash_run(
             h, a, b, "jexit", "signal: segv, copy: 9",
@@ -149,6 +164,7 @@ def test(h):
         expect_crash(h, a, b, "System.exit in a Java filter", status, err, secs, pids,
                      "filter 'quit' copy 0 on host b called System.exit(3) in process "
                      f"(unit of work 0); the app daemon (sluice-appd pid {pids['b']}) exited with status 1")
+        check(crash_field(h, "jexit") == "System.exit(3)", "System.exit: --metrics failure.crash is System.exit(3)", crash_field(h, "jexit"))
     else:
         print("note: no Java test filters built; the JVM case is skipped")
 

@@ -63,6 +63,24 @@ def listening(port, netns=None, owner=None):
     return bool(out) and (owner is None or f'"{owner}"' in out)
 
 
+def free_consecutive_ports(count):
+    """`count` consecutive loopback ports that nothing listens on now."""
+    for base in range(42000, 60000, 89):
+        socks = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise AssertionError(f"no {count} consecutive free ports")
+
+
 class Daemon:
     def __init__(self, harness, name, listen, token_file, netns=None, args=(), preexec_fn=None):
         """args: more sluiced options; with --cert, no --token-file is passed."""

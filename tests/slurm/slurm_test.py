@@ -36,7 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "daemons"))
-from harness import Failed, alive, check, main, received  # noqa: E402
+from harness import Failed, alive, check, free_consecutive_ports, main, received  # noqa: E402
 
 
 def free_ports(n):
@@ -259,7 +259,9 @@ streams:
   - {{from: j.out, to: c.in, buffer_size: 256B, depth: 64}}
 work: [one, two]
 """)
-    status, out, err, run_dir = runs.run("run", chain, "--no-progress")
+    first = free_consecutive_ports(10)  # --data-ports: each node's daemon takes its data port from it
+    ports = (first, first + 9)
+    status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--data-ports", "%d-%d" % ports)
     job = job_of(err)
     want = 2 * per_producer * 2
     got, verified = received(read(log_of(run_dir, "a")))
@@ -271,6 +273,11 @@ work: [one, two]
     logged = re.search(r"listening on (\S+?);", read(log_of(run_dir, "a")))
     check(mapped and logged and mapped.group(1) == logged.group(1) and not logged.group(1).endswith(":0"),
           f"sluiced --ready-file gave the address it listens on ({mapped and mapped.group(1)})", err, logs(run_dir))
+    data_ports = [int(p) for host in ("a", "b")
+                  for p in re.findall(r"data plane on \S+:(\d+)", read(log_of(run_dir, host)))]
+    check(len(data_ports) == 2 and all(ports[0] <= p <= ports[1] for p in data_ports),
+          f"--data-ports reaches the daemons the launcher starts: their data ports are in {ports}", data_ports,
+          logs(run_dir))
     check(not [f for f in os.listdir(run_dir) if f.startswith(("token", "ready"))],
           "the run's token and ready files are removed", os.listdir(run_dir))
     c.nothing_left(job, "after a run outside an allocation")

@@ -62,7 +62,8 @@ struct ApplicationOptions {
   // "" = the address this machine reaches the first host daemon from, on a free port.
   std::string client_listen;
   // "LO-HI" (or one port): the ports that listen address may take when its port is 0 (a
-  // firewall's opening, as `sluice serve --data-ports`); "" = any free port.
+  // firewall's opening, as `sluice serve --data-ports`), and with a launcher the ports of the
+  // host daemons it starts (`sluiced --data-ports`); "" = any free port.
   std::string data_ports;
   // "slurm": start a host daemon per logical host as Slurm job steps (docs/slurm.md), with
   // these; "" = daemons already running at the hosts' addresses.
@@ -106,6 +107,13 @@ struct UnitReport {
   // silent), link (a control connection), timeout, stall. run: anything else.
   std::string stage;
   std::string message;  // the exception's message (for Java, with the stack trace)
+  // Across hosts, when the unit failed because a process that ran its copies ended: how.
+  // A signal's name ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGABRT"; "SIGKILL" for an app daemon
+  // killed from outside, by the OOM killer say), "exit(7)" or "System.exit(3)" when a filter
+  // ended its process, "JVM ended (status 3)" when the JVM ended outside any copy. "" for
+  // everything else (an exception, a lost host or link, cancelled). A program can retry an
+  // exception and set a crashing payload aside without reading `message`.
+  std::string crash;
   std::vector<UnitStreamCount> streams;  // what each stream carried in this unit
   // "unit 3 [payload] finished in 0.012 s", or the failure named as `sluice run` names it.
   // The payload is cut to its first 200 bytes and its size ("... (N bytes)"), with control

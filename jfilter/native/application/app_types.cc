@@ -47,7 +47,7 @@ void load(JNIEnv* env) {
   t.unit_report = java.global_class("org/sluice/UnitReport");
   t.unit_report_new = java.method(t.unit_report, "<init>",
                              "(JLjava/lang/String;ZDLjava/lang/String;ILjava/lang/String;Ljava/lang/String;"
-                             "Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[J[J)V");
+                             "Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[J[J)V");
   jclass unit = java.global_class("org/sluice/Unit");
   t.unit_ended = java.method(unit, "ended", "(Lorg/sluice/UnitReport;Ljava/lang/String;)V");
   t.unit_expire = java.method(unit, "expire", "(IJ)V");
@@ -90,7 +90,8 @@ jobject to_java(JNIEnv* env, const UnitReport& report) {
                                to_jstring(env, report.work), static_cast<jboolean>(report.finished),
                                static_cast<jdouble>(report.seconds), to_jstring(env, report.filter),
                                static_cast<jint>(report.copy), to_jstring(env, report.host), to_jstring(env, report.stage),
-                               to_jstring(env, report.message), to_jstring(env, report.str()), names, java_buffers,
+                               to_jstring(env, report.message), to_jstring(env, report.crash),
+                               to_jstring(env, report.str()), names, java_buffers,
                                java_bytes);
   check_pending(env);
   return out;

@@ -136,8 +136,9 @@ public final class ApplicationOptions {
 
   /**
    * Across hosts: the ports the client's listen address may take when its port is 0 (a
-   * firewall's opening, as {@code sluice serve --data-ports}). Checked when the application
-   * opens. Default: "" (any free port).
+   * firewall's opening, as {@code sluice serve --data-ports}), and with a launcher those of the
+   * host daemons it starts ({@code sluiced --data-ports}). Checked when the application opens.
+   * Default: "" (any free port).
    *
    * @param range {@code "LO-HI"}, e.g. {@code "7801-7810"}, or one port
    * @return this

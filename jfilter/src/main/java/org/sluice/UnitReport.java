@@ -19,12 +19,14 @@ public final class UnitReport {
   private final String host;
   private final String stage;
   private final String message;
+  private final String crash;
   private final String text;
   private final List<UnitStreamCount> streams;
 
   // Made by the native side (application/app_types.cc) when the unit ends.
   UnitReport(long index, String work, boolean finished, double seconds, String filter, int copy, String host,
-             String stage, String message, String text, String[] streamNames, long[] buffers, long[] bytes) {
+             String stage, String message, String crash, String text, String[] streamNames, long[] buffers,
+             long[] bytes) {
     this.index = index;
     this.work = work;
     this.finished = finished;
@@ -34,6 +36,7 @@ public final class UnitReport {
     this.host = host;
     this.stage = stage;
     this.message = message;
+    this.crash = crash;
     this.text = text;
     List<UnitStreamCount> list = new ArrayList<>(streamNames.length);
     for (int i = 0; i < streamNames.length; i++) list.add(new UnitStreamCount(streamNames[i], buffers[i], bytes[i]));
@@ -92,6 +95,18 @@ public final class UnitReport {
    */
   public String message() {
     return message;
+  }
+
+  /**
+   * @return across hosts, when the unit failed because a process that ran its copies ended,
+   *     how: a signal's name ({@code "SIGSEGV"}, {@code "SIGABRT"}; {@code "SIGKILL"} for an app
+   *     daemon killed from outside), {@code "exit(7)"} or {@code "System.exit(3)"} when a filter
+   *     ended its process, {@code "JVM ended (status 3)"} when the JVM ended outside any copy;
+   *     {@code ""} for everything else (an exception, a lost host, cancelled), so a program can
+   *     tell a crash from an exception without reading the message
+   */
+  public String crash() {
+    return crash;
   }
 
   /** @return what every stream carried in this unit, in the topology's order */

@@ -197,6 +197,7 @@ class ApplicationTest {
       assertEquals(0, bad.copy());
       assertEquals("process", bad.stage());
       assertTrue(bad.message().contains("AppStage was told to fail"), bad::message);
+      assertEquals("", bad.crash(), "an exception is no crash");
       assertTrue(bad.toString().contains("failed"), bad::toString);
       assertTrue(nextOk.get());
       assertEquals(3 * 30 + 3, app.unitsEnded());
