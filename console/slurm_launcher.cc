@@ -146,10 +146,27 @@ void SlurmLauncher::check_enough(const std::string& job, std::size_t nodes, std:
   }
 }
 
+std::string SlurmLauncher::unused_inside(const std::string& job) const {
+  std::vector<std::string> given;
+  if (!options_.partition.empty()) given.push_back("--partition");
+  if (!options_.time.empty()) given.push_back("--time");
+  if (!options_.account.empty()) given.push_back("--account");
+  if (options_.nodes > 0) given.push_back("--nodes");
+  if (given.empty()) return "";
+  std::string names;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    names += (i == 0 ? "" : i + 1 == given.size() ? " and " : ", ") + given[i];
+  }
+  return "sluice: slurm: warning: inside job " + job + ", " + names + (given.size() == 1 ? " does" : " do") +
+         " not apply: the job's own settings hold (leave " + (given.size() == 1 ? "it" : "them") +
+         " out, or run outside sbatch/salloc for the console to ask for an allocation)\n";
+}
+
 std::string SlurmLauncher::plan(const topo::Topology& t) {
   std::string out;
   std::string job, list;
   if (inside_allocation(&job, &list)) {
+    std::cerr << unused_inside(job);
     const std::vector<Node> nodes = job_nodes(list);
     const std::vector<std::string> hosts = logical_hosts(t, &nodes);
     check_enough(job, nodes.size(), hosts.size());
@@ -209,9 +226,12 @@ void SlurmLauncher::make_run_dir() {
     run_dir_ = fs::absolute(options_.run_dir).string();
   }
   std::error_code ec;
+  const bool existed = fs::exists(run_dir_, ec);
   fs::create_directories(run_dir_, ec);
   if (ec) throw Error("--run-dir: cannot create '" + run_dir_ + "': " + ec.message());
-  if (own_run_dir_) ::chmod(run_dir_.c_str(), 0700);
+  // A directory this run makes holds its daemons' logs (filter lines, payloads): the user's
+  // alone, as the default one. One that was there keeps the mode its owner gave it.
+  if (own_run_dir_ || !existed) ::chmod(run_dir_.c_str(), 0700);
   // The token: only this run knows it; readable by the user alone.
   token_file_ = run_dir_ + "/token-" + run_id_;
   // Created exclusively (never through a file or symlink someone put there first), 0600.
@@ -321,6 +341,7 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
   int count = 0;
   try {
     in_allocation = inside_allocation(&job_id_, &nodelist);
+    if (in_allocation) std::cerr << unused_inside(job_id_);
   } catch (const std::exception& e) {
     std::cerr << "sluice: slurm: " << e.what() << "\n";
     return kExitHostUnavailable;

@@ -55,6 +55,9 @@ class SlurmLauncher : public Launcher {
   // Inside an allocation (SLURM_JOB_ID set): its id and node list, and true. Throws
   // sluice::Error when the environment is half there.
   static bool inside_allocation(std::string* job, std::string* nodelist);
+  // Inside job `job`: a warning line that names the allocation options given, which apply
+  // only to an allocation the console asks for; "" when none was given.
+  std::string unused_inside(const std::string& job) const;
   // How many nodes to ask for (--nodes, else one per logical host). Throws when --nodes is
   // fewer than the logical hosts.
   int nodes_to_ask_for(std::size_t hosts) const;

@@ -139,6 +139,11 @@ class Session : public std::enable_shared_from_this<Session> {
     if (head.count(bhttp::field::host) > 1) {
       return refuse(400, "a request carries one Host header, not several\n");
     }
+    if (head.version() >= 11 && head.count(bhttp::field::host) == 0) {
+      // RFC 9112, 3.2: a server answers an HTTP/1.1 request without Host with 400.
+      return refuse(400, "an HTTP/1.1 request carries a Host header (Host: 127.0.0.1:PORT); browsers, curl and "
+                         "Prometheus send one\n");
+    }
     if (state_->loopback && !loopback_host(std::string(head[bhttp::field::host]))) {
       return refuse(403, "this server answers requests for localhost only (Host: " +
                              std::string(head[bhttp::field::host]) + "); open it as http://127.0.0.1:" +

@@ -144,7 +144,7 @@ TEST_F(HttpServerTest, GetAnswersWithTheHandlersBodyAndHeaders) {
 
 TEST_F(HttpServerTest, HeadHasTheLengthButNoBody) {
   tcp::socket s = connect();
-  asio::write(s, asio::buffer(std::string("HEAD /hello HTTP/1.1\r\nHost: localhost\r\n\r\nGET /hello HTTP/1.1\r\n\r\n")));
+  asio::write(s, asio::buffer(std::string("HEAD /hello HTTP/1.1\r\nHost: localhost\r\n\r\nGET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
   const std::string head = read_response(s, true);
   EXPECT_EQ(status_of(head), 200) << head;
   EXPECT_NE(head.find("Content-Length: 13\r\n"), std::string::npos) << head;
@@ -207,6 +207,17 @@ TEST_F(HttpServerTest, WhatDoesNotParseGets400) {
   }
   EXPECT_EQ(handled_, 0);
   expect_still_serving();
+}
+
+TEST_F(HttpServerTest, AnHttp11RequestWithoutHostGets400AndAnHttp10OneIsServed) {
+  tcp::socket s = connect();
+  asio::write(s, asio::buffer(std::string("GET /hello HTTP/1.1\r\n\r\n")));
+  const std::string r = read_response(s);
+  EXPECT_EQ(status_of(r), 400) << r;
+  EXPECT_NE(r.find("an HTTP/1.1 request carries a Host header"), std::string::npos) << r;
+  EXPECT_TRUE(closed_by_server(s));
+  EXPECT_EQ(handled_, 0);
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.0\r\n\r\n")), 200);  // HTTP/1.0 has no Host to send
 }
 
 TEST_F(HttpServerTest, AForeignHostHeaderGets403OnLoopback) {

@@ -309,7 +309,7 @@ work: [one, two]
     run_dir = os.path.join(h.dir, "run-sbatch")
     env_list = f"ALL,SLUICE={h.console},TOPOLOGY={mixed}"
     r = c.cmd("sbatch", "--parsable", f"--output={out_file}", f"--chdir={h.source}", f"--export={env_list}",
-              os.path.join(h.source, "examples", "slurm", "mixed.sbatch"), "--run-dir", run_dir)
+              os.path.join(h.source, "examples", "slurm", "mixed.sbatch"), "--run-dir", run_dir, "--time", "5")
     check(r.returncode == 0, "sbatch accepts examples/slurm/mixed.sbatch", r.stderr)
     job = r.stdout.strip().split(";")[0]
     state = ""
@@ -325,6 +325,11 @@ work: [one, two]
     check(state == "COMPLETED" and f"sluice: slurm job {job}: a -> n1" in text and "units of work: 2/2 finished" in text,
           f"inside an sbatch allocation: the steps run in job {job}, which completes", state, text, logs(run_dir))
     check(top_words(text) == embedded, "inside sbatch: the same word counts, on the job's output", text, logs(run_dir))
+    check(f"sluice: slurm: warning: inside job {job}, --time does not apply: the job's own settings hold" in text,
+          "inside sbatch: --time, which only an allocation the console asks for takes, is said to be ignored", text)
+    check(oct(os.stat(run_dir).st_mode & 0o777) == "0o700",
+          "the --run-dir the console made is the user's alone (0700: its logs carry what filters log)",
+          oct(os.stat(run_dir).st_mode & 0o777))
     c.nothing_left(job, "after the sbatch job", wait=15)
 
     # A filter that throws: named with its logical host and its Slurm node.
