@@ -305,6 +305,9 @@ bool AppDaemon::launch(const sluice::control::Launch& launch) {
     }
     plane_options.key = launch.data_key();
     plane_options.encrypt_all = launch.encrypt_data();
+    // Its failure comes back as this daemon's own "failure: ..." line (and to the console):
+    // said once, not a second time by the data plane.
+    plane_options.failure_level = sluice::LogLevel::kDebug;
     plane_ = std::make_unique<sluice::DataPlane>(topology_, placements_, host_, plane_options);
     data_address = plane_->listen_address();
     options.wiring = plane_.get();

@@ -252,6 +252,7 @@ streams:
   - {{from: p.out, to: c.in, buffer_size: 1KiB}}
 """)
     before = len(b.app_pids())
+    a_mark = len(a.text())
     p, out, err = h.start_console("run", long)
     h.wait_for(lambda: len(b.app_pids()) > before, 15, "the long run to launch")
     time.sleep(2.0)  # wired and well into the unit
@@ -266,6 +267,11 @@ streams:
     check(p.returncode == 1 and took < 5, f"killed app daemon across hosts: exit 1 within 5 s ({took:.2f} s)", text)
     check(f"host b: the app daemon (sluice-appd pid {victim}) was killed by SIGKILL" in text,
           "killed app daemon across hosts: named precisely", text)
+    lost = [l for l in a.text()[a_mark:].splitlines() if "data connection to host 'b'" in l and " lost" in l]
+    # (None when the console's abort reached a first: the loss is a consequence.)
+    check(len(lost) <= 1 and all("[warn] failure: " in l for l in lost),
+          "host a's app daemon logs its lost connection to b at most once, as its failure (not also as a data "
+          "plane error)", lost)
     h.no_orphans(a.app_pids() + b.app_pids(), "after killing an app daemon across hosts")
 
 
