@@ -459,6 +459,10 @@ std::optional<Failure> AppCore::keep_deployment_alive() {
 void AppCore::retire_broken_deployment(const Failure& why) {
   logging::process_line(LogLevel::kWarn, "the deployment broke between units (" + why.str() +
                                              "); the next unit deploys the application again");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (watcher_ != nullptr) watcher_->deployment_broke(why);
+  }
   retire_deployment();
 }
 

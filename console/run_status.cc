@@ -180,6 +180,12 @@ void RunStatus::unit_failed(const Failure& failure) {
   failure_ = failure;
 }
 
+void RunStatus::deployment_lost(const Failure& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++deployments_lost_;
+  deployment_lost_ = why;
+}
+
 void RunStatus::record_end(const UnitRecord& unit) {
   if (unit.index < first_unit_ || unit.index - first_unit_ >= units_.size()) return;
   UnitRecord& kept = units_[unit.index - first_unit_];
@@ -290,6 +296,8 @@ StatusSnapshot RunStatus::snapshot() const {
   }
   s.current_unit = current_unit_;
   s.failure = failure_;
+  s.deployments_lost = deployments_lost_;
+  s.deployment_lost = deployment_lost_;
   s.stuck = stuck_;
   s.partial_counts = partial_counts_;
   return s;

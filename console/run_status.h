@@ -83,6 +83,9 @@ struct StatusSnapshot {
   std::uint64_t earlier_finished = 0;  // how many of those finished
   std::optional<std::uint64_t> current_unit;
   std::optional<Failure> failure;
+  // sluice serve: deployments that broke between units, and the latest one's cause.
+  std::uint64_t deployments_lost = 0;
+  std::optional<Failure> deployment_lost;
   std::vector<std::string> stuck;
   // Hosts whose final counts never came (RunReport::partial_counts): the counts are lower bounds.
   std::vector<std::string> partial_counts;
@@ -114,6 +117,9 @@ class RunStatus {
   static constexpr std::size_t kPayloadShown = 200;
   // sluice serve: a unit failed, the application goes on: shown as the latest failure.
   void unit_failed(const Failure& failure);
+  // sluice serve: the deployment broke between units (`why`); the next unit deploys again.
+  // Counted, and the latest shown apart from the units' failures.
+  void deployment_lost(const Failure& why);
   // The latest counters: `streams` one per topology stream, in order; `copies` what each
   // copy does (those not listed keep what they said last); `hosts` each host's traffic
   // (ignored when embedded: the streams are all of it).
@@ -157,6 +163,8 @@ class RunStatus {
   std::optional<std::uint64_t> current_unit_;
   Clock::time_point unit_start_;
   std::optional<Failure> failure_;
+  std::uint64_t deployments_lost_ = 0;
+  std::optional<Failure> deployment_lost_;  // the latest
   std::vector<std::string> stuck_;
   std::vector<std::string> partial_counts_;
 };

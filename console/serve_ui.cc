@@ -54,4 +54,6 @@ void ServeUi::unit_ended(const UnitReport& report) {
                                                      report.crash});
 }
 
+void ServeUi::deployment_broke(const Failure& why) { status_.deployment_lost(why); }
+
 }  // namespace sluice::console

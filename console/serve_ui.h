@@ -47,6 +47,7 @@ class ServeUi final : public AppWatcher {
   void unit_queued(std::uint64_t index, const std::string& work) override;
   void unit_started(std::uint64_t index) override;
   void unit_ended(const UnitReport& report) override;
+  void deployment_broke(const Failure& why) override;
 
  private:
   ServeUi(const topo::Topology& topology, std::shared_ptr<AppCore> core);

@@ -5,7 +5,8 @@
 //   - streams as edges labelled buffers/s and MB/s (and blocked shares), coloured by
 //     backpressure: red when producers are blocked most (the consumer is the bottleneck),
 //     blue when consumers wait most (starved), grey when neither;
-//   - the units of work with state and duration; the failure, if any.
+//   - the units of work with state and duration; the failure, if any; for sluice serve, a
+//     deployment that broke between units (how often, and the latest cause).
 // Elements carry data-* attributes (data-filter, data-stream, data-buffers-per-second)
 // so tests can read the DOM without parsing text.
 #include "console/status_views.h"
@@ -34,6 +35,7 @@ svg{background:#fff;border:1px solid #ddd;display:block;margin:8px 0}
 table{border-collapse:collapse;margin:6px 0}
 td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
 #failure{display:none;border:2px solid #c00;background:#fee;padding:6px;white-space:pre-wrap}
+#redeploy{display:none;border:2px solid #c80;background:#ffe;padding:6px;white-space:pre-wrap}
 .legend span{display:inline-block;width:24px;height:4px;vertical-align:middle;margin:0 4px 0 10px}
 .legend .red{background:#d33}.legend .blue{background:#36c}.legend .grey{background:#999}
 h2{font-size:14px}
@@ -45,6 +47,7 @@ const char* const kBody = R"PAGE(</head>
 <div class="legend">edges:<span class="red"></span>producers blocked (consumer slow)
 <span class="blue"></span>consumers starved<span class="grey"></span>neither</div>
 <div id="failure"></div>
+<div id="redeploy"></div>
 <svg id="graph" width="900" height="200"></svg>
 <h2>Streams</h2>
 <table id="streams"><thead><tr><th>stream</th><th>policy</th><th>buffers</th><th>buf/s</th><th>MB/s</th>
@@ -76,6 +79,11 @@ function draw(s){
     f.textContent=x.filter?("failed: filter "+x.filter+" copy "+x.copy+" on host "+x.host+" in "+x.stage+" (unit "+x.unit+"): "+x.message)
                           :("failed in unit "+x.unit+": "+x.message);}
   else f.style.display="none";
+  const r=document.getElementById("redeploy");
+  if(s.deployment_lost){r.style.display="block";
+    r.textContent="the deployment broke between units ("+s.deployments_lost+(s.deployments_lost==1?" time":" times")
+      +"; the next unit deploys the application again): "+s.deployment_lost.message;}
+  else r.style.display="none";
   // Layout: columns by depth, boxes sized by their copies.
   const W=220,GAP=150,LINE=15;const cols={};const pos={};
   const copies={};for(const c of s.copies){(copies[c.filter]=copies[c.filter]||[]).push(c);}

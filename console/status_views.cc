@@ -82,6 +82,10 @@ std::string status_json(const StatusSnapshot& s) {
     const Failure& f = *s.failure;
     doc["failure"] = failure_json(f);
   }
+  if (s.deployment_lost) {
+    doc["deployments_lost"] = s.deployments_lost;
+    doc["deployment_lost"] = failure_json(*s.deployment_lost);
+  }
   if (!s.stuck.empty()) doc["stuck_copies"] = s.stuck;
   // The streams' and hosts' counts are lower bounds when this is there, as in --metrics.
   if (!s.partial_counts.empty()) doc["partial_counts_from_hosts"] = s.partial_counts;
@@ -101,6 +105,9 @@ std::string status_metrics(const StatusSnapshot& s) {
   m.sample("sluice_run_exit_code", run, s.exit_code);
   m.family("sluice_run_wall_seconds", "gauge", "Seconds since the run started (the whole run once it ended).");
   m.sample("sluice_run_wall_seconds", run, s.wall_seconds);
+  m.family("sluice_deployments_lost_total", "counter",
+           "sluice serve: deployments that broke between units (the next unit deploys again).");
+  m.sample("sluice_deployments_lost_total", run, s.deployments_lost);
 
   std::uint64_t finished = s.earlier_finished;
   for (const UnitRecord& u : s.units) finished += u.finished ? 1 : 0;

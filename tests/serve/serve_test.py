@@ -624,6 +624,20 @@ def across_hosts(h, topology):
     check(len(ages) == 2 and all(0 <= age < 1.5 for age in ages), "idle hosts' reports are not shown as stale", ages)
     gauge = [v for _, v in metrics(url)["sluice_host_report_age_seconds"]]
     check(len(gauge) == 2 and all(0 <= v < 1.5 for v in gauge), "sluice_host_report_age_seconds while idle", gauge)
+    check([v for _, v in metrics(url)["sluice_deployments_lost_total"]] == [0] and "deployment_lost" not in api_status(url),
+          "no deployment lost yet", metrics(url).get("sluice_deployments_lost_total"))
+    # b's app daemon killed while no unit runs: no unit fails, but the view says the
+    # deployment broke and why (it showed nothing until the next unit), and counts it.
+    victim = b.app_pids()[-1]
+    os.kill(victim, signal.SIGKILL)
+    wait_for(lambda: "deployment_lost" in api_status(url), "--ui to show the deployment lost between units")
+    s = api_status(url)
+    lost = s["deployment_lost"]
+    check(s["deployments_lost"] == 1 and lost["host"] == "b" and lost["crash"] == "SIGKILL"
+          and f"sluice-appd pid {victim}" in lost["message"] and s["status"] == "running",
+          "/api/status names the host, the app daemon and its SIGKILL; serve goes on", s.get("deployment_lost"))
+    check([v for _, v in metrics(url)["sluice_deployments_lost_total"]] == [1], "sluice_deployments_lost_total counts it")
+    good_unit(h, serve, 30, 100, "the unit after the deployment broke between units")
     running = Submit(h, serve, "count=100000 sleep_ms=1")
     running.wait_accepted()
     serve.proc.send_signal(signal.SIGINT)
