@@ -16,7 +16,12 @@ ClientEnd::ClientEnd(const topo::Topology& topology, const std::map<std::string,
   options.encrypt_all = encrypt_all;
   options.failure_level = LogLevel::kDebug;  // the unit's report says it
   const std::string self(topo::kClient);
-  plane_ = std::make_unique<DataPlane>(topology, placements, self, options);
+  try {
+    plane_ = std::make_unique<DataPlane>(topology, placements, self, options);
+  } catch (const Error& e) {
+    // Said apart from the hosts' data ports: this one is the submitting program's own.
+    throw Error(std::string("this program's own data port, for the to: client stream: ") + e.what());
+  }
   graph_ = std::make_unique<Graph>(topology, signal_, placements.at(self), plane_.get());
   plane_->graph_ready(*graph_);
   try {

@@ -58,7 +58,8 @@ Failure crash_failure(const std::string& line, const std::string& host, std::uin
   Failure f{"", -1, host, current_unit, "crash", ""};
   // How it ended: "SIGSEGV" (crashed with SIGSEGV), "exit(7)", "System.exit(3)", or "JVM
   // ended (status 3)".
-  static const std::regex kHow(R"((?:^|\s)(?:crashed with (SIG[A-Z0-9]+)|called ((?:System\.)?exit\(-?\d+\))|ended the JVM \((status -?\d+)\)))");
+  static const std::regex kHow(
+      R"((?:^|\s)(?:crashed with (SIG[A-Z0-9]+)|called ((?:System\.)?exit\(-?\d+\))|ended the JVM \((status -?\d+)\)))");
   std::smatch how;
   if (std::regex_search(line, how, kHow)) {
     f.crash = how[1].matched ? how[1].str() : how[2].matched ? how[2].str() : "JVM ended (" + how[3].str() + ")";

@@ -101,7 +101,7 @@ void HostDaemon::run() {
   // Said here, not when the ports open: a daemon whose start fails after (its --ready-file)
   // never says it listens.
   dlog::info("listening on " + server_.bound_address() + "; " + server_.security() + "; app daemon: " +
-             config_.appd_path);
+             config_.appd_path + "; data ports: " + config_.data_ports.text());
   if (metrics_) dlog::info("metrics at http://" + http::endpoint_text(metrics_->local_endpoint()) + "/metrics");
   server_.run();
 }

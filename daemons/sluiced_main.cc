@@ -149,6 +149,21 @@ int main(int argc, char** argv) {
   if (!certificates && token_file.empty()) {
     return usage("--token-file is required (the shared secret consoles must prove they know), or --cert, --key and --ca");
   }
+  if (!data_ports.empty()) {
+    // A range that holds the daemon's own port could never give that port to an app daemon,
+    // and the failures would blame other runs.
+    const sluice::text::PortRange range = *sluice::text::parse_port_range(data_ports, nullptr);
+    sluice::text::AddressRules rules = listen_rules;
+    for (const auto& [option, address] : {std::pair{"--listen", listen}, std::pair{"--metrics", metrics}}) {
+      if (address.empty()) continue;
+      if (std::string(option) == "--metrics") rules = metrics_rules;
+      const auto at = sluice::text::parse_host_port(address, rules, nullptr);
+      if (at && at->port != 0 && at->port >= range.first && at->port <= range.last) {
+        return usage("--data-ports " + range.text() + " holds " + option + "'s port " + std::to_string(at->port) +
+                     ": an app daemon could never listen there; give the data ports a range of their own");
+      }
+    }
+  }
   if (!metrics.empty()) {
     // A --metrics address it may not use is a bad command line (2), as the console's --ui.
     try {

@@ -46,6 +46,11 @@ def test(h):
             "sluiced --data-ports upside down")
     refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--data-ports", "0-100"] + token,
             "'0-100' is not a port range; write LO-HI, two ports from 1 to 65535", "sluiced --data-ports from 0")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:47702", "--data-ports", "47700-47709"] + token,
+            "--data-ports 47700-47709 holds --listen's port 47702: an app daemon could never listen there",
+            "sluiced --data-ports around its own control port")
+    refused(h, h.sluiced, ["--listen", "127.0.0.1:0", "--metrics", "47705", "--data-ports", "47700-47709"] + token,
+            "--data-ports 47700-47709 holds --metrics's port 47705", "sluiced --data-ports around its --metrics port")
     p = run([h.sluiced, "--help"])
     check(p.returncode == 0 and "--listen ADDR:PORT" in p.stdout and "--metrics-public" in p.stdout,
           "sluiced --help lists the options", p.stdout, p.stderr)
@@ -141,6 +146,7 @@ streams:
     for _ in range(2):
         status, out, err, _ = h.run("run", topo, "--no-progress", timeout=120)
         check(status == 0 and "units of work: 1/1 finished" in err, "a run across two sluiced --data-ports", err)
+    check(f"; data ports: {ports}\n" in a.text(), "sluiced logs its data ports as it starts", a.text()[:500])
     used = a.data_ports() + b.data_ports()
     check(len(used) == 4 and all(first <= p <= first + 3 for p in used),
           f"every app daemon's data port is in {ports}", used)

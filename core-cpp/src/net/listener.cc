@@ -25,6 +25,11 @@ bool resource_exhausted(const boost::system::error_code& ec) {
          (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM);
 }
 
+// "127.0.0.1", "[::1]": an address as it reads in a message.
+std::string address_text(const asio::ip::address& address) {
+  return address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+}
+
 }  // namespace
 
 std::string format_endpoint(const tcp::endpoint& endpoint) {
@@ -40,9 +45,11 @@ Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedL
   const text::HostPort where = text::parse_host_port_or_throw(listen, rules, "data plane: listen address");
   const asio::ip::address address = asio::ip::make_address(where.host);
   boost::system::error_code ec;
-  if (where.port != 0 || ports.any()) {
+  if (ports.any()) {
     bind(tcp::endpoint(address, where.port), ec);
   } else {
+    // The range wins over a port in `listen`: it is the host's firewall opening (sluiced
+    // --data-ports), which no launch message may widen.
     // Each port of the range from a random one on, so that app daemons starting together
     // do not all try the same port first; a port in use is skipped.
     const int count = ports.size();
@@ -53,8 +60,9 @@ Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedL
       if (ec != asio::error::address_in_use) break;
     }
     if (ec == asio::error::address_in_use) {
-      throw Error("data plane: no free port on " + where.host + " in --data-ports " + ports.text() + ": all " +
-                  std::to_string(count) + " are in use (each run across hosts holds one while it runs; ss -ltnp shows " +
+      throw Error("data plane: no free port on " + address_text(address) + " in --data-ports " + ports.text() +
+                  ": all " + std::to_string(count) + " are in use (each application across hosts holds one for " +
+                  "each of its logical hosts here while it runs, a sluice serve for its whole life; ss -ltnp shows " +
                   "what holds them); widen --data-ports");
     }
   }

@@ -25,8 +25,9 @@ class Listener {
  public:
   using OnAccept = std::function<void(boost::asio::ip::tcp::socket socket, const std::string& remote)>;
 
-  // Binds `listen` ("addr:port", port 0 picks a free one: of `ports` when that is a range,
-  // else any). Throws sluice::Error when it cannot (every port of the range taken, say).
+  // Binds `listen` ("addr:port", port 0 picks a free one). With a range in `ports`, a free
+  // port of the range, whatever port `listen` names (the range is a firewall's opening).
+  // Throws sluice::Error when it cannot (every port of the range taken, say).
   // `log` outlives the listener.
   Listener(boost::asio::io_context& io, const std::string& listen, RateLimitedLog& log,
            const text::PortRange& ports = {});

@@ -63,8 +63,9 @@ TEST(Listener, ARangeWithEveryPortInUseIsRefusedNamingTheRangeAndWhatToDo) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
               "data plane: no free port on 127.0.0.1 in --data-ports " + range.text() +
-                  ": all 2 are in use (each run across hosts holds one while it runs; ss -ltnp shows what holds "
-                  "them); widen --data-ports");
+                  ": all 2 are in use (each application across hosts holds one for each of its logical hosts "
+                  "here while it runs, a sluice serve for its whole life; ss -ltnp shows what holds them); widen "
+                  "--data-ports");
   }
 }
 
@@ -77,9 +78,21 @@ TEST(Listener, WithoutARangeAnyFreePortAndAGivenPortAsAsked) {
   ASSERT_EQ(held.size(), 1u);
   const int port = held[0]->local_endpoint().port();
   held[0].reset();
-  // A listen address with a port of its own takes that port, range or not.
-  Listener given(io, "127.0.0.1:" + std::to_string(port), log, text::PortRange{1, 2});
+  // A listen address with a port of its own takes that port; with a range, the range wins
+  // (a launch message cannot open a port the host's --data-ports does not).
+  Listener given(io, "127.0.0.1:" + std::to_string(port), log);
   EXPECT_EQ(port_of(given.address()), port);
+}
+
+TEST(Listener, ARangeWinsOverThePortTheListenAddressNames) {
+  asio::io_context io;
+  RateLimitedLog log("test: ");
+  auto held = hold_consecutive_ports(io, 2);
+  ASSERT_EQ(held.size(), 2u);
+  const auto first = static_cast<std::uint16_t>(held[0]->local_endpoint().port());
+  held.clear();
+  Listener listener(io, "127.0.0.1:" + std::to_string(first + 1), log, text::PortRange{first, first});
+  EXPECT_EQ(port_of(listener.address()), first);
 }
 
 }  // namespace
