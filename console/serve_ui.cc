@@ -50,8 +50,10 @@ void ServeUi::unit_started(std::uint64_t index) { status_.unit_started(index); }
 
 void ServeUi::unit_ended(const UnitReport& report) {
   status_.unit_ended(UnitRecord{report.index, report.work, report.seconds, report.finished, ""});
-  if (!report.finished) status_.unit_failed(Failure{report.filter, report.copy, report.host, report.index, report.stage, report.message,
-                                                     report.crash});
+  if (!report.finished) {
+    status_.unit_failed(
+        Failure{report.filter, report.copy, report.host, report.index, report.stage, report.message, report.crash});
+  }
 }
 
 void ServeUi::deployment_broke(const Failure& why) { status_.deployment_lost(why); }

@@ -21,6 +21,7 @@
 #include "console/slurm_messages.h"
 #include "control/auth.h"
 #include "sluice/error.h"
+#include "text/address.h"
 
 namespace sluice::console {
 
@@ -378,8 +379,7 @@ int SlurmLauncher::start(topo::Topology& t, ControlOptions& control) {
       s.log_file = run_dir_ + "/sluiced-" + run_id_ + "-" + s.host + ".log";  // runs may share a --run-dir
       std::error_code ec;
       fs::remove(s.ready_file, ec);
-      const std::string listen =
-          (s.node.address.find(':') != std::string::npos ? "[" + s.node.address + "]" : s.node.address) + ":0";
+      const std::string listen = text::host_port_text(s.node.address, 0);
       std::vector<std::string> command{"srun", "--jobid", job_id_, "--nodes", "1", "--ntasks", "1", "--nodelist",
                                        s.node.name, "--overlap", "--job-name", "sluiced-" + run_id_ + "-" + s.host,
                                        "--unbuffered", sluiced, "--listen", listen, "--token-file", token_file_,

@@ -149,19 +149,20 @@ int main(int argc, char** argv) {
   if (!certificates && token_file.empty()) {
     return usage("--token-file is required (the shared secret consoles must prove they know), or --cert, --key and --ca");
   }
-  if (!data_ports.empty()) {
-    // A range that holds the daemon's own port could never give that port to an app daemon,
-    // and the failures would blame other runs.
-    const sluice::text::PortRange range = *sluice::text::parse_port_range(data_ports, nullptr);
-    sluice::text::AddressRules rules = listen_rules;
-    for (const auto& [option, address] : {std::pair{"--listen", listen}, std::pair{"--metrics", metrics}}) {
-      if (address.empty()) continue;
-      if (std::string(option) == "--metrics") rules = metrics_rules;
-      const auto at = sluice::text::parse_host_port(address, rules, nullptr);
-      if (at && at->port != 0 && at->port >= range.first && at->port <= range.last) {
-        return usage("--data-ports " + range.text() + " holds " + option + "'s port " + std::to_string(at->port) +
-                     ": an app daemon could never listen there; give the data ports a range of their own");
-      }
+  sluice::text::PortRange data_range;
+  if (!data_ports.empty()) data_range = *sluice::text::parse_port_range(data_ports, nullptr);
+  // A range that holds the daemon's own port could never give that port to an app daemon,
+  // and the failures would blame other runs.
+  struct OwnPort {
+    const char* option;
+    const std::string& address;
+    const sluice::text::AddressRules& rules;
+  };
+  for (const OwnPort& own : {OwnPort{"--listen", listen, listen_rules}, OwnPort{"--metrics", metrics, metrics_rules}}) {
+    const auto at = own.address.empty() ? std::nullopt : sluice::text::parse_host_port(own.address, own.rules, nullptr);
+    if (at && data_range.contains(at->port)) {
+      return usage("--data-ports " + data_range.text() + " holds " + own.option + "'s port " + std::to_string(at->port) +
+                   ": an app daemon could never listen there; give the data ports a range of their own");
     }
   }
   if (!metrics.empty()) {
@@ -183,7 +184,7 @@ int main(int argc, char** argv) {
     config.appd_path = appd;
     config.metrics_listen = metrics;
     config.metrics_public = metrics_public;
-    if (!data_ports.empty()) config.data_ports = *sluice::text::parse_port_range(data_ports, nullptr);
+    config.data_ports = data_range;
     if (::access(appd.c_str(), X_OK) != 0) {
       throw sluice::Error("app daemon '" + appd + "' is not executable; install sluice-appd next to sluiced or pass --appd PATH");
     }

@@ -61,8 +61,8 @@ namespace sluice {
 struct DataPlaneOptions {
   // Where to listen for peers: "addr:port"; port 0 picks a free one. Default: loopback.
   std::string listen = "127.0.0.1:0";
-  // With port 0 in `listen`: the ports it may pick from (sluiced --data-ports, a firewall's
-  // opening); none fits, the constructor throws. Default: any free port.
+  // The ports it may listen on (sluiced --data-ports, a firewall's opening), whatever port
+  // `listen` names; none free, the constructor throws. Default: `listen`'s port (0: any).
   text::PortRange ports;
   // The run key: a secret every host of the run shares (the console makes one per run and
   // sends it over the protected control channel). REQUIRED: at least 16 bytes.

@@ -25,11 +25,6 @@ bool resource_exhausted(const boost::system::error_code& ec) {
          (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM);
 }
 
-// "127.0.0.1", "[::1]": an address as it reads in a message.
-std::string address_text(const asio::ip::address& address) {
-  return address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
-}
-
 }  // namespace
 
 std::string format_endpoint(const tcp::endpoint& endpoint) {
@@ -60,7 +55,7 @@ Listener::Listener(asio::io_context& io, const std::string& listen, RateLimitedL
       if (ec != asio::error::address_in_use) break;
     }
     if (ec == asio::error::address_in_use) {
-      throw Error("data plane: no free port on " + address_text(address) + " in --data-ports " + ports.text() +
+      throw Error("data plane: no free port on " + text::host_text(where.host) + " in --data-ports " + ports.text() +
                   ": all " + std::to_string(count) + " are in use (each application across hosts holds one for " +
                   "each of its logical hosts here while it runs, a sluice serve for its whole life; ss -ltnp shows " +
                   "what holds them); widen --data-ports");

@@ -42,9 +42,13 @@ std::nullopt_t fail(std::string* problem, std::string message) {
 
 std::string HostPort::text() const { return host_port_text(host, port); }
 
-std::string host_port_text(std::string_view host, std::uint16_t port) {
+std::string host_text(std::string_view host) {
   const std::string h(host);
-  return (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" + std::to_string(port);
+  return h.find(':') != std::string::npos ? "[" + h + "]" : h;
+}
+
+std::string host_port_text(std::string_view host, std::uint16_t port) {
+  return host_text(host) + ":" + std::to_string(port);
 }
 
 std::optional<HostPort> parse_host_port(std::string_view text, const AddressRules& rules, std::string* problem) {

@@ -48,6 +48,9 @@ std::optional<HostPort> parse_host_port(std::string_view text, const AddressRule
 // `context` is empty).
 HostPort parse_host_port_or_throw(std::string_view text, const AddressRules& rules, std::string_view context);
 
+// `host` as it reads in an address or a message: an IPv6 one in brackets ("[::1]").
+std::string host_text(std::string_view host);
+
 // "host:port", with brackets around an IPv6 host: the inverse of parse_host_port.
 std::string host_port_text(std::string_view host, std::uint16_t port);
 

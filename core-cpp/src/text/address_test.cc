@@ -113,6 +113,8 @@ TEST(TextAddress, APortAloneWhereTheCallerSaysWhichHost) {
 TEST(TextAddress, TextIsTheInverse) {
   EXPECT_EQ(host_port_text("127.0.0.1", 7700), "127.0.0.1:7700");
   EXPECT_EQ(host_port_text("::1", 7700), "[::1]:7700");
+  EXPECT_EQ(host_text("::1"), "[::1]");
+  EXPECT_EQ(host_text("node-3"), "node-3");
   for (const char* text : {"127.0.0.1:7700", "[::1]:1", "node:2"}) {
     EXPECT_EQ(parse_host_port(text, connect_rules(), nullptr)->text(), text);
   }

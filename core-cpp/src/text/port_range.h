@@ -20,6 +20,7 @@ struct PortRange {
 
   bool any() const { return first == 0; }
   int size() const { return any() ? 0 : last - first + 1; }
+  bool contains(std::uint16_t port) const { return !any() && port >= first && port <= last; }
   // "7701-7799", "7701" for a range of one.
   std::string text() const;
 };

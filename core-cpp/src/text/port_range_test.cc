@@ -11,6 +11,8 @@ TEST(PortRange, ReadsARangeAndASinglePort) {
   EXPECT_EQ(range->first, 7701);
   EXPECT_EQ(range->last, 7799);
   EXPECT_EQ(range->size(), 99);
+  EXPECT_TRUE(range->contains(7701) && range->contains(7799));
+  EXPECT_FALSE(range->contains(7700) || range->contains(7800) || PortRange{}.contains(0));
   EXPECT_EQ(range->text(), "7701-7799");
   const auto one = parse_port_range("65535", nullptr);
   ASSERT_TRUE(one);
