@@ -1,5 +1,6 @@
 #include "application/client_unit.h"
 
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <system_error>
@@ -27,7 +28,13 @@ ClientUnit::~ClientUnit() {
 }
 
 jlong ClientUnit::read(JNIEnv* env, std::byte* mailbox) {
-  std::lock_guard<std::mutex> reading(read_mu_);
+  // The Application's stop() discards, then drains what is left holding read_mu_ until the
+  // unit ends (finish): a reader that comes after the discard throws now, not at that end.
+  std::unique_lock<std::timed_mutex> reading(read_mu_, std::defer_lock);
+  while (!reading.try_lock_for(std::chrono::milliseconds(10))) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!discarded_.empty()) throw StaleHandle(discarded_);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!discarded_.empty()) throw StaleHandle(discarded_);
@@ -78,7 +85,7 @@ bool ClientUnit::finish(JNIEnv* env) {
   if (detached) return report_to_java(env, detached->await_end());
   UnitReport report;
   {
-    std::lock_guard<std::mutex> reading(read_mu_);
+    std::lock_guard<std::timed_mutex> reading(read_mu_);
     while (unit_.results().read()) {
     }
     report = unit_.wait();

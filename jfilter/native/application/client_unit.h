@@ -84,7 +84,9 @@ class ClientUnit {
   Unit unit_;
   jobject java_;  // global reference to the org.sluice.Unit
 
-  std::mutex read_mu_;  // held while unit_'s results are read or drained
+  // Held while unit_'s results are read or drained; timed, so that a reader waiting for a
+  // drain notices a discard (read()).
+  std::timed_mutex read_mu_;
   std::mutex detach_mu_;  // one detach() at a time
 
   std::mutex mu_;  // guards what follows

@@ -422,6 +422,33 @@ class ApplicationTest {
     app.close(); // twice is fine
   }
 
+  // stop() drains a running unit's results until the unit ends; a reader that comes back
+  // after stop() began is told at once, not when the unit ends. The unit here never ends by
+  // itself (100 s of results): the old read() waited for it, and the timeout says so.
+  @Test
+  void aReadAfterStopBeganThrowsWithoutWaitingForTheUnitToEnd() throws Exception {
+    Application app = open(1);
+    Unit unit = app.submit("count=100000 sleep_ms=1");
+    Thread stopper = new Thread(app::stop, "stopper");
+    try {
+      Buffer first = unit.read();
+      assertNotNull(first);
+      first.close();
+      stopper.start();
+      IllegalStateException e = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> assertThrows(
+          IllegalStateException.class, () -> {
+            for (Buffer b; (b = unit.read()) != null; ) b.close(); // results until stop() discards them
+          }));
+      assertTrue(e.getMessage().contains("the application was stopped"), e::getMessage);
+      assertTrue(stopper.isAlive(), "stop() still waits for the running unit");
+    } finally {
+      unit.cancel();
+      stopper.join();
+      app.close();
+    }
+    assertEquals("cancelled", unit.waitFor().stage());
+  }
+
   @Test
   void stopFinishesQueuedUnitsAndRefusesNewOnes() {
     try (Application app = open(2)) {
