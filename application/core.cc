@@ -613,6 +613,7 @@ void AppCore::run_one(Unit::State& unit) {
     report.streams.push_back(count);
   }
   if (failure) {
+    report.partial_counts = deployment_->without_final_counts();
     unit.close_results();  // the reader, if any, has unwound: the deployment may go
     retire_deployment();
   }

@@ -59,6 +59,9 @@ class Deployment {
   // host lost, an app daemon ended). Returns that failure; the deployment is then not used
   // again. An embedded deployment has nothing to keep alive.
   virtual std::optional<Failure> keep_alive() { return std::nullopt; }
+  // After a failed unit: the hosts whose final counts never came (HostGroup::
+  // without_final_counts); the unit's stream counts are lower bounds then. None embedded.
+  virtual std::vector<std::string> without_final_counts() const { return {}; }
   // When this deployment is destroyed, its pools go to `refuge` (buffer/pool_refuge.h)
   // instead of being freed: the client may still hold result buffers from them, while
   // everything else (threads, connections, files) goes.

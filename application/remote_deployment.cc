@@ -171,6 +171,9 @@ class RemoteDeployment final : public Deployment {
     std::lock_guard<std::mutex> lock(sample_mu_);
     return sample_;
   }
+  std::vector<std::string> without_final_counts() const override {
+    return hosts_ ? hosts_->without_final_counts() : std::vector<std::string>{};
+  }
   bool stuck() const override { return false; }  // stuck copies are the app daemons': they are killed
   std::optional<std::string> cannot_deploy_again() const override { return shared_->ended; }
 

@@ -276,7 +276,8 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
       // and must not replace the cause (a network failure ranks below an app daemon's end).
       if (ending_ || r.expected() || reported_.count(e.host)) return;
       fail(Failure{"", -1, c.name(), current_unit_, "app daemon",
-                   "host " + c.name() + ": " + daemon + " " + how + " during the run",
+                   "host " + c.name() + ": " + daemon + " " + how +
+                       (between_units_ ? " while no unit of work ran" : " during the run"),
                    r.exited() ? "exit(" + std::to_string(r.exit_status()) + ")" : signal_name(r.signal())});
       return;
     }
@@ -322,10 +323,29 @@ bool HostGroup::poll(Envelope::BodyCase want, std::uint64_t unit, std::set<int>&
   return !failure_;
 }
 
+std::vector<std::string> HostGroup::without_final_counts() const {
+  std::vector<std::string> hosts;
+  for (int i : active_) {
+    if (stats_.counts_final(i)) continue;
+    const double age = stats_.report_age_seconds(i);
+    char last[64];
+    std::snprintf(last, sizeof last, ", last reported %.1f s before the end", age);
+    hosts.push_back(clients_[static_cast<std::size_t>(i)]->name() + (age < 0 ? ", which never reported" : last));
+  }
+  return hosts;
+}
+
 bool HostGroup::keep_alive() {
   std::set<int> unused;
-  while (auto e = events_.pop(0ms)) handle(*e, Envelope::BODY_NOT_SET, current_unit_, unused);
-  heartbeats_and_liveness();
+  between_units_ = true;
+  try {
+    while (auto e = events_.pop(0ms)) handle(*e, Envelope::BODY_NOT_SET, current_unit_, unused);
+    heartbeats_and_liveness();
+  } catch (...) {
+    between_units_ = false;
+    throw;
+  }
+  between_units_ = false;
   return !failure_;
 }
 

@@ -80,6 +80,10 @@ class HostGroup {
 
   // The unit of work that failures which are not a filter's are reported against.
   void set_unit(std::uint64_t unit) { current_unit_ = unit; }
+  // After a failure: the hosts whose final counts never came, each as "b, which never
+  // reported" or "b, last reported 0.4 s before the end"; the streams' counts are then lower
+  // bounds (RunReport::partial_counts, UnitReport::partial_counts).
+  std::vector<std::string> without_final_counts() const;
 
   // Each host's data plane address, from its app_ready: host index -> "addr:port".
   const std::map<int, std::string>& data_addresses() const { return data_addresses_; }
@@ -113,6 +117,7 @@ class HostGroup {
   bool take_signals_ = true;
   std::uint64_t current_unit_ = 0;
   bool ending_ = false;  // shutdown or abort sent: exits are expected
+  bool between_units_ = false;  // in keep_alive(): what breaks now broke no unit
   Clock::time_point last_heartbeat_ = Clock::now();
   std::uint64_t heartbeat_seq_ = 0;
   Clock::time_point last_liveness_{};  // the last heartbeats_and_liveness

@@ -226,14 +226,7 @@ int RemoteRun::run() {
   log_output::set_clear_line_first(false);
   report.wall_seconds = seconds_since(start);
   report.failure = hosts_.failure();
-  if (report.failure) {
-    for (int i : hosts_.active()) {
-      if (stats_.counts_final(i)) continue;
-      const double age = stats_.report_age_seconds(i);
-      report.partial_counts.push_back(hosts_.client(i).name() +
-                                      (age < 0 ? ", which never reported" : ", last reported " + fixed(age, 1) + " s before the end"));
-    }
-  }
+  if (report.failure) report.partial_counts = hosts_.without_final_counts();
   // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so first;
   // also when the console was signalled too (scancel of an sbatch job signals the console).
   if (report.failure && launcher_ != nullptr) (void)name_the_end(*launcher_, *report.failure);

@@ -85,6 +85,7 @@ void ServeSession::ended(const UnitReport& report) {
       f->set_stage(report.stage);
       f->set_message(report.message);
       f->set_crash(report.crash);
+      for (const std::string& host : report.partial_counts) m->add_partial_counts(host);
     }
     for (const UnitStreamCount& s : report.streams) {
       control::UnitStream* stream = m->add_streams();

@@ -82,9 +82,12 @@ std::string status_json(const StatusSnapshot& s) {
     const Failure& f = *s.failure;
     doc["failure"] = failure_json(f);
   }
+  // sluice serve: 0 until a deployment breaks between units (always 0 for sluice run); the
+  // latest one's cause once one did, without "unit": it broke none.
+  doc["deployments_lost"] = s.deployments_lost;
   if (s.deployment_lost) {
-    doc["deployments_lost"] = s.deployments_lost;
     doc["deployment_lost"] = failure_json(*s.deployment_lost);
+    doc["deployment_lost"].erase("unit");
   }
   if (!s.stuck.empty()) doc["stuck_copies"] = s.stuck;
   // The streams' and hosts' counts are lower bounds when this is there, as in --metrics.

@@ -91,6 +91,8 @@ int print_unit(const control::UnitEnded& ended, const std::string& work, const R
     stats.bytes = s.bytes();
     report.streams.push_back(stats);
   }
+  // Hosts whose final counts never came: the table says its counts are lower bounds.
+  report.partial_counts.assign(ended.partial_counts().begin(), ended.partial_counts().end());
   std::cerr << summary_table(report, false);
   std::cerr << "results: " << buffers << " buffers, " << results.bytes() << " bytes"
             << (results.path().empty() ? " (not kept; --results FILE keeps them)"

@@ -8,11 +8,11 @@
 // The accept loop holds up under a flood: connections that have not authenticated are
 // capped in total and per source address. When a cap is full, room is made by closing the
 // oldest of them that has sent nothing (from the same address, when its share is what is
-// full), else the oldest in its handshake for over 1 s (kStalledAfter: a console or client
-// finishes its own in milliseconds); only when every one is younger is the new connection
-// closed. So a few idle sockets from any local user cannot keep consoles out (they all come
-// from 127.0.0.1 on loopback): that takes renewing more than 8 stalled handshakes a
-// second, a flood. When the process runs out of descriptors or
+// full), else the oldest in its handshake for over 100 ms (kStalledAfter: a console or
+// client finishes its own in a few milliseconds); only when every one is younger is the new
+// connection closed. So neither idle sockets nor stalled handshakes from any local user keep
+// consoles out (they all come from 127.0.0.1 on loopback): that takes renewing more than 80
+// stalled handshakes a second from that address, a flood. (It was 1 s, and 9 a second did.) When the process runs out of descriptors or
 // memory (EMFILE, ENFILE, ENOBUFS, ENOMEM; any accept error that is not one connection's
 // own) it stops accepting for 100 ms, doubling up to 1 s while that lasts, instead of
 // spinning; and what strangers can cause is logged at a bounded rate (daemons/log.h's
@@ -61,7 +61,7 @@ class TlsServer {
  public:
   // A connection that has been in its handshake (or hello) this long may be closed to make
   // room for a new one when the caps are full.
-  static constexpr auto kStalledAfter = std::chrono::seconds(1);
+  static constexpr auto kStalledAfter = std::chrono::milliseconds(100);
 
   // Makes the session for an admitted connection, numbered `id` (1, 2, ...) and holding
   // `ticket` until it has authenticated.

@@ -93,8 +93,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // A client that never reads its answers holds a slot as surely as one that never asks.
   const std::optional<std::chrono::steady_clock::time_point>& waiting_since() const { return waiting_since_; }
   const asio::ip::address& from() const { return from_; }
-  // Closes the connection now: a cap is full and it is the oldest waiting (accept_next).
+  std::chrono::steady_clock::time_point opened_at() const { return opened_at_; }
+  bool evicted() const { return evicted_; }
+  // Closes the connection now: a cap is full and it is the oldest waiting, or holding its
+  // place (make_room).
   void evict() {
+    evicted_ = true;
     waiting_since_.reset();
     stream_.close();
   }
@@ -218,25 +222,34 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<bhttp::request_parser<bhttp::empty_body>> parser_;
   bhttp::response<bhttp::string_body> response_;
   const asio::ip::address from_;
+  const std::chrono::steady_clock::time_point opened_at_ = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> waiting_since_;
+  bool evicted_ = false;  // closed to make room: not a candidate again
 };
 
 // When a cap is full (`per_address`: the one of `from`): closes the session that has waited
 // longest on its client (for a request, to take an answer, to close), for over
 // Limits::idle_after (of `from`, for its cap: a browser sends its request as soon as it
-// connects, and reads the answer as it comes). False when none has.
+// connects, and reads the answer as it comes); else the one that has held its place
+// longest, for over Limits::hold_after, busy or not. False when none may go.
 bool make_room(HttpServer::State& state, const asio::ip::address& from, bool per_address) {
   const auto now = std::chrono::steady_clock::now();
-  std::shared_ptr<Session> oldest;
+  std::shared_ptr<Session> waited_longest, held_longest;
   std::erase_if(state.sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
   for (const auto& w : state.sessions) {
     std::shared_ptr<Session> s = w.lock();
-    if (!s || !s->waiting_since() || now - *s->waiting_since() < state.limits.idle_after) continue;
-    if (per_address && s->from() != from) continue;
-    if (!oldest || *s->waiting_since() < *oldest->waiting_since()) oldest = s;
+    if (!s || s->evicted() || (per_address && s->from() != from)) continue;
+    if (s->waiting_since() && now - *s->waiting_since() >= state.limits.idle_after &&
+        (!waited_longest || *s->waiting_since() < *waited_longest->waiting_since())) {
+      waited_longest = s;
+    }
+    if (now - s->opened_at() >= state.limits.hold_after && (!held_longest || s->opened_at() < held_longest->opened_at())) {
+      held_longest = s;
+    }
   }
-  if (!oldest) return false;
-  oldest->evict();
+  std::shared_ptr<Session> victim = waited_longest ? waited_longest : held_longest;
+  if (!victim) return false;
+  victim->evict();
   return true;
 }
 

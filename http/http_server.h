@@ -8,8 +8,9 @@
 //   - another method (POST, PUT, FOO...)          -> 405 with Allow: GET, HEAD, closed;
 //   - anything that does not parse as HTTP/1.x, a target that is not a path -> 400, closed;
 //   - bound to loopback, a Host header that names something else (DNS rebinding) -> 403;
-//   - at most 64 connections at once (more are closed at once); 10 s to send a request
-//     head, and the same to take a response, or the connection is closed.
+//   - at most 64 connections at once, 16 from one address; beyond that one is closed to
+//     make room for the newcomer (Limits); 10 s to send a request head, and the same to take
+//     a response, or the connection is closed.
 // A handler that throws gets the client a 500; the server goes on.
 //
 // An Asio server in the style of the Asio examples: the server owns the acceptor and the
@@ -61,6 +62,12 @@ class HttpServer {
     // kept-alive one between requests), for the client to take an answer, or to close. Idle
     // sockets, and clients that do not read, cannot keep browsers out. Default: 100 ms
     std::chrono::milliseconds idle_after{100};
+    // When none has waited that long, the one that has held its place longest, for over
+    // this, is closed instead, busy or not: clients that keep their connections busy (a
+    // request every 80 ms, or back to back) cannot keep browsers out either; holding every
+    // place takes opening connections faster than a request is answered. Default: 0 (the
+    // newcomer always gets in)
+    std::chrono::milliseconds hold_after{0};
   };
 
   // Binds and listens on `at` (port 0: a free port) on `io`. `io` and whatever `handler`

@@ -185,9 +185,9 @@ TEST(NetPeerTest, IdleSocketsFromManyAddressesDoNotKeepTheRealHostOut) {
 
 // Strangers who know the topology fill all 64 places for connections in their handshake
 // (8 from each of 8 addresses): each says HELLO as host a and then stalls. The real host
-// a's first handshake is refused at once (none is idle or has stalled for 1 s yet). It used
-// to be given up for good, failing the run; now a tries again every 250 ms, gets in once a
-// stranger has stalled for 1 s, and the run goes through.
+// a's first handshake is refused at once (none is idle or has stalled for 100 ms yet). It
+// used to be given up for good, failing the run; now a tries again every 250 ms, gets in once
+// a stranger has stalled for 100 ms, and the run goes through.
 TEST(NetPeerTest, AHandshakeRefusedWhileStrangersHoldEveryPlaceIsTriedAgain) {
   observed().reset();
   boost::asio::io_context io;
@@ -212,7 +212,7 @@ TEST(NetPeerTest, AHandshakeRefusedWhileStrangersHoldEveryPlaceIsTriedAgain) {
 // Strangers who say HELLO and stall, renewing each connection as soon as the 5 s to
 // authenticate run out, kept every place taken at a cost of 13 connections a second: the
 // real host, refused each time, lost the run. A connection that has been in its handshake
-// for over 1 s (a host's takes milliseconds) is now closed to make room for a new one.
+// for over 100 ms (a host's takes milliseconds) is now closed to make room for a new one.
 void the_real_host_gets_past_stalled_handshakes(const std::vector<std::string>& squatters) {
   RealB b(kTwoToOne, two_to_one());
   boost::asio::io_context io;
@@ -222,11 +222,11 @@ void the_real_host_gets_past_stalled_handshakes(const std::vector<std::string>& 
       stalled.push_back(stall_in_handshake(io, b.plane().listen_address(), b.a_routes().fingerprint(), from));
     }
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // each has stalled for over 1 s
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // each has stalled for over 100 ms
   expect_the_real_host_in(b, "ms, which takes a host milliseconds");
 }
 
-TEST(NetPeerTest, HandshakesStalledForASecondMakeRoomForTheRealHost) {
+TEST(NetPeerTest, HandshakesStalledFor100MsMakeRoomForTheRealHost) {
   the_real_host_gets_past_stalled_handshakes(eight_other_addresses());
 }
 

@@ -4,7 +4,9 @@ first from 120 source addresses (it runs out of descriptors: the accept loop mus
 not spin), then from one (the cap per address makes room for each by closing the oldest).
 Each flood costs it under 0.5 s of CPU and under 200 KB of log, and a console connects and
 runs once it ends. Then any local user's 8 idle sockets, each opened again as soon as it is
-closed, do not keep a console out of its host daemon, nor a submitter out of sluice serve.
+closed, do not keep a console out of its host daemon, nor a submitter out of sluice serve;
+nor do 8 stalled handshakes renewed every 0.9 s, which kept every console out when a
+handshake had to stall for 1 s before it made room (an outside review: 9 a second did).
 
   flood_test.py BUILD_DIR SOURCE_DIR
 """
@@ -101,6 +103,48 @@ class IdleHolder:
             s.close()
 
 
+class StalledRenewer:
+    """Holds `count` handshakes begun and stalled (a TLS record's first bytes) to `port` from
+    127.0.0.1, each closed and begun again once it is `renew` seconds old (the first ones
+    staggered over that time), or as soon as the server closes it."""
+
+    def __init__(self, port, count=8, renew=0.9):
+        self.port, self.renew, self.renewed = port, renew, 0
+        now = time.monotonic()
+        self.socks = [self.begin() for _ in range(count)]
+        self.born = [now - renew * i / count for i in range(count)]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def begin(self):
+        s = socket.create_connection(("127.0.0.1", self.port))
+        s.sendall(b"\x16\x03\x01")
+        return s
+
+    def loop(self):
+        while not self.stop.is_set():
+            ready, _, _ = select.select(self.socks, [], [], 0.01)
+            now = time.monotonic()
+            for i, s in enumerate(self.socks):
+                closed = False
+                if s in ready:
+                    try:
+                        closed = s.recv(1) == b""
+                    except OSError:
+                        closed = True
+                if closed or now - self.born[i] >= self.renew:
+                    s.close()
+                    self.socks[i], self.born[i] = self.begin(), now
+                    self.renewed += 1
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        for s in self.socks:
+            s.close()
+
+
 def idle_sockets_keep_nobody_out(h, d, topo):
     holder = IdleHolder(d.port)
     try:
@@ -134,6 +178,19 @@ def idle_sockets_keep_nobody_out(h, d, topo):
     finally:
         for c in stalled:
             c.close()
+
+    # The same 8, each renewed before it has stalled for 0.9 s (staggered, so that a new one
+    # comes every ~110 ms): when a handshake had to stall for 1 s to make room, none ever did,
+    # and every console was turned away for as long as this went on (9 connections a second).
+    renewer = StalledRenewer(d.port)
+    try:
+        time.sleep(0.3)
+        status, _, err, _ = h.run("run", topo, "--no-progress")
+        check(status == 0 and "units of work: 1/1 finished" in err,
+              "8 stalled handshakes renewed every 0.9 s do not keep a console out", err, d.text()[-3000:])
+        check(renewer.renewed >= 2, f"they were renewed while the console connected ({renewer.renewed} times)")
+    finally:
+        renewer.close()
 
     # sluice serve's port: the same caps, the same room made.
     serve = subprocess.Popen([h.console, "serve", topo, "--listen", "127.0.0.1:0", "--token-file", h.token],

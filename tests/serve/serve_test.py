@@ -595,6 +595,12 @@ def across_hosts(h, topology):
     check(status == 1 and "AppSource was told to fail" in err and received and moved
           and int(moved.group(1)) >= int(received.group(1)) > 0,
           "a unit failed on one host counts the other host's share to its end", err)
+    # A copy that crashes its app daemon: that host's final counts never come, and submit's
+    # table says its counts are lower bounds, as sluice run's does (it printed them bare).
+    status, err, unit = submit(h, serve, "count=200 crash=stage")
+    check(status == 1 and "crashed with SIGSEGV" in err
+          and re.search(r"\(at least: no final counts came from host [ab](, which never reported|, last reported)", err),
+          "a unit whose app daemon crashed says which host's counts are partial", err)
     last, _ = good_unit(h, serve, 3, 2500000, "the unit after a failed one, across hosts")
     # The failed unit retired its deployment; the hosts' counters still cover the whole life
     # (as the streams' do), and once the unit ended every copy is idle and shows that unit,
@@ -624,8 +630,10 @@ def across_hosts(h, topology):
     check(len(ages) == 2 and all(0 <= age < 1.5 for age in ages), "idle hosts' reports are not shown as stale", ages)
     gauge = [v for _, v in metrics(url)["sluice_host_report_age_seconds"]]
     check(len(gauge) == 2 and all(0 <= v < 1.5 for v in gauge), "sluice_host_report_age_seconds while idle", gauge)
-    check([v for _, v in metrics(url)["sluice_deployments_lost_total"]] == [0] and "deployment_lost" not in api_status(url),
-          "no deployment lost yet", metrics(url).get("sluice_deployments_lost_total"))
+    s = api_status(url)
+    check([v for _, v in metrics(url)["sluice_deployments_lost_total"]] == [0] and s.get("deployments_lost") == 0
+          and "deployment_lost" not in s, "no deployment lost yet: /api/status and /metrics count 0",
+          (metrics(url).get("sluice_deployments_lost_total"), s.get("deployments_lost")))
     # b's app daemon killed while no unit runs: no unit fails, but the view says the
     # deployment broke and why (it showed nothing until the next unit), and counts it.
     victim = b.app_pids()[-1]
@@ -636,6 +644,8 @@ def across_hosts(h, topology):
     check(s["deployments_lost"] == 1 and lost["host"] == "b" and lost["crash"] == "SIGKILL"
           and f"sluice-appd pid {victim}" in lost["message"] and s["status"] == "running",
           "/api/status names the host, the app daemon and its SIGKILL; serve goes on", s.get("deployment_lost"))
+    check("while no unit of work ran" in lost["message"] and "during the run" not in lost["message"]
+          and "unit" not in lost, "it says no unit ran, and names none", lost)
     check([v for _, v in metrics(url)["sluice_deployments_lost_total"]] == [1], "sluice_deployments_lost_total counts it")
     good_unit(h, serve, 30, 100, "the unit after the deployment broke between units")
     running = Submit(h, serve, "count=100000 sleep_ms=1")

@@ -115,6 +115,10 @@ struct UnitReport {
   // exception and set a crashing payload aside without reading `message`.
   std::string crash;
   std::vector<UnitStreamCount> streams;  // what each stream carried in this unit
+  // When !finished, across hosts: the hosts whose final counts never came, each as "b, which
+  // never reported" or "b, last reported 0.4 s before the end" (a host lost, an app daemon
+  // that crashed). `streams` then counts at least what was carried. Empty otherwise.
+  std::vector<std::string> partial_counts;
   // "unit 3 [payload] finished in 0.012 s", or the failure named as `sluice run` names it.
   // The payload is cut to its first 200 bytes and its size ("... (N bytes)"), with control
   // characters escaped; `work` has all of it.

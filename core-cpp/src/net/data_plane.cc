@@ -42,7 +42,7 @@ constexpr std::size_t kMaxUnauthenticated = 64;
 constexpr std::size_t kMaxUnauthenticatedPerAddress = 8;
 // A connection in its handshake for longer than this may be closed to make room: a host
 // completes its own in milliseconds.
-constexpr std::uint64_t kStalledHandshakeNs = 1'000'000'000;
+constexpr std::uint64_t kStalledHandshakeNs = 100'000'000;
 constexpr std::size_t kMaxRejected = 100;
 constexpr auto kConnectRetry = std::chrono::milliseconds(100);
 constexpr auto kTickPeriod = std::chrono::milliseconds(250);
@@ -289,11 +289,11 @@ void DataPlane::Impl::on_accept(tcp::socket socket, const std::string& remote) {
   const std::string address = address_part(remote);
   // Full: room is made by closing the oldest connection that has sent no HELLO yet (from
   // this address, when its share is what is full), else the oldest that has been in its
-  // handshake for over kStalledHandshakeNs (1 s): a host completes its own in milliseconds,
+  // handshake for over kStalledHandshakeNs (100 ms): a host completes its own in milliseconds,
   // so such a one is a stranger stalling. Refusing the newest let a few idle sockets, or 64
   // HELLOs renewed as the 5 s to authenticate ran out, keep the real host out of every run
   // (it tries again every 250 ms). When every one is younger, the newest is refused, so
-  // holding a host out takes a flood of more than 64 HELLOs a second (8 from its own
+  // holding a host out takes a flood of more than 640 HELLOs a second (80 from its own
   // address), the denial of service docs/operations.md accepts on the control port.
   std::string full;
   bool from_address = false;

@@ -47,7 +47,7 @@ void load(JNIEnv* env) {
   t.unit_report = java.global_class("org/sluice/UnitReport");
   t.unit_report_new = java.method(t.unit_report, "<init>",
                              "(JLjava/lang/String;ZDLjava/lang/String;ILjava/lang/String;Ljava/lang/String;"
-                             "Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[J[J)V");
+                             "Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/String;[J[J[Ljava/lang/String;)V");
   jclass unit = java.global_class("org/sluice/Unit");
   t.unit_ended = java.method(unit, "ended", "(Lorg/sluice/UnitReport;Ljava/lang/String;)V");
   t.unit_expire = java.method(unit, "expire", "(IJ)V");
@@ -85,6 +85,14 @@ jobject to_java(JNIEnv* env, const UnitReport& report) {
   jlongArray java_bytes = env->NewLongArray(n);
   check_pending(env);
   env->SetLongArrayRegion(java_bytes, 0, n, bytes.data());
+  const auto hosts = static_cast<jsize>(report.partial_counts.size());
+  jobjectArray partial = env->NewObjectArray(hosts, types().string, nullptr);
+  check_pending(env);
+  for (jsize i = 0; i < hosts; ++i) {
+    jstring host = to_jstring(env, report.partial_counts[static_cast<std::size_t>(i)]);
+    env->SetObjectArrayElement(partial, i, host);
+    env->DeleteLocalRef(host);
+  }
   const AppTypes& t = app_types();
   jobject out = env->NewObject(t.unit_report, t.unit_report_new, static_cast<jlong>(report.index),
                                to_jstring(env, report.work), static_cast<jboolean>(report.finished),
@@ -92,7 +100,7 @@ jobject to_java(JNIEnv* env, const UnitReport& report) {
                                static_cast<jint>(report.copy), to_jstring(env, report.host), to_jstring(env, report.stage),
                                to_jstring(env, report.message), to_jstring(env, report.crash),
                                to_jstring(env, report.str()), names, java_buffers,
-                               java_bytes);
+                               java_bytes, partial);
   check_pending(env);
   return out;
 }

@@ -22,11 +22,12 @@ public final class UnitReport {
   private final String crash;
   private final String text;
   private final List<UnitStreamCount> streams;
+  private final List<String> partialCounts;
 
   // Made by the native side (application/app_types.cc) when the unit ends.
   UnitReport(long index, String work, boolean finished, double seconds, String filter, int copy, String host,
              String stage, String message, String crash, String text, String[] streamNames, long[] buffers,
-             long[] bytes) {
+             long[] bytes, String[] partialCounts) {
     this.index = index;
     this.work = work;
     this.finished = finished;
@@ -41,6 +42,7 @@ public final class UnitReport {
     List<UnitStreamCount> list = new ArrayList<>(streamNames.length);
     for (int i = 0; i < streamNames.length; i++) list.add(new UnitStreamCount(streamNames[i], buffers[i], bytes[i]));
     this.streams = Collections.unmodifiableList(list);
+    this.partialCounts = List.of(partialCounts);
   }
 
   /** @return the unit's index: 0, 1, 2 ... in submission order over the application's life */
@@ -112,6 +114,16 @@ public final class UnitReport {
   /** @return what every stream carried in this unit, in the topology's order */
   public List<UnitStreamCount> streams() {
     return streams;
+  }
+
+  /**
+   * @return when the unit failed across hosts, the hosts whose final counts never came, each
+   *     as {@code "b, which never reported"} or {@code "b, last reported 0.4 s before the end"}
+   *     (a host lost, an app daemon that crashed): {@link #streams()} then counts at least what
+   *     was carried. Empty otherwise.
+   */
+  public List<String> partialCounts() {
+    return partialCounts;
   }
 
   /**
