@@ -125,7 +125,7 @@ TEST_F(NetFaultTest, CreditBeyondTheWindowIsAProtocolViolationNamingTheHost) {
   {
     sluice::Engine engine(topology, options);
     plane.set_failure_callback([&engine](const std::string& why) { engine.cancel(why); });
-    const std::uint32_t window = b_routes.window(0);
+    const std::uint32_t window = b_routes.window(0, b_routes.host_index("a"));
     std::thread peer([&] {
       b.accept();
       b.write(frame(CreditFrame{0, 0, window}));

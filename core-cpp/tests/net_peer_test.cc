@@ -284,8 +284,9 @@ TEST(NetPeerTest, ADuplicateEndOfWorkFailsTheUnitInsteadOfEndingItEarly) {
   std::optional<sluice::Failure> failure;
   std::thread unit = b.run_unit_for(a, &failure);
   // depth 8, but across hosts the window is a MiB's worth of 256 B buffers, at most 1024
-  // (net/routes.h remote_window): depth 8 would make every 8 buffers a round trip.
-  EXPECT_EQ(a.read_credit().credits, 1024u);
+  // (net/routes.h remote_window): depth 8 would make every 8 buffers a round trip. That for
+  // each of a's two producer copies, as embedded each has a lane of its own (Routes::window).
+  EXPECT_EQ(a.read_credit().credits, 2048u);
   // Producer 0 sends one buffer and ends; then its end of work again, as if it were
   // producer 1's. Counting marks, the sink would end the unit with producer 1 unheard.
   a.write(frame(DataFrame{0, 0, 0, 7, 0}));
@@ -304,7 +305,7 @@ TEST(NetPeerTest, FramesAfterAPeersByeAreAProtocolViolation) {
   FakePeer a(b.a_routes(), Cluster::key());
   b.expect_a(a);
   ASSERT_FALSE(b.engine().start());
-  EXPECT_EQ(a.read_credit().credits, 1024u);
+  EXPECT_EQ(a.read_credit().credits, 2048u);  // 1024 for each of a's two copies
   a.write(frame(ByeFrame{}));
   a.write(frame(DataFrame{0, 0, 0, 7, 0}));
   ASSERT_TRUE(eventually([&] { return b.plane().failure().has_value(); }));

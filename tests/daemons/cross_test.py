@@ -135,6 +135,36 @@ work: [first, second]
     check(status == 0 and join == {"in1": 400, "in2": 4000},
           f"head-of-line reproducer across two daemons finishes with every buffer ({secs:.1f} s): {join}", err)
 
+    # Two copies on one host feeding one consumer copy on another, which reads jy to its end
+    # before jx: embedded each copy has a lane of depth 4 in jx's queue, and the graph finishes
+    # (up to 12 buffers here; at 14 it cannot, embedded or not). Across hosts the two copies
+    # shared one credit window of 4, which one copy's buffers and end of work filled: the
+    # other copy waited on jx and never ended jy, a hang at 4 buffers (an outside review). A
+    # host's window is now one copy's for each of its copies.
+    join_report = os.path.join(h.dir, "join-report")
+    os.mkdir(join_report)
+    shared = h.topology("shared-window.yaml", f"""name: shared-window
+defaults: {{buffer_size: 1MiB, depth: 4}}
+{h.hosts_yaml(a, b)}filters:
+  s:  {{class: GSource, library: {graph_lib}, args: {{count: 12}}, place: {{a: 1}}}}
+  sp: {{class: GMix, library: {graph_lib}, args: {{order: in, outputs: "x,y", copy: true}}, place: {{a: 2}}}}
+  j:  {{class: GMix, library: {graph_lib}, args: {{order: "jy,jx", report: {join_report}}}, place: {{b: 1}}}}
+streams:
+  - {{from: s.out, to: sp.in}}
+  - {{from: sp.x, to: j.jx}}
+  - {{from: sp.y, to: j.jy}}
+""")
+    status, out, err, secs = h.run("run", shared, "--no-progress", "--stall-timeout", "10", timeout=120)
+    joined = {}
+    if status == 0:
+        with open(os.path.join(join_report, "j.0.0")) as f:
+            for line in f:
+                port, buffers, _ = line.split()
+                joined[port] = int(buffers)
+    check(status == 0 and sum(joined.values()) == 12 and set(joined) == {"jx", "jy"},
+          f"two copies on one host share no credit window: the join finishes as it does embedded ({secs:.1f} s): "
+          f"{joined}", err)
+
     # Hostile bytes at every app daemon's data port mid-run: refused, the run goes on.
     steady = h.topology("steady.yaml", f"""name: steady
 {h.hosts_yaml(a, b)}filters:

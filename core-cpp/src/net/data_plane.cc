@@ -451,7 +451,7 @@ Endpoint* DataPlane::remote_consumer(StreamRuntime& stream, int copy) {
   if (endpoint == nullptr) {
     endpoint = std::make_unique<net::RemoteEndpoint>(static_cast<std::uint32_t>(s), c,
                                                      p.outbound[static_cast<std::size_t>(host)], stream.room.get(),
-                                                     p.routes.window(s));
+                                                     p.routes.window(s, p.routes.self()));
   }
   return endpoint.get();
 }

@@ -16,16 +16,18 @@ Landing::Landing(const Routes& routes, const CreditReturn& links, std::uint32_t 
       stream_(stream),
       copy_(copy),
       channel_(channel),
-      window_(routes.window(stream)),
-      batch_(std::max<std::uint32_t>(1, routes.window(stream) / 2)),
+      batch_(std::max<std::uint32_t>(1, routes.copy_window(stream) / 2)),
       due_(routes.hosts().size(), 0),
       granted_(routes.hosts().size()),
       used_(routes.hosts().size(), 0) {}
 
+std::uint32_t Landing::window(int host) const noexcept { return routes_.window(stream_, host); }
+
 std::uint32_t Landing::open_window(int host) {
   const auto h = static_cast<std::size_t>(host);
-  granted_[h].store(used_[h] + window_, std::memory_order_release);
-  return window_;
+  const std::uint32_t w = window(host);
+  granted_[h].store(used_[h] + w, std::memory_order_release);
+  return w;
 }
 
 bool Landing::take_credit(int host) {

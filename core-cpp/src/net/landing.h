@@ -4,8 +4,9 @@
 // holding back (in arrival order) what it has no room for; as the consumer copy pops,
 // the landing moves held items in and returns credit to the sending hosts in batches.
 //
-// Credit: each sending host holds at most `window` frames for this copy that it has not
-// been given credit back for; a frame beyond that is a protocol violation. Credit comes
+// Credit: each sending host holds at most its window (Routes::window: one producer copy's
+// for each of its copies) of frames for this copy that it has not been given credit back
+// for; a frame beyond that is a protocol violation. Credit comes
 // back when the consumer pops, so a host can never have more frames in flight, held or
 // parked (net/parking_lot.h) here than its window.
 //
@@ -58,7 +59,8 @@ class Landing final : public InputChannel::PopObserver {
     const auto h = static_cast<std::size_t>(host);
     return granted_[h].load(std::memory_order_acquire) - used_[h];
   }
-  std::uint32_t window() const noexcept { return window_; }
+  // `host`'s window for this copy (Routes::window).
+  std::uint32_t window(int host) const noexcept;
   // Gives back the buffers of held items. REQUIRES: the I/O thread has stopped.
   void release_held();
 
@@ -70,8 +72,7 @@ class Landing final : public InputChannel::PopObserver {
   const std::uint32_t stream_;
   const std::uint32_t copy_;
   InputChannel& channel_;
-  const std::uint32_t window_;
-  const std::uint32_t batch_;  // return credit when this many are due
+  const std::uint32_t batch_;  // return credit when this many are due: half a copy's window
 
   std::mutex mu_;           // guards held_
   std::deque<Item> held_;   // arrived while the channel was full, in arrival order

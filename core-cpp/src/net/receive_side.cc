@@ -46,8 +46,7 @@ void ReceiveSide::attach(Graph& graph) {
       landings_[s][c] = std::make_unique<Landing>(routes_, *this, static_cast<std::uint32_t>(s),
                                                   static_cast<std::uint32_t>(c), *channel);
       // Room in the landed lane for every frame the sending hosts may have in flight to it.
-      channel->attach_landing(landings_[s][c].get(), std::size_t{routes_.window(s)} *
-                                                         routes_.sending_hosts(s, static_cast<std::uint32_t>(c)));
+      channel->attach_landing(landings_[s][c].get(), routes_.landing_room(s, static_cast<std::uint32_t>(c)));
     }
     // At most this many frames of the stream can be here and not popped (credit).
     lots_[s] = std::make_unique<ParkingLot>(routes_.landing_room(s), stream->spec->buffer_size);
@@ -135,7 +134,7 @@ std::string ReceiveSide::in_flight() const {
       for (std::size_t h = 0; h < links_.size(); ++h) {
         if (static_cast<int>(h) == routes_.self() || !routes_.host_produces(s, static_cast<int>(h))) continue;
         out += " " + routes_.hosts()[h] + " " + std::to_string(landing->credit_left(static_cast<int>(h))) + "/" +
-               std::to_string(landing->window());
+               std::to_string(landing->window(static_cast<int>(h)));
       }
       out += ");";
     }

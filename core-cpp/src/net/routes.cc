@@ -49,13 +49,14 @@ Routes::Routes(const topo::Topology& topology, const std::map<std::string, Place
     };
     producer_host_.push_back(locate(spec.from.filter, from_copies));
     consumer_host_.push_back(locate(spec.to.filter, to_copies));
-    std::vector<bool> produces(nhosts, false);
-    for (int h : producer_host_.back()) produces[static_cast<std::size_t>(h)] = true;
-    host_produces_.push_back(produces);
+    std::vector<std::uint32_t> producers(nhosts, 0);
+    for (int h : producer_host_.back()) ++producers[static_cast<std::size_t>(h)];
+    producers_on_.push_back(producers);
     const std::uint32_t window = remote_window(spec.depth, spec.buffer_size);
     window_.push_back(window);
+    const std::uint32_t most_copies = *std::max_element(producers.begin(), producers.end());
     limits_.push_back(StreamLimits{static_cast<std::uint32_t>(from_copies), static_cast<std::uint32_t>(to_copies),
-                                   static_cast<std::uint32_t>(spec.buffer_size), window});
+                                   static_cast<std::uint32_t>(spec.buffer_size), window * most_copies});
     fnv(fingerprint_, spec.from.str());
     fnv(fingerprint_, spec.to.str());
     fnv(fingerprint_, std::to_string(spec.buffer_size) + "/" + std::to_string(spec.depth) + "/w" + std::to_string(window) + "/" +
@@ -93,19 +94,19 @@ int Routes::host_index(const std::string& name) const {
 
 std::string Routes::host_label(int host) const { return "host '" + hosts_[static_cast<std::size_t>(host)] + "'"; }
 
-std::uint32_t Routes::sending_hosts(std::size_t stream, std::uint32_t copy) const {
+std::size_t Routes::landing_room(std::size_t stream, std::uint32_t copy) const {
   const int consumer = consumer_host_[stream][copy];
-  std::uint32_t senders = 0;
+  std::size_t room = 0;
   for (std::size_t h = 0; h < hosts_.size(); ++h) {
-    senders += host_produces_[stream][h] && static_cast<int>(h) != consumer ? 1 : 0;
+    if (static_cast<int>(h) != consumer) room += window(stream, static_cast<int>(h));
   }
-  return senders;
+  return room;
 }
 
 std::size_t Routes::landing_room(std::size_t stream) const {
   std::size_t room = 0;
   for (std::uint32_t c = 0; c < consumer_host_[stream].size(); ++c) {
-    if (consumer_host_[stream][c] == self_) room += std::size_t{window_[stream]} * sending_hosts(stream, c);
+    if (consumer_host_[stream][c] == self_) room += landing_room(stream, c);
   }
   return room;
 }
@@ -119,7 +120,7 @@ bool Routes::any_encrypted() const {
 
 bool Routes::lands_here(std::size_t stream) const {
   for (std::size_t h = 0; h < hosts_.size(); ++h) {
-    if (static_cast<int>(h) == self_ || !host_produces_[stream][h]) continue;
+    if (static_cast<int>(h) == self_ || !host_produces(stream, static_cast<int>(h))) continue;
     for (int ch : consumer_host_[stream]) {
       if (ch == self_) return true;
     }

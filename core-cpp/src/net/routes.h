@@ -19,8 +19,9 @@
 
 namespace sluice::net {
 
-// The credit window of a stream across hosts: how many frames each sending host may have in
-// flight to one consumer copy before credit comes back. The stream's queue (its depth,
+// The credit window of a stream across hosts for one producer copy: how many frames each
+// producer copy on a sending host may have in flight to one consumer copy before credit comes
+// back (a host's window is this times its producer copies: Routes::window). The stream's queue (its depth,
 // rounded up to a power of two), but never less than the default depth for its buffer size
 // without that default's floor of 16 (topo::default_depth: a MiB's worth of buffers, up to
 // 1024), so the depth alone rules at 1 MiB and more:
@@ -55,16 +56,28 @@ class Routes {
   int producer_host(std::size_t stream, std::uint32_t copy) const { return producer_host_[stream][copy]; }
   int consumer_host(std::size_t stream, std::uint32_t copy) const { return consumer_host_[stream][copy]; }
   std::size_t consumer_copies(std::size_t stream) const { return consumer_host_[stream].size(); }
-  // True when some producer copy of `stream` runs on `host`.
-  bool host_produces(std::size_t stream, int host) const { return host_produces_[stream][static_cast<std::size_t>(host)]; }
+  // How many producer copies of `stream` run on `host`; true when some do.
+  std::uint32_t producers_on(std::size_t stream, int host) const {
+    return producers_on_[stream][static_cast<std::size_t>(host)];
+  }
+  bool host_produces(std::size_t stream, int host) const { return producers_on(stream, host) != 0; }
   // True when a local consumer copy of `stream` has producers on other hosts.
   bool lands_here(std::size_t stream) const;
-  // The credits each sending host holds for a consumer copy of `stream`: remote_window.
-  std::uint32_t window(std::size_t stream) const { return window_[stream]; }
-  // The hosts other than the consumer's own that run producer copies of `stream`.
-  std::uint32_t sending_hosts(std::size_t stream, std::uint32_t copy) const;
-  // The most frames of `stream` that other hosts can have sent to this host's consumer
-  // copies and not had credit back for: window x sending hosts, summed over local copies.
+  // The credits `sender` holds for each consumer copy of `stream`: remote_window for each of
+  // its producer copies. Embedded, each producer copy has a lane of the consumer's queue to
+  // itself; across hosts the copies on one host share its window, so the window grows with
+  // them: copies that share one window of a single copy's size starved each other (one
+  // copy's buffers and end of work held all of it while the consumer read another input
+  // first), and a graph that finished embedded hung across hosts (an outside review).
+  std::uint32_t window(std::size_t stream, int sender) const { return window_[stream] * producers_on(stream, sender); }
+  // One producer copy's share of it: remote_window.
+  std::uint32_t copy_window(std::size_t stream) const { return window_[stream]; }
+  // The most credits one CREDIT frame of `stream` may grant: the largest host's window.
+  std::uint32_t largest_window(std::size_t stream) const { return limits_[stream].window; }
+  // The most frames of `stream` that other hosts can have sent to consumer copy `copy` and
+  // not had credit back for: the windows of the hosts other than its own, summed.
+  std::size_t landing_room(std::size_t stream, std::uint32_t copy) const;
+  // The same, summed over this host's consumer copies of `stream`.
   std::size_t landing_room(std::size_t stream) const;
   // Hosts this one sends data to / receives data from.
   bool sends_to(int host) const { return sends_to_[static_cast<std::size_t>(host)]; }
@@ -88,8 +101,8 @@ class Routes {
   int self_ = -1;
   std::vector<std::vector<int>> producer_host_;  // [stream][producer copy] -> host
   std::vector<std::vector<int>> consumer_host_;  // [stream][consumer copy] -> host
-  std::vector<std::vector<bool>> host_produces_;  // [stream][host]
-  std::vector<std::uint32_t> window_;  // [stream]
+  std::vector<std::vector<std::uint32_t>> producers_on_;  // [stream][host]: producer copies there
+  std::vector<std::uint32_t> window_;  // [stream]: remote_window, per producer copy
   std::vector<bool> sends_to_;    // [host]
   std::vector<bool> hears_from_;  // [host]
   std::vector<std::vector<bool>> encrypted_;  // [sender][receiver]
