@@ -307,7 +307,8 @@ TEST(RunStatus, APayloadIsKeptCutToItsStart) {
 }
 
 // A payload (or a failure's message) is bytes a client chose: the JSON and the metrics stay
-// UTF-8, the stray byte written as U+FFFD (the JSON library threw: /api/status answered 500).
+// UTF-8 (the JSON library threw: /api/status answered 500). The payload shown is cut and
+// escaped (text::shortened): the stray byte is written as \xff.
 TEST(RunStatus, BytesThatAreNotUtf8StayOutOfTheJsonAndTheMetrics) {
   const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
   RunStatus status(t);
@@ -317,9 +318,10 @@ TEST(RunStatus, BytesThatAreNotUtf8StayOutOfTheJsonAndTheMetrics) {
   status.unit_started(0);
   status.unit_ended(UnitRecord{0, "x\xff", 0.5, true, ""});
   const StatusSnapshot s = status.snapshot();
-  EXPECT_NE(status_json(s).find("\"x\xef\xbf\xbd\""), std::string::npos) << status_json(s);
+  EXPECT_NE(status_json(s).find(R"("x\\xff")"), std::string::npos) << status_json(s);
+  EXPECT_EQ(status_json(s).find('\xff'), std::string::npos);
   const std::string metrics = status_metrics(s);
-  EXPECT_NE(metrics.find("work=\"x\xef\xbf\xbd\""), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find(R"(work="x\\xff")"), std::string::npos) << metrics;
   EXPECT_EQ(metrics.find('\xff'), std::string::npos);
 }
 

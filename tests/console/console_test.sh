@@ -446,6 +446,21 @@ YAML
   expect_status 1 "System.exit(3) in a Java filter: status 1" -- "$sluice" run "$work/exit.yaml"
   expect_in "$work/err" "sluice: filter 'quitter' copy 0 on host local called System.exit(3) in process (unit of work 0)" "System.exit named like a crash"
   unset SLUICE_JVM_OPTIONS
+  # A JVM option the JVM refuses: said once, at the jvm: line (line 1), not once per Java
+  # filter at each filter's class: line (an outside review).
+  cat > "$work/badjvm.yaml" <<YAML
+jvm: {options: [-Xbogus-option]}
+filters:
+  j1: {lang: java, class: org.sluice.nativetest.Thrower, classpath: [$javajar]}
+  j2: {lang: java, class: org.sluice.nativetest.Thrower, classpath: [$javajar]}
+streams:
+  - {from: j1.out, to: j2.in}
+YAML
+  expect_status 3 "a JVM option the JVM refuses: status 3" -- "$sluice" validate "$work/badjvm.yaml"
+  expect_in "$work/err" "badjvm.yaml:1:1: jvm: the JVM did not start" "the JVM's failure is told at the jvm: line"
+  if [ "$(grep -c "the JVM did not start" "$work/err")" -eq 1 ]; then pass; else
+    fail "the JVM's failure is told once"; sed 's/^/  | /' "$work/err" >&2
+  fi
 fi
 
 echo "$passed passed, $failures failed"

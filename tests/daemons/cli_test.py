@@ -154,6 +154,9 @@ streams:
 
     # Every port of b's one-port range held by something else: named at launch, status 1.
     held = socket.socket()
+    # The app daemons above used this port: connections they closed may still be in
+    # TIME_WAIT on it, which a bind without SO_REUSEADDR refuses (EADDRINUSE, seen once).
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     held.bind(("127.0.0.1", first + 3))
     held.listen(1)
     try:

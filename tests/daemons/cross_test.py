@@ -267,7 +267,8 @@ streams:
     echo = h.topology("echo.yaml", open(fail).read().replace("count: 3000}", "count: 3, echo_work: true}"))
     r = subprocess.run([h.console, "run", echo, "--no-progress", "--token-file", h.token, "--work", b"caf\xe9 \xff\xfe"],
                        capture_output=True, timeout=60)
-    check(r.returncode == 1 and b"failing as asked after 3 buffers for work caf\xe9 \xff\xfe" in r.stderr
+    # Whole, and printed with the bytes that are not UTF-8 escaped, as control characters are.
+    check(r.returncode == 1 and b"failing as asked after 3 buffers for work caf\\xe9 \\xff\\xfe" in r.stderr
           and b"sluiced died" not in r.stderr,
           "a failure message with bytes that are not UTF-8 comes back from host b whole", r.stderr[-2000:])
     h.no_orphans(a.app_pids() + b.app_pids(), "after the payloads that are not UTF-8")

@@ -88,7 +88,7 @@ long=$(head -c 70000 /dev/zero | tr '\0' x)
 if (cd mixed && "$sluice" run mixed.yaml --work "$long" > long-out.txt 2> long-err.txt); then
   fail "a 70000-byte payload ran through Emit: $(wc -c < mixed/long-out.txt) bytes printed"
 fi
-grep -qF "the payload (70000 bytes) does not fit in one buffer (65536 bytes)" mixed/long-err.txt \
-  || fail "Emit did not say the payload does not fit: $(tail -5 mixed/long-err.txt)"
+grep -qF "the payload (70000 bytes) does not fit in one buffer (65536 bytes): give the stream from emit.out a larger buffer_size in the topology" mixed/long-err.txt \
+  || fail "Emit did not say the payload does not fit, and which stream to change: $(tail -5 mixed/long-err.txt)"
 
 echo "new project test: sluice new cpp and java scaffolded, built against the installed package (offline), tested, ran"

@@ -4,24 +4,6 @@
 
 namespace sluice::text {
 
-// Control characters (and DEL) as \xNN: a payload's ESC must not reach a terminal, a log
-// or a Prometheus label as itself. Tab stays.
-std::string printable(std::string_view text, bool keep_newlines) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\t' && !(keep_newlines && c == '\n')) || u == 0x7f) {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", u);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::size_t utf8_cut(std::string_view text, std::size_t max) {
   if (text.size() <= max) return text.size();
   std::size_t cut = max;
@@ -53,6 +35,28 @@ std::size_t utf8_sequence(std::string_view text, std::size_t at) {
 }
 
 }  // namespace
+
+// Control characters (and DEL) as \xNN: a payload's ESC must not reach a terminal, a log
+// or a Prometheus label as itself. Tab stays. So are bytes outside well-formed UTF-8 (a
+// stray 0xc3 from a stranger's TLS identity broke UTF-8 log shippers: an outside review).
+std::string printable(std::string_view text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    const std::size_t n = utf8_sequence(text, i);
+    if (n == 0 || (u < 0x20 && u != '\t' && !(keep_newlines && u == '\n')) || u == 0x7f) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", u);
+      out += escaped;
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
 
 std::string valid_utf8(std::string_view text) {
   std::string out;

@@ -22,7 +22,8 @@ std::string shortened(std::string_view text, std::size_t max);
 std::size_t utf8_cut(std::string_view text, std::size_t max);
 
 // `text` whole, with control characters written as \xNN but tab and, when `keep_newlines`,
-// newline (a Java stack trace's lines), for a message whose text a filter chose.
+// newline (a Java stack trace's lines), and each byte outside well-formed UTF-8 as \xNN too,
+// for a message whose text a filter or a stranger chose.
 std::string printable(std::string_view text, bool keep_newlines);
 
 // `text` with each byte that is not part of a well-formed UTF-8 sequence (a stray 0xff, a

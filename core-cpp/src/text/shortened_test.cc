@@ -33,6 +33,15 @@ TEST(Printable, KeepsNewlinesWhenAskedAndEscapesTheRest) {
   EXPECT_EQ(printable("a\nb", false), "a\\x0ab");
 }
 
+// Bytes outside well-formed UTF-8 are escaped too: a stranger's TLS identity put a lone 0xc3
+// into sluiced's log (an outside review). Well-formed sequences stay as they are.
+TEST(Printable, EscapesBytesThatAreNotUtf8) {
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", false), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(printable("a\xc3", false), "a\\xc3");
+  EXPECT_EQ(printable("\xff\xc3(\xed\xa0\x80", false), "\\xff\\xc3(\\xed\\xa0\\x80");
+  EXPECT_EQ(shortened("id\xc3", 64), "id\\xc3");
+}
+
 TEST(ValidUtf8, KeepsWellFormedTextAndReplacesEveryStrayByte) {
   EXPECT_EQ(valid_utf8("plain, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80"),
             "plain, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80");

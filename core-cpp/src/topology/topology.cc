@@ -415,6 +415,7 @@ void Parser::parse_work(const Field* f) {
 }
 
 void Parser::parse_jvm(const Field& f) {
+  t_.jvm.mark = f.key_mark;
   if (f.value.IsNull()) return;
   if (!f.value.IsMap()) {
     error(f.at, "jvm: must be a map such as {heap: 512MiB, options: [-Xss2m]}, not " +

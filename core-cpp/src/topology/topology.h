@@ -130,6 +130,7 @@ struct StreamSpec {
 struct JvmSpec {
   std::size_t heap = 0;              // -Xmx, 0 = JVM default
   std::vector<std::string> options;  // extra flags, passed as written
+  Mark mark{};                       // the jvm: key (line 0: the topology has none)
 };
 
 struct Topology {

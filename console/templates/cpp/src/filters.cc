@@ -20,7 +20,8 @@ class Emit : public sluice::Filter {
     sluice::Buffer buffer = out.allocate();
     if (text.size() > buffer.capacity()) {  // say so rather than cut it
       throw std::runtime_error("the payload (" + std::to_string(text.size()) + " bytes) does not fit in one buffer (" +
-                               std::to_string(buffer.capacity()) + " bytes): give the stream a larger buffer_size:");
+                               std::to_string(buffer.capacity()) + " bytes): give the stream from " +
+                               ctx.filter_name() + ".out a larger buffer_size in the topology (buffer_size: 1MiB)");
     }
     buffer.resize(text.size());
     std::copy_n(reinterpret_cast<const std::byte*>(text.data()), text.size(), buffer.bytes().begin());

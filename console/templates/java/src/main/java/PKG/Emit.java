@@ -17,7 +17,8 @@ public final class Emit implements Filter {
       int capacity = b.capacity();
       b.close();
       throw new IllegalArgumentException("the payload (" + text.length + " bytes) does not fit in one buffer ("
-          + capacity + " bytes): give the stream a larger buffer_size:");
+          + capacity + " bytes): give the stream from " + ctx.filterName() + ".out a larger buffer_size in the "
+          + "topology (buffer_size: 1MiB)");
     }
     b.data().put(0, text);
     b.size(text.length);
