@@ -17,6 +17,8 @@ namespace {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
+const std::string kHello = "GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n";
+
 // A server on a loopback port of its own, its io_context on a thread of its own.
 class HttpServerTest : public ::testing::Test {
  protected:
@@ -111,21 +113,21 @@ class HttpServerTest : public ::testing::Test {
     tcp::socket a = connect();
     tcp::socket b = connect();
     // Both are sessions once they have been served once.
-    asio::write(a, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+    asio::write(a, asio::buffer(kHello));
     EXPECT_EQ(status_of(read_response(a)), 200);
-    asio::write(b, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+    asio::write(b, asio::buffer(kHello));
     EXPECT_EQ(status_of(read_response(b)), 200);
     tcp::socket c = connect();
     EXPECT_TRUE(closed_by_server(c));
     a.close();
     int status = -1;
     for (int attempt = 0; attempt < 3000 && status != 200; ++attempt) {
-      status = status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+      status = status_of(exchange(kHello));
       if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     EXPECT_EQ(status, 200);
   }
-  void expect_still_serving() { EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")), 200); }
+  void expect_still_serving() { EXPECT_EQ(status_of(exchange(kHello)), 200); }
 
   asio::io_context io_;
   asio::io_context client_io_;
@@ -157,7 +159,7 @@ TEST_F(HttpServerTest, HeadHasTheLengthButNoBody) {
 TEST_F(HttpServerTest, KeepsTheConnectionForSeveralRequests) {
   tcp::socket s = connect();
   for (int i = 0; i < 3; ++i) {
-    asio::write(s, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+    asio::write(s, asio::buffer(kHello));
     EXPECT_EQ(status_of(read_response(s)), 200);
   }
   EXPECT_EQ(handled_, 3);
@@ -275,15 +277,15 @@ TEST_F(HttpServerTest, ConnectionsKeptBusyMakeRoomForANewOne) {
   tcp::socket oldest = connect();
   tcp::socket busy = connect();
   for (tcp::socket* s : {&oldest, &busy}) {
-    asio::write(*s, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+    asio::write(*s, asio::buffer(kHello));
     EXPECT_EQ(status_of(read_response(*s)), 200);
   }
   tcp::socket newcomer = connect();
-  asio::write(newcomer, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  asio::write(newcomer, asio::buffer(kHello));
   EXPECT_EQ(status_of(read_response(newcomer)), 200);
   EXPECT_TRUE(closed_by_server(oldest));
   // The other one is still served.
-  asio::write(busy, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  asio::write(busy, asio::buffer(kHello));
   EXPECT_EQ(status_of(read_response(busy)), 200);
 }
 
@@ -298,11 +300,11 @@ TEST_F(HttpServerTest, ConnectionsThatOnlyWaitMakeRoomForANewOne) {
   tcp::socket idle = connect();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both sessions are waiting
   tcp::socket newcomer = connect();
-  asio::write(newcomer, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  asio::write(newcomer, asio::buffer(kHello));
   EXPECT_EQ(status_of(read_response(newcomer)), 200);
   EXPECT_TRUE(closed_by_server(oldest));
   // The next one makes room in turn (the other idle one, or the newcomer, kept alive).
-  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")), 200);
+  EXPECT_EQ(status_of(exchange(kHello)), 200);
 }
 
 // Nor do clients that ask and never read the answers (an answer larger than the sockets
@@ -320,7 +322,7 @@ TEST_F(HttpServerTest, ClientsThatDoNotReadTheirAnswersMakeRoomForANewOne) {
     asio::write(stalled.back(), asio::buffer(std::string("GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n")));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both writes wait on their client
-  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")), 200);
+  EXPECT_EQ(status_of(exchange(kHello)), 200);
 }
 
 TEST(HttpServer, AnAddressInUseIsAClearError) {

@@ -72,54 +72,25 @@ def flood(h, d, topo, what, sources):
     return d.text()[log0:]
 
 
-class IdleHolder:
-    """Holds `count` idle connections to `port` from 127.0.0.1, sending nothing, each opened
-    again as soon as the server closes it: what any local user can do without the token."""
+class Holder:
+    """Holds `count` connections to `port` from 127.0.0.1, each sending `first_bytes` (nothing:
+    idle; a TLS record's first bytes: a handshake begun and stalled) and opened again as soon
+    as the server closes it, or once it is `renew` seconds old (the first ones staggered over
+    that time): what any local user can do without the token."""
 
-    def __init__(self, port, count=8):
-        self.port, self.count, self.reopened = port, count, 0
-        self.socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-        self.thread.start()
-
-    def loop(self):
-        while not self.stop.is_set():
-            ready, _, _ = select.select(self.socks, [], [], 0.05)
-            for s in ready:
-                try:
-                    closed = s.recv(1) == b""
-                except OSError:
-                    closed = True
-                if closed:
-                    s.close()
-                    self.socks[self.socks.index(s)] = socket.create_connection(("127.0.0.1", self.port))
-                    self.reopened += 1
-
-    def close(self):
-        self.stop.set()
-        self.thread.join()
-        for s in self.socks:
-            s.close()
-
-
-class StalledRenewer:
-    """Holds `count` handshakes begun and stalled (a TLS record's first bytes) to `port` from
-    127.0.0.1, each closed and begun again once it is `renew` seconds old (the first ones
-    staggered over that time), or as soon as the server closes it."""
-
-    def __init__(self, port, count=8, renew=0.9):
-        self.port, self.renew, self.renewed = port, renew, 0
+    def __init__(self, port, count=8, first_bytes=b"", renew=None):
+        self.port, self.first_bytes, self.renew, self.renewed = port, first_bytes, renew, 0
         now = time.monotonic()
         self.socks = [self.begin() for _ in range(count)]
-        self.born = [now - renew * i / count for i in range(count)]
+        self.born = [now - (renew or 0) * i / count for i in range(count)]
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.loop, daemon=True)
         self.thread.start()
 
     def begin(self):
         s = socket.create_connection(("127.0.0.1", self.port))
-        s.sendall(b"\x16\x03\x01")
+        if self.first_bytes:
+            s.sendall(self.first_bytes)
         return s
 
     def loop(self):
@@ -133,7 +104,7 @@ class StalledRenewer:
                         closed = s.recv(1) == b""
                     except OSError:
                         closed = True
-                if closed or now - self.born[i] >= self.renew:
+                if closed or (self.renew is not None and now - self.born[i] >= self.renew):
                     s.close()
                     self.socks[i], self.born[i] = self.begin(), now
                     self.renewed += 1
@@ -146,13 +117,13 @@ class StalledRenewer:
 
 
 def idle_sockets_keep_nobody_out(h, d, topo):
-    holder = IdleHolder(d.port)
+    holder = Holder(d.port)
     try:
         time.sleep(0.3)
         status, _, err, _ = h.run("run", topo, "--no-progress")
         check(status == 0 and "units of work: 1/1 finished" in err,
               "8 idle sockets renewed as they close do not keep a console out of sluiced", err, d.text()[-3000:])
-        check("closed to make room for a newer connection from 127.0.0.1" in d.text() and holder.reopened >= 1,
+        check("closed to make room for a newer connection from 127.0.0.1" in d.text() and holder.renewed >= 1,
               "sluiced closed the oldest idle one to let the console in, and says so", d.text()[-3000:])
     finally:
         holder.close()
@@ -182,7 +153,7 @@ def idle_sockets_keep_nobody_out(h, d, topo):
     # The same 8, each renewed before it has stalled for 0.9 s (staggered, so that a new one
     # comes every ~110 ms): when a handshake had to stall for 1 s to make room, none ever did,
     # and every console was turned away for as long as this went on (9 connections a second).
-    renewer = StalledRenewer(d.port)
+    renewer = Holder(d.port, first_bytes=b"\x16\x03\x01", renew=0.9)
     try:
         time.sleep(0.3)
         status, _, err, _ = h.run("run", topo, "--no-progress")
@@ -204,7 +175,7 @@ def idle_sockets_keep_nobody_out(h, d, topo):
             break
     check(m, "sluice serve starts", err)
     address = m.group(1)
-    holder = IdleHolder(int(address.rsplit(":", 1)[1]))
+    holder = Holder(int(address.rsplit(":", 1)[1]))
     try:
         time.sleep(0.3)
         status, _, err, _ = h.run("submit", address, "--work", "one")

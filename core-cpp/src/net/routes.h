@@ -72,8 +72,6 @@ class Routes {
   std::uint32_t window(std::size_t stream, int sender) const { return window_[stream] * producers_on(stream, sender); }
   // One producer copy's share of it: remote_window.
   std::uint32_t copy_window(std::size_t stream) const { return window_[stream]; }
-  // The most credits one CREDIT frame of `stream` may grant: the largest host's window.
-  std::uint32_t largest_window(std::size_t stream) const { return limits_[stream].window; }
   // The most frames of `stream` that other hosts can have sent to consumer copy `copy` and
   // not had credit back for: the windows of the hosts other than its own, summed.
   std::size_t landing_room(std::size_t stream, std::uint32_t copy) const;
