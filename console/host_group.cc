@@ -337,15 +337,13 @@ std::vector<std::string> HostGroup::without_final_counts() const {
 
 bool HostGroup::keep_alive() {
   std::set<int> unused;
-  between_units_ = true;
-  try {
-    while (auto e = events_.pop(0ms)) handle(*e, Envelope::BODY_NOT_SET, current_unit_, unused);
-    heartbeats_and_liveness();
-  } catch (...) {
-    between_units_ = false;
-    throw;
-  }
-  between_units_ = false;
+  struct BetweenUnits {  // set while this runs, however it ends
+    bool& flag;
+    explicit BetweenUnits(bool& f) : flag(f) { flag = true; }
+    ~BetweenUnits() { flag = false; }
+  } between(between_units_);
+  while (auto e = events_.pop(0ms)) handle(*e, Envelope::BODY_NOT_SET, current_unit_, unused);
+  heartbeats_and_liveness();
   return !failure_;
 }
 

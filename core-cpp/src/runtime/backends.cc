@@ -132,25 +132,23 @@ void check_loadable_if(const topo::Topology& topology, const std::function<bool(
   std::set<topo::Lang> unprepared;  // its prepare failed: said once, its filters not checked
   for (const topo::FilterSpec& spec : topology.filters) {
     if (!wanted(spec) || unprepared.count(spec.lang) != 0) continue;
-    LanguageBackend* backend = nullptr;
     try {
-      backend = &backend_for(spec.lang);
-      if (prepared.insert(spec.lang).second) backend->prepare(topology);
-    } catch (const std::exception& e) {
-      if (backend != nullptr) {
-        // The language's runtime did not start (the JVM, with a bad jvm: option): once, at
-        // the jvm: key when the topology has one, which is what to change; else at this
-        // filter, the first that needed it. Its other filters could not be checked.
-        unprepared.insert(spec.lang);
-        const bool at_jvm = spec.lang == topo::Lang::kJava && topology.jvm.mark.line > 0;
-        problems.push_back({topology.file, at_jvm ? topology.jvm.mark : spec.class_mark,
-                            (at_jvm ? std::string("jvm: ") : "filter '" + spec.name + "': ") + e.what()});
-        continue;
+      LanguageBackend& backend = backend_for(spec.lang);
+      if (prepared.insert(spec.lang).second) {
+        try {
+          backend.prepare(topology);
+        } catch (const std::exception& e) {
+          // The language's runtime did not start (the JVM, with a bad jvm: option): once, at
+          // the jvm: key when the topology has one, which is what to change; else at this
+          // filter, the first that needed it. Its other filters cannot be checked.
+          unprepared.insert(spec.lang);
+          const bool at_jvm = spec.lang == topo::Lang::kJava && topology.jvm.mark.line > 0;
+          problems.push_back({topology.file, at_jvm ? topology.jvm.mark : spec.class_mark,
+                              (at_jvm ? std::string("jvm: ") : "filter '" + spec.name + "': ") + e.what()});
+          continue;
+        }
       }
-    }
-    try {
-      if (backend == nullptr) backend = &backend_for(spec.lang);
-      backend->check(spec);
+      backend.check(spec);
     } catch (const std::exception& e) {
       std::string what = e.what();
       // Point at the line the user has to change: the library for load failures, the
