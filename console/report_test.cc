@@ -78,7 +78,7 @@ TEST(SummaryTable, ListsStreamsAndUnits) {
   RunReport report;
   report.wall_seconds = 2.0;
   report.streams = {stream(4000, 8000000, 0, 0)};
-  report.units = {{0, "first", 1.5, true}, {1, "second", 0, false}};
+  report.units = {{0, "first", 1.5, true, ""}, {1, "second", 0, false, ""}};
   std::string table = summary_table(report);
   EXPECT_NE(table.find("a.out -> b.in"), std::string::npos) << table;
   EXPECT_NE(table.find("4000"), std::string::npos) << table;
@@ -89,7 +89,7 @@ TEST(SummaryTable, ListsStreamsAndUnits) {
 TEST(SummaryTable, WithoutStreamsIsTheUnitsLineAlone) {
   RunReport report;
   report.wall_seconds = 0.5;
-  report.units = {{0, "first", 0, false}};
+  report.units = {{0, "first", 0, false, ""}};
   EXPECT_EQ(summary_table(report), "units of work: 0/1 finished in 0.500 s\n");
 }
 
