@@ -9,6 +9,7 @@
 #include <openssl/rand.h>
 
 #include "sluice/error.h"
+#include "tls/trusted_file.h"
 
 namespace sluice::control {
 
@@ -34,27 +35,10 @@ std::string read_token_file(const std::string& path, TokenReader reader) {
                 path);
   }
   if (!S_ISREG(st.st_mode)) throw Error("token file '" + path + "' is not a regular file");
-  if ((st.st_mode & 007) != 0) {
-    throw Error("token file '" + path + "' is accessible by other users (mode " +
-                [&] {
-                  char buf[8];
-                  std::snprintf(buf, sizeof buf, "%03o", st.st_mode & 0777);
-                  return std::string(buf);
-                }() +
-                "); make it private with: chmod 600 " + path);
-  }
-  // A private file in a directory any user may write to is not private: another user could
-  // put their own token in its place before the daemon starts (a sticky /tmp is fine).
-  const std::string dir = std::filesystem::path(path).parent_path().string();
-  struct stat dir_st;
-  if (::stat(dir.empty() ? "." : dir.c_str(), &dir_st) == 0 && (dir_st.st_mode & S_IWOTH) != 0 &&
-      (dir_st.st_mode & S_ISVTX) == 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%03o", dir_st.st_mode & 0777);
-    throw Error("token file '" + path + "' is in a directory other users may write to ('" + (dir.empty() ? "." : dir) +
-                "', mode " + mode + "): they could replace the token; make it theirs no more with: chmod o-w " +
-                (dir.empty() ? "." : dir));
-  }
+  // A private file that another user owns, or in a directory another user owns or any user
+  // may write to, is not private: they could put their own token in its place before the
+  // daemon starts (a sticky /tmp is fine).
+  tls::check_trusted_file(path, "token file", /*secret=*/true);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read token file '" + path + "'; check its owner and permissions");
   std::stringstream ss;

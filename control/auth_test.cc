@@ -106,4 +106,43 @@ TEST(TokenFile, ADirectoryOthersMayWriteToIsRefusedUnlessSticky) {
   std::filesystem::remove_all(dir);
 }
 
+// A token file another user owns, or one in a directory another user owns, is refused: its
+// owner could put their own token in its place and, at the next start, run code as whoever
+// runs the daemon (root, say). Root or this process's user may own them.
+TEST(TokenFile, AFileOrDirectoryAnotherUserOwnsIsRefused) {
+  ASSERT_EQ(::geteuid(), 0u) << "needs root, to give a file to another user (make test runs as root)";
+  constexpr uid_t kOther = 65534;  // nobody
+  const std::string dir = ::testing::TempDir() + "/sluice-owned-dir-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/token";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs((std::string(sluice::control::kMinTokenBytes, 'k') + "\n").c_str(), f);
+  std::fclose(f);
+  ::chmod(path.c_str(), 0600);
+  ::chmod(dir.c_str(), 0755);
+  // What reading it says: the refusal, or the token.
+  const auto refusal = [&] {
+    try {
+      return sluice::control::read_token_file(path);
+    } catch (const sluice::Error& e) {
+      return std::string(e.what());
+    }
+  };
+  ASSERT_EQ(::chown(path.c_str(), kOther, static_cast<gid_t>(-1)), 0);
+  std::string message = refusal();
+  EXPECT_NE(message.find("token file '" + path + "' belongs to nobody, not to root (who runs this) or root"),
+            std::string::npos) << message;
+  EXPECT_NE(message.find("chown root " + path), std::string::npos) << message;
+
+  ASSERT_EQ(::chown(path.c_str(), 0, static_cast<gid_t>(-1)), 0);
+  ASSERT_EQ(::chown(dir.c_str(), kOther, static_cast<gid_t>(-1)), 0);
+  message = refusal();
+  EXPECT_NE(message.find("is in a directory that belongs to nobody ('" + dir + "')"), std::string::npos) << message;
+
+  ASSERT_EQ(::chown(dir.c_str(), 0, static_cast<gid_t>(-1)), 0);
+  EXPECT_EQ(refusal(), std::string(sluice::control::kMinTokenBytes, 'k'));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace

@@ -4,6 +4,7 @@
 #include "http/metrics_text.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -103,6 +104,11 @@ void HostDaemon::run() {
   dlog::info("listening on " + server_.bound_address() + "; " + server_.security() + "; app daemon: " +
              config_.appd_path + "; data ports: " + config_.data_ports.text());
   if (metrics_) dlog::info("metrics at http://" + http::endpoint_text(metrics_->local_endpoint()) + "/metrics");
+  if (::geteuid() == 0) {
+    dlog::warn("sluiced runs as root: every filter a console sends runs as root, so whoever holds the token "
+               "(or a certificate --ca accepts) has root on this machine; run sluiced as an unprivileged user "
+               "of its own (docs/operations.md, \"Running it as a service\")");
+  }
   server_.run();
 }
 

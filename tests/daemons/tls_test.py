@@ -8,6 +8,7 @@ daemon in different modes each get a clear refusal on both sides.
   tls_test.py BUILD_DIR SOURCE_DIR
 """
 import os
+import shutil
 import socket
 import ssl
 import subprocess
@@ -210,6 +211,15 @@ def test(h):
                        timeout=10)
     check(p.returncode != 0 and "is accessible by other users (mode 644); make it private with: chmod 600" in p.stderr,
           "sluiced refuses a private key that others can read", p.stderr)
+    # A CA file others may write to: whoever appends their own CA to it is trusted at the next
+    # start (an outside review made itself a console of another user's daemon that way).
+    open_ca = os.path.join(h.dir, "open-ca.pem")
+    shutil.copy(ca[0], open_ca)
+    os.chmod(open_ca, 0o666)
+    p = subprocess.run([h.sluiced, "--listen", "127.0.0.1:0", "--cert", daemon_cert[0], "--key", daemon_cert[1],
+                        "--ca", open_ca], capture_output=True, text=True, timeout=10)
+    check(p.returncode != 0 and f"CA certificate (--ca) '{open_ca}' may be written by other users (mode 666)" in p.stderr
+          and f"chmod o-w {open_ca}" in p.stderr, "sluiced refuses a CA file that others may write to", p.stderr)
     x = h.start("x", args=Pki.options(expired, ca))
     check(f"certificate '{expired[0]}' (--cert) expired on" in x.text(), "sluiced warns that its certificate expired",
           x.text())

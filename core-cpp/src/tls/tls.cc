@@ -14,6 +14,7 @@
 #include <openssl/x509v3.h>
 
 #include "sluice/error.h"
+#include "tls/trusted_file.h"
 
 namespace sluice::tls {
 
@@ -163,17 +164,6 @@ void check_readable(const std::string& path, const char* what, const char* optio
   std::fclose(f);
 }
 
-// Like a token file, a private key must not be readable by other users.
-void check_private(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 007) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-    throw Error("private key '" + path + "' (--key) is accessible by other users (mode " + mode +
-                "); make it private with: chmod 600 " + path);
-  }
-}
-
 std::string time_text(const ASN1_TIME* t) {
   std::string out;
   if (BIO* bio = BIO_new(BIO_s_mem())) {
@@ -255,7 +245,11 @@ void TlsContext::configure_certificates() {
   check_readable(options_.cert_file, "certificate", "--cert");
   check_readable(options_.key_file, "private key", "--key");
   check_readable(options_.ca_file, "CA certificate", "--ca");
-  check_private(options_.key_file);
+  // Like a token file: whoever may replace the key or the CA could make the daemon (or the
+  // console) trust them; the key must also stay unread by others.
+  check_trusted_file(options_.key_file, "private key (--key)", /*secret=*/true);
+  check_trusted_file(options_.ca_file, "CA certificate (--ca)", /*secret=*/false);
+  check_trusted_file(options_.cert_file, "certificate (--cert)", /*secret=*/false);
   if (SSL_CTX_use_certificate_chain_file(ctx_, options_.cert_file.c_str()) != 1) {
     throw Error("cannot use certificate '" + options_.cert_file + "' (--cert): " + openssl_reason() +
                 "; it must be a PEM certificate (chain)");
