@@ -133,6 +133,40 @@ TEST(MetricsJson, AFullDiskIsAClearError) {
   }
 }
 
+// A symlink another user planted at --metrics FILE (a shared project directory) is not
+// followed: the console would overwrite whatever file of this user's it points at. This
+// user's own link is followed, as before.
+TEST(MetricsJson, ASymlinkAnotherUserPlantedIsNotFollowed) {
+  ASSERT_EQ(::geteuid(), 0u) << "needs root, to give a link to another user (make test runs as root)";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("metrics-link-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string target = (dir / "important.txt").string();
+  { std::ofstream(target) << "keep me\n"; }
+  const std::string link = (dir / "m.json").string();
+  std::filesystem::create_symlink(target, link);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  for (const bool before_the_run : {true, false}) {
+    try {
+      if (before_the_run) {
+        check_metrics_writable(link);
+      } else {
+        write_metrics_json(RunReport{}, link);
+      }
+      ADD_FAILURE() << "a link of another user's was followed";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is a symbolic link that belongs to another user (uid 65534), not followed"),
+                std::string::npos) << e.what();
+    }
+  }
+  std::ifstream in(target);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "keep me\n");
+  ASSERT_EQ(::lchown(link.c_str(), 0, static_cast<gid_t>(-1)), 0);
+  write_metrics_json(RunReport{}, link);
+  std::ifstream again(target);
+  EXPECT_EQ(again.get(), '{') << "this user's own link is followed";
+  std::filesystem::remove_all(dir);
+}
+
 TEST(MetricsJson, CheckedBeforeTheRunWithoutLeavingAFileBehind) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("metrics-check-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -47,6 +47,7 @@
 #include "tls/tls.h"
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
+#include "os/replace_file.h"
 #include "http/listen_address.h"
 #include "sluice/error.h"
 #include "sluice/version.h"
@@ -58,35 +59,17 @@ namespace dlog = sluice::daemon;
 
 namespace {
 
+// The whole file, or "" when it cannot be read.
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 std::string default_appd_path() {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "sluice-appd";
   return (self.parent_path() / "sluice-appd").string();
-}
-
-// Writes `address` to `path` atomically: a temporary file of a fresh name in the same
-// directory (mkstemp: created exclusively, so a symlink planted there by someone who can
-// write to the directory is never followed), renamed over `path`.
-void write_ready_file(const std::string& path, const std::string& address) {
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) {
-    throw sluice::Error("--ready-file: cannot create a file beside '" + path + "': " + std::strerror(errno) +
-                        "; is its directory there and writable?");
-  }
-  const std::string line = address + "\n";
-  std::string why;
-  errno = 0;
-  if (::fchmod(fd, 0644) != 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-    why = errno != 0 ? std::strerror(errno) : "a short write";
-  }
-  if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
-  if (why.empty() && std::rename(tmp.c_str(), path.c_str()) != 0) why = std::strerror(errno);
-  if (!why.empty()) {
-    ::unlink(tmp.c_str());
-    throw sluice::Error("--ready-file: cannot write '" + path + "': " + why);
-  }
 }
 
 }  // namespace
@@ -189,8 +172,18 @@ int main(int argc, char** argv) {
       throw sluice::Error("app daemon '" + appd + "' is not executable; install sluice-appd next to sluiced or pass --appd PATH");
     }
     sluice::sluiced::HostDaemon daemon(listen, std::move(config));
-    if (!ready_file.empty()) write_ready_file(ready_file, daemon.bound_address());
+    const std::string ready_line = daemon.bound_address() + "\n";
+    if (!ready_file.empty()) {
+      try {
+        sluice::os::replace_file(ready_file, ready_line, 0644);
+      } catch (const std::exception& e) {
+        throw sluice::Error(std::string("--ready-file: ") + e.what());
+      }
+    }
     daemon.run();
+    // Stopped: the file no longer names a daemon that listens. Left alone when it names
+    // another one now (a daemon started since with the same --ready-file).
+    if (!ready_file.empty() && read_file(ready_file) == ready_line) ::unlink(ready_file.c_str());
   } catch (const std::exception& e) {
     dlog::error(e.what());
     return 1;

@@ -102,7 +102,8 @@ def test(h):
 
     # A --ready-file it cannot write: status 1, naming it, and the log never said it listened.
     p = run([h.sluiced, "--listen", "127.0.0.1:0", "--ready-file", os.path.join(h.dir, "no-dir", "ready")] + token)
-    check(p.returncode == 1 and "--ready-file: cannot create a file beside" in p.stderr
+    check(p.returncode == 1 and f"--ready-file: cannot write '{os.path.join(h.dir, 'no-dir', 'ready')}': cannot create a "
+          "file beside it" in p.stderr
           and "listening on" not in p.stderr,
           "sluiced with a --ready-file it cannot write: status 1, named, without saying it listened",
           p.returncode, p.stderr)
@@ -126,6 +127,8 @@ def test(h):
         pass
     check(d.proc.returncode == 0 and "received SIGHUP; killing every app daemon and exiting" in d.text(),
           "sluiced stops on SIGHUP as on SIGTERM, saying so", d.proc.returncode, d.text()[-2000:])
+    check(not os.path.exists(ready), "a stopped sluiced removes its ready file (it named an address nobody listens on)",
+          os.listdir(ready_dir))
 
 
 def data_ports(h):
