@@ -1,6 +1,7 @@
 #include "bindings.h"
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "buffer/slot.h"
 #include "java_types.h"
 #include "jni_util.h"
+#include "org_sluice_Bindings.h"
 
 namespace sluice::jni {
 
@@ -48,9 +50,22 @@ void give_back(std::int32_t id) {
 
 void delete_binding(void* binding) { give_back(id_of(binding)); }
 
+// A direct ByteBuffer over the block, which keeps the pool's memory mapped for as long as it
+// (or any view made from it: a duplicate, a slice) is reachable: Bindings.keep gives it a share
+// of the memory that a Cleaner lets go of once the ByteBuffer is garbage. A view kept past its
+// buffer, or past the pool (an Application closed), then reads stale bytes or zeros instead of
+// crashing the JVM (DESIGN.md: a stale handle is an exception, never a crash).
 jobject new_memory(JNIEnv* env, detail::Slot* slot) {
   jobject memory = env->NewDirectByteBuffer(slot->data, static_cast<jlong>(slot->capacity));
   check_pending(env);
+  if (slot->pool == nullptr) return memory;
+  auto* share = new std::shared_ptr<const void>(slot->pool->share_memory());
+  env->CallStaticVoidMethod(types().bindings, types().bindings_keep, memory, reinterpret_cast<jlong>(share));
+  if (env->ExceptionCheck()) {
+    delete share;  // not kept: the Cleaner was not registered
+    env->DeleteLocalRef(memory);
+    check_pending(env);
+  }
   return memory;
 }
 
@@ -94,3 +109,9 @@ jobject shared_buffer_object(JNIEnv* env, jobject peer, const Buffer& buffer) {
 void install_binding_deleter() { BufferPool::set_binding_deleter(&delete_binding); }
 
 }  // namespace sluice::jni
+
+// Bindings' Cleaner, once a block's ByteBuffer and every view of it are garbage: lets go of
+// the share of the pool's memory that new_memory gave it (the last share unmaps it).
+JNIEXPORT void JNICALL Java_org_sluice_Bindings_nRelease(JNIEnv*, jclass, jlong share) {
+  delete reinterpret_cast<std::shared_ptr<const void>*>(share);
+}

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "jni_util.h"
+#include "org_sluice_Bindings.h"
 #include "org_sluice_Bridge.h"
 #include "org_sluice_Buffer.h"
 #include "org_sluice_Context.h"
@@ -46,6 +47,7 @@ const NativeClass kNatives[] = {
       SLUICE_NATIVE(Context, nWorkBytes, "(J)[B")}},
     {"org/sluice/Logger", {SLUICE_NATIVE(Logger, nLog, "(Ljava/lang/String;ILjava/lang/String;)V")}},
     {"org/sluice/Bridge", {SLUICE_NATIVE(Bridge, nExitFrom, "(Ljava/lang/Thread;)V")}},
+    {"org/sluice/Bindings", {SLUICE_NATIVE(Bindings, nRelease, "(J)V")}},
 };
 
 void load(JNIEnv* env) {
@@ -73,6 +75,7 @@ void load(JNIEnv* env) {
   t.buffer_new = java.method(t.buffer, "<init>", "(Lorg/sluice/Peer;Ljava/nio/ByteBuffer;Z)V");
   t.buffer_handle = java.field(t.buffer, "handle", "J");
   t.bindings_put = java.static_method(t.bindings, "put", "(ILjava/nio/ByteBuffer;)V");
+  t.bindings_keep = java.static_method(t.bindings, "keep", "(Ljava/nio/ByteBuffer;J)V");
   t.bridge_check = java.static_method(t.bridge, "check", "(Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;)Ljava/lang/String;");
   t.bridge_create = java.static_method(t.bridge, "create",
                                   "(Ljava/lang/String;[Ljava/lang/String;Ljava/lang/String;)Lorg/sluice/Filter;");

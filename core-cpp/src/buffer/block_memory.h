@@ -9,11 +9,17 @@
 // happened to fit. Smaller regions come from aligned_alloc: a page and a mapping each would
 // cost more than the blocks.
 //
-// Ownership: owns the region; neither copied nor moved. Thread safety: none (the pool's owner only).
+// Ownership: owns the region; neither copied nor moved. share() makes another owner (a
+// language binding's view of the memory, which may outlive the pool: a Java ByteBuffer kept
+// past its buffer must read stale bytes, never crash the JVM). The region is given back when
+// the last owner lets go; reset() while others hold it gives back its pages (a mapping of its
+// own reads as zeros from then on) and leaves the address range to them.
+// Thread safety: none (the pool's owner only), but a share may be dropped on any thread.
 #ifndef SLUICE_BUFFER_BLOCK_MEMORY_H_
 #define SLUICE_BUFFER_BLOCK_MEMORY_H_
 
 #include <cstddef>
+#include <memory>
 
 namespace sluice {
 
@@ -29,13 +35,17 @@ class BlockMemory {
   BlockMemory(const BlockMemory&) = delete;
   BlockMemory& operator=(const BlockMemory&) = delete;
 
-  std::byte* get() const noexcept { return data_; }
-  explicit operator bool() const noexcept { return data_ != nullptr; }
-  // Gives the region back (to the system when it is a mapping of its own).
+  std::byte* get() const noexcept { return region_.get(); }
+  explicit operator bool() const noexcept { return region_ != nullptr; }
+  // Gives the region back (to the system when it is a mapping of its own), or, while a share
+  // holds it, its pages (above).
   void reset() noexcept;
+  // Another owner of the region (null when there is none): the region stays mapped (or
+  // allocated) as long as the share is held.
+  std::shared_ptr<const void> share() const noexcept { return region_; }
 
  private:
-  std::byte* data_ = nullptr;
+  std::shared_ptr<std::byte> region_;
   std::size_t bytes_ = 0;
   bool mapped_ = false;
 };

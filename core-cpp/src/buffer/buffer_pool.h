@@ -79,6 +79,9 @@ class BufferPool {
   std::size_t available() const { return free_.size_approx() + returns_.size_approx(); }
   // The start of the contiguous memory holding all blocks (tests use it to prove zero copy).
   const std::byte* memory() const { return memory_.get(); }
+  // Keeps the blocks' memory mapped for as long as the result is held, even past the pool
+  // (a language binding's views of it: BlockMemory::share). Null once the memory is freed.
+  std::shared_ptr<const void> share_memory() const noexcept { return memory_.share(); }
 
   // For a pool kept after its graph is gone, because a client may still hold some of its
   // blocks (buffer/pool_refuge.h). Nobody acquires from it again.

@@ -25,7 +25,10 @@ import java.nio.ByteOrder;
  * in the same block. The one thing a stale reference cannot tell apart: when the block comes
  * back to your own copy, the reference is again the buffer that copy was just handed (the same
  * object). So do not keep a buffer past {@code write}/{@code close}, nor the {@code ByteBuffer}
- * from {@code data()}, which is not guarded at all. Buffers still held when
+ * from {@code data()}, which is not guarded: kept past {@code write}/{@code close} it reads and
+ * writes whatever the block holds next (another copy's buffer), or zeros once the block's pool
+ * is gone (a run that ended, an {@link Application} closed); it never crashes the JVM, as it
+ * keeps the pool's memory mapped until it is garbage. Buffers still held when
  * {@link Filter#process} returns are released by the runtime, with a warning.
  *
  * <p><b>Broadcast.</b> On a {@code broadcast} stream every consumer copy receives the same
