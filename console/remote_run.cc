@@ -229,7 +229,8 @@ int RemoteRun::run() {
   if (report.failure) report.partial_counts = hosts_.without_final_counts();
   // A host lost because its Slurm job ended (TIMEOUT, scancel, a node failure) says so first;
   // also when the console was signalled too (scancel of an sbatch job signals the console).
-  if (report.failure && launcher_ != nullptr) (void)name_the_end(*launcher_, *report.failure);
+  std::optional<std::string> launcher_ended;
+  if (report.failure && launcher_ != nullptr) launcher_ended = name_the_end(*launcher_, *report.failure);
   if (report.failure && launcher_ != nullptr && !report.failure->host.empty()) {
     // Name the machine the launcher put that host on (a Slurm node), not just the logical host.
     const std::string where = launcher_->where(report.failure->host);
@@ -242,7 +243,11 @@ int RemoteRun::run() {
     }
   }
   report.stuck = hosts_.stuck();
-  report.exit_code = !report.failure ? kExitOk : hosts_.interrupted() ? kExitInterrupted : kExitRunFailed;
+  // A signal that came with the job's end (Slurm's SIGTERM to an sbatch script it cancels)
+  // is that failure, not the user's interrupt.
+  report.exit_code = !report.failure                             ? kExitOk
+                     : hosts_.interrupted() && !launcher_ended ? kExitInterrupted
+                                                               : kExitRunFailed;
   if (status_) {
     sample_status(true);  // the hosts' last word (unit_done, exit reports)
     status_->finish(report);

@@ -300,8 +300,10 @@ bool SlurmLauncher::allocate(int count, const std::string& name, bool* interrupt
         std::cerr << "sluice: slurm: " << command_problem("salloc", CommandOutput{127, "", ""}) << "\n";
         return false;
       }
+      const std::optional<std::string> hint = slurm_error_hint(text);
       std::cerr << "sluice: slurm: salloc " << salloc.how_it_ended() << " without an allocation of " << count
-                << " node(s):" << tail(log) << "\n(check --partition, --time and --account, and sinfo)\n";
+                << " node(s):" << tail(log) << "\n("
+                << hint.value_or("check --partition, --time and --account, and sinfo") << ")\n";
       return false;
     }
     if (const int sig = take_interrupt()) {
@@ -420,10 +422,12 @@ bool SlurmLauncher::wait_ready(bool* interrupted) {
       }
       all = false;
       if (!s.srun->running()) {
+        const std::optional<std::string> hint = slurm_error_hint(read_end(s.log_file));
         std::cerr << "sluice: slurm: the step for host " << s.host << " on node " << s.node.name << " (srun) "
-                  << s.srun->how_it_ended() << " before sluiced was listening:" << tail(s.log_file)
-                  << "\n(sluiced, its libraries and the run directory " << run_dir_
-                  << " must be reachable at the same paths on every node; see docs/slurm.md)\n";
+                  << s.srun->how_it_ended() << " before sluiced was listening:" << tail(s.log_file) << "\n("
+                  << hint.value_or("sluiced, its libraries and the run directory " + run_dir_ +
+                                   " must be reachable at the same paths on every node; see docs/slurm.md")
+                  << ")\n";
         return false;
       }
     }
@@ -468,15 +472,18 @@ std::optional<std::string> SlurmLauncher::ended() {
   if (job_id_.empty()) return std::nullopt;
   // scontrol keeps an ended job for MinJobAge (300 s by default); squeue forgets it sooner.
   // A job being ended shows COMPLETING first, for up to seconds: its final state (CANCELLED,
-  // TIMEOUT...) is what says why, so wait for it a little.
+  // TIMEOUT...) is what says why, so wait for it a little, in a job of our own. Not inside
+  // one (sbatch): the console is then part of the job being ended, and Slurm kills it
+  // KillWait seconds (5 in many configurations) after its SIGTERM, before it said anything.
   CommandOutput r;
   std::string line;
   std::string state;
-  for (const auto deadline = Clock::now() + kFinalStateWait;;) {
+  const auto wait = own_allocation_ ? kFinalStateWait : 0s;
+  for (const auto deadline = Clock::now() + wait;;) {
     r = run_and_capture({"scontrol", "--oneliner", "show", "job", job_id_}, kAskTimeout);
     line = trim(r.out);
     state = scontrol_field(line, "JobState");
-    if (state != "COMPLETING" || Clock::now() > deadline) break;
+    if (state != "COMPLETING" || Clock::now() >= deadline) break;
     std::this_thread::sleep_for(200ms);
   }
   if (!r.ok() || state.empty()) {
@@ -485,24 +492,35 @@ std::optional<std::string> SlurmLauncher::ended() {
     if (why.find("Invalid job id") != std::string::npos) return "Slurm job " + job_id_ + " has ended (Slurm no longer knows it)";
     return std::nullopt;
   }
-  if (state != "RUNNING" && state != "CONFIGURING" && state != "SUSPENDED" && state != "PENDING") {
-    const std::string meaning = job_state_meaning(state);
-    const std::string reason = scontrol_field(line, "Reason");
+  const std::string reason = scontrol_field(line, "Reason");
+  const auto state_line = [&](const std::string& meaning) {
     return "Slurm job " + job_id_ + " ended: " + state + (meaning.empty() ? "" : ", " + meaning) +
            (reason.empty() || reason == "None" ? "" : " (reason: " + reason + ")");
-  }
+  };
   // Slurm's own line in a step's output says why it ended the step or the job (scancel, the
-  // time limit), where the state above does not (yet): under sbatch the console's own job
-  // may still read RUNNING. The line may trail the failure it caused by a moment.
-  for (const auto deadline = Clock::now() + kStepLineWait;;) {
-    for (const Step& s : steps_) {
-      if (auto why = slurmstepd_ending(read_end(s.log_file))) {
-        return *why + " (the host daemon's step for host " + s.host + "); see " + s.log_file;
+  // time limit), where the state does not (yet): under sbatch the console's own job may
+  // still read RUNNING, or COMPLETING. The line may trail the failure it caused by a moment.
+  const auto step_line = [&]() -> std::optional<std::string> {
+    for (const auto deadline = Clock::now() + kStepLineWait;;) {
+      for (const Step& s : steps_) {
+        if (auto why = slurmstepd_ending(read_end(s.log_file))) {
+          return *why + " (the host daemon's step for host " + s.host + "); see " + s.log_file;
+        }
       }
+      if (Clock::now() > deadline) return std::nullopt;
+      std::this_thread::sleep_for(50ms);
     }
-    if (Clock::now() > deadline) break;
-    std::this_thread::sleep_for(50ms);
+  };
+  if (state == "COMPLETING") {
+    // Being ended, its final state not known yet: the reason, or a step's line, says why.
+    if (reason == "TimeLimit") return state_line(job_state_meaning("TIMEOUT"));
+    if (auto why = step_line()) return "Slurm job " + job_id_ + " is ending: " + *why;
+    return state_line(job_state_meaning(state));
   }
+  if (state != "RUNNING" && state != "CONFIGURING" && state != "SUSPENDED" && state != "PENDING") {
+    return state_line(job_state_meaning(state));
+  }
+  if (auto why = step_line()) return why;
   // The job runs, but a daemon's step ended: it is not started again.
   for (Step& s : steps_) {
     if (s.srun && !s.listening.empty() && !s.srun->running()) {
@@ -543,7 +561,14 @@ void SlurmLauncher::end_steps() {
 
 void SlurmLauncher::release_allocation() {
   const CommandOutput r = run_and_capture({"scancel", job_id_});
-  if (!r.ok()) std::cerr << "sluice: warning: " << command_problem("scancel " + job_id_, r) << "\n";
+  if (!r.ok()) {
+    // The allocation outlives the console then, holding its nodes (with no time limit unless
+    // --time or the partition gave it one): say so, and how to end it.
+    std::cerr << "sluice: warning: " << command_problem("scancel " + job_id_, r) << "\nsluice: warning: Slurm job "
+              << job_id_ << ", the allocation this run asked for, may still hold its nodes; once Slurm answers, "
+              << "release it with: scancel " << job_id_ << " (squeue -j " << job_id_ << " shows it)\n";
+    return;
+  }
   const auto deadline = Clock::now() + kReleaseTimeout;
   while (Clock::now() < deadline) {
     const CommandOutput q = run_and_capture({"squeue", "-h", "-j", job_id_, "-o", "%T"});
@@ -574,12 +599,13 @@ void SlurmLauncher::stop(bool failed) {
                 << " ended during the run (srun " << s.srun->how_it_ended() << (why ? "; " + *why : "") << ")\n";
     }
   }
-  end_steps();
-  if (own_allocation_ && !job_id_.empty()) release_allocation();
-  publish_launched(this, {});  // ended, all of it
+  // The run's secret first: under sbatch, Slurm may kill the console any moment now.
   std::error_code ec;
   if (!token_file_.empty()) fs::remove(token_file_, ec);
   for (const Step& s : steps_) fs::remove(s.ready_file, ec);
+  end_steps();
+  if (own_allocation_ && !job_id_.empty()) release_allocation();
+  publish_launched(this, {});  // ended, all of it
   if (run_dir_.empty()) return;
   if (own_run_dir_ && !failed) {
     fs::remove_all(run_dir_, ec);

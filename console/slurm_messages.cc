@@ -41,4 +41,16 @@ std::optional<std::string> slurmstepd_ending(const std::string& output) {
   return "Slurm ended " + what + " on node " + m[3].str() + " at " + m[4].str() + ": " + why;
 }
 
+std::optional<std::string> slurm_error_hint(const std::string& text) {
+  if (text.find("Unable to contact slurm controller") != std::string::npos) {
+    return "Slurm's controller (slurmctld) does not answer: check that it runs (scontrol ping) and that "
+           "SLURM_CONF, if set, names this cluster's slurm.conf";
+  }
+  if (text.find("has expired") != std::string::npos || text.find("Invalid job id") != std::string::npos) {
+    return "the Slurm job in SLURM_JOB_ID is no longer running (a shell of an allocation that ended): leave "
+           "that shell, or unset SLURM_JOB_ID and SLURM_JOB_NODELIST to have sluice ask for an allocation";
+  }
+  return std::nullopt;
+}
+
 }  // namespace sluice::console

@@ -21,6 +21,12 @@ std::string job_state_meaning(const std::string& state);
 // there is none (the step ended otherwise: its own exit, a signal from outside Slurm).
 std::optional<std::string> slurmstepd_ending(const std::string& output);
 
+// What to do about a Slurm command's error text, when it names a cause of its own: Slurm's
+// controller not answering ("Unable to contact slurm controller"), or a job that is no
+// longer there ("has expired", "Invalid job id": a stale SLURM_JOB_ID). nullopt otherwise,
+// and the caller gives its usual advice.
+std::optional<std::string> slurm_error_hint(const std::string& text);
+
 }  // namespace sluice::console
 
 #endif  // SLUICE_CONSOLE_SLURM_MESSAGES_H_

@@ -34,4 +34,17 @@ TEST(SlurmstepdEnding, OutputWithoutSlurmsLineIsNotReadAsAnEnding) {
 }
 
 }  // namespace
+// salloc's words when slurmctld is down pointed at --partition and --time; a stale
+// SLURM_JOB_ID at the shared paths. Each now names its own cause.
+TEST(SlurmErrorHint, NamesAControllerThatDoesNotAnswerAndAJobThatIsGone) {
+  const auto down = slurm_error_hint(
+      "salloc: error: Job submit/allocate failed: Unable to contact slurm controller (connect failure)");
+  ASSERT_TRUE(down);
+  EXPECT_NE(down->find("slurmctld) does not answer: check that it runs (scontrol ping)"), std::string::npos) << *down;
+  const auto gone = slurm_error_hint("srun: error: Slurm job 23 has expired");
+  ASSERT_TRUE(gone);
+  EXPECT_NE(gone->find("unset SLURM_JOB_ID and SLURM_JOB_NODELIST"), std::string::npos) << *gone;
+  EXPECT_FALSE(slurm_error_hint("salloc: error: invalid partition specified: nosuch"));
+}
+
 }  // namespace sluice::console

@@ -464,6 +464,31 @@ streams:
             check(p.returncode == 130 and "interrupted by SIGINT" in text, "SIGINT mid-run: status 130", text)
         c.nothing_left(job, f"after {how}")
 
+    # Inside sbatch, the job cancelled mid-run (scancel; the time limit takes the same path):
+    # Slurm sends the console SIGTERM with its steps and kills it KillWait (5 s here) later.
+    # The console waited 5 s for the job's final state, and was killed before it said a word,
+    # leaving the run's token on disk (an outside review).
+    out_file = os.path.join(h.dir, "sbatch-cancel.out")
+    run_dir = os.path.join(h.dir, "run-sbatch-cancel")
+    r = c.cmd("sbatch", "--parsable", f"--output={out_file}", f"--chdir={h.source}",
+              f"--export=ALL,SLUICE={h.console},TOPOLOGY={long}",
+              os.path.join(h.source, "examples", "slurm", "mixed.sbatch"), "--run-dir", run_dir)
+    job = r.stdout.strip().split(";")[0]
+    check(r.returncode == 0 and job, "sbatch accepts the long run", r.stderr)
+    h.wait_for(lambda: "launched application" in read(log_of(run_dir, "b"))
+               and "launched application" in read(log_of(run_dir, "a")), 60, "the long run in sbatch to launch")
+    time.sleep(1.0)
+    c.cmd("scancel", job)
+    h.wait_for(lambda: re.search(r"JobState=(CANCELLED|COMPLETED|FAILED|TIMEOUT)",
+                                 c.cmd("scontrol", "show", "job", "-o", job).stdout), 60, "the cancelled job to end")
+    text = read(out_file)
+    check(re.search(rf"sluice: run failed: Slurm job {job} (ended: CANCELLED|is ending: Slurm ended (job|step) {job}\S* "
+                    r"on node n\d at \S+: it was cancelled)", text),
+          "inside sbatch, a job cancelled mid-run is named before Slurm kills the console", text, logs(run_dir))
+    left = [f for f in os.listdir(run_dir) if f.startswith("token-") or f.startswith("ready-")]
+    check(not left, "... and the run's token and ready files are gone", left)
+    c.nothing_left(job, "after the sbatch job was cancelled", wait=15)
+
     # stderr a pipe whose reader goes away (`sluice run ... 2>&1 | head -1`), then SIGHUP (the
     # terminal closed): the console's last words fail with EPIPE instead of killing it (it
     # used to die of SIGPIPE, or of SIGHUP, leaving the allocation and its steps in squeue).
