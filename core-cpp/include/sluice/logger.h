@@ -1,6 +1,7 @@
 // Logger: a filter copy's log, prefixed with filter name, copy and host.
 //
-// Thread safety: safe from any thread; each call writes one whole line to stderr.
+// Thread safety: safe from any thread; each call writes whole lines to stderr: one, or one per
+// line of a message that has several, each with the prefix.
 #ifndef SLUICE_LOGGER_H_
 #define SLUICE_LOGGER_H_
 

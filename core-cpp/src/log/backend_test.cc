@@ -52,6 +52,19 @@ TEST_F(LogBackend, FilterLinesAreBracketedPrefixLevelMessage) {
   EXPECT_EQ(out, "[count#1@b] warn: slow consumer\n[count#1@b] info: hello\n");
 }
 
+// A message of several lines: each line its own prefixed line (continuation lines came out
+// bare, and could not be told apart by grep or by the console that forwards them).
+TEST_F(LogBackend, EachLineOfAMessageCarriesThePrefix) {
+  Logger::set_level(LogLevel::kInfo);
+  const std::string out = captured_stderr([] {
+    Logger("m#0@local").info("line one\nline two\r\n");
+    Logger("m#0@local").warn("\nafter an empty line");
+  });
+  EXPECT_EQ(out,
+            "[m#0@local] info: line one\n[m#0@local] info: line two\n"
+            "[m#0@local] warn: \n[m#0@local] warn: after an empty line\n");
+}
+
 TEST_F(LogBackend, ProcessLinesHaveUtcTimeNamePidAndLevel) {
   Logger::set_level(LogLevel::kInfo);
   set_process_name("sluiced");

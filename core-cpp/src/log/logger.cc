@@ -28,8 +28,17 @@ const char* log_output::level_name(LogLevel level) {
 
 void Logger::log(LogLevel level, std::string_view message) const {
   if (!logging::enabled(level)) return;
-  logging::filter_line(level, prefix_, message);
-  if (log_output::Sink* s = sink.load(std::memory_order_acquire)) s->line(level, prefix_, message);
+  // A message of several lines is a prefixed line each: every line of a filter's output can be
+  // told by its [name#copy@host], by grep and by the console that forwards it.
+  for (;;) {
+    const std::size_t end = message.find('\n');
+    std::string_view line = message.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    logging::filter_line(level, prefix_, line);
+    if (log_output::Sink* s = sink.load(std::memory_order_acquire)) s->line(level, prefix_, line);
+    if (end == std::string_view::npos || end + 1 == message.size()) return;  // a last newline ends it
+    message.remove_prefix(end + 1);
+  }
 }
 
 void log_output::set_clear_line_first(bool clear) { clear_first.store(clear); }

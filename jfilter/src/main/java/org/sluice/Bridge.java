@@ -270,7 +270,45 @@ final class Bridge {
       return b.toString();
     }
     String s = text.toString();
-    return s.endsWith(System.lineSeparator()) ? s.substring(0, s.length() - System.lineSeparator().length()) : s;
+    return foldRepeats(s.endsWith(System.lineSeparator()) ? s.substring(0, s.length() - System.lineSeparator().length()) : s);
+  }
+
+  // A run of the same frames (a StackOverflowError's recursion: a thousand times one line, or
+  // a cycle of a few) is written once, then how often it repeats, so that the error's first
+  // line does not scroll away from the console.
+  static String foldRepeats(String trace) {
+    String[] lines = trace.split("\\R", -1);
+    StringBuilder out = new StringBuilder(Math.min(trace.length(), 1 << 16));
+    for (int i = 0; i < lines.length; ) {
+      int period = 0;
+      int times = 1;
+      for (int p = 1; p <= 4 && period == 0; ++p) {
+        int n = 1;
+        while (i + (n + 1) * p <= lines.length && sameBlock(lines, i, i + n * p, p)) ++n;
+        if (n >= 3) {
+          period = p;
+          times = n;
+        }
+      }
+      int take = period == 0 ? 1 : period;
+      for (int k = 0; k < take; ++k) {
+        if (out.length() > 0) out.append(System.lineSeparator());
+        out.append(lines[i + k]);
+      }
+      if (period != 0) {
+        out.append(System.lineSeparator()).append("\t... (the ").append(period == 1 ? "line" : period + " lines")
+            .append(" above repeated ").append(times - 1).append(" more times)");
+      }
+      i += take * times;
+    }
+    return out.toString();
+  }
+
+  private static boolean sameBlock(String[] lines, int a, int b, int length) {
+    for (int k = 0; k < length; ++k) {
+      if (!lines[a + k].equals(lines[b + k])) return false;
+    }
+    return true;
   }
 
   private static String notFound(String className, String[] classpath) {

@@ -1,9 +1,9 @@
 package org.sluice;
 
 /**
- * A filter copy's log: each message becomes one line on standard error, prefixed with the
- * filter's name, copy and host ({@code [count#1@a] warn: ...}), next to the lines of C++
- * filters. Messages below the process-wide level (environment variable {@code SLUICE_LOG}:
+ * A filter copy's log: each message becomes one line on standard error (a message of several
+ * lines, one line each), prefixed with the filter's name, copy and host
+ * ({@code [count#1@a] warn: ...}), next to the lines of C++ filters. Messages below the process-wide level (environment variable {@code SLUICE_LOG}:
  * debug, info, warn or error; default info) are dropped.
  *
  * <p>Safe to use from any thread, and after the unit of work.

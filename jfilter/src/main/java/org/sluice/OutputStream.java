@@ -85,8 +85,9 @@ public final class OutputStream {
    * Afterwards the buffer is no longer yours.
    *
    * @param buffer a buffer you own, with {@code size() <= bufferSize()}
-   * @throws SluiceException when the buffer is larger than the stream's buffer size, or when
-   *     called after {@code process} returned (end of work was already sent)
+   * @throws SluiceException when the buffer is larger than the stream's buffer size (the buffer
+   *     is then still yours: close it, or make it smaller and write it again), or when called
+   *     after {@code process} returned (end of work was already sent)
    * @throws AbortedException when the run is being stopped; let it propagate
    * @throws IllegalStateException when the buffer was already written or closed, or belongs to
    *     another filter copy, or the stream belongs to an earlier unit of work, or on another
@@ -99,6 +100,14 @@ public final class OutputStream {
     // The handle goes first: once the native write has taken the block, the buffer is no
     // longer the filter's, even when the write then fails.
     long h = buffer.take(peer);
+    if (buffer.size > bufferSize) {
+      // Refused before the native side takes the block, as C++ leaves a refused buffer with
+      // its caller: the filter may still split the data it holds.
+      buffer.handle = h;
+      throw new SluiceException("write of a " + buffer.size + "-byte buffer to output '" + name
+          + "' whose buffer_size is " + bufferSize + " bytes; raise the stream's buffer_size or split the data"
+          + " (the buffer is still yours)");
+    }
     long next = nWrite(stream, h, buffer.size, buffer.key, wantSpare);
     if (next != 0) {
       Buffer s = peer.lent(next);

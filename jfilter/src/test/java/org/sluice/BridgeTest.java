@@ -1,6 +1,7 @@
 package org.sluice;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -80,6 +81,45 @@ class BridgeTest {
         + "java.lang.IllegalStateException)"), trace);
     assertTrue(trace.contains("\tat org.sluice.BridgeTest.aStackTraceWhoseDescriptionThrowsStillNamesItsClassAndFrames("),
         trace);
+  }
+
+  static int recurse(int depth) {
+    return recurse(depth + 1) + 1;
+  }
+
+  static int pingA(int depth) {
+    return pingB(depth + 1) + 1;
+  }
+
+  static int pingB(int depth) {
+    return pingA(depth + 1) + 1;
+  }
+
+  // A StackOverflowError printed about a thousand identical frames (an outside review): the
+  // error's own line scrolled away. A run of one line, or of a short cycle, is written once.
+  @Test
+  void aStackOverflowsRecursionIsWrittenOnceWithHowOftenItRepeats() {
+    for (boolean cycle : new boolean[] {false, true}) {
+      StackOverflowError e = null;
+      try {
+        if (cycle) {
+          pingA(0);
+        } else {
+          recurse(0);
+        }
+      } catch (StackOverflowError thrown) {
+        e = thrown;
+      }
+      assertNotNull(e);
+      String trace = Bridge.stackTrace(e);
+      String[] lines = trace.split("\\R");
+      assertTrue(lines.length < 20, () -> lines.length + " lines: " + trace.substring(0, Math.min(2000, trace.length())));
+      assertEquals("java.lang.StackOverflowError", lines[0]);
+      assertTrue(trace.matches("(?s).*\tat org\\.sluice\\.BridgeTest\\.(recurse|pingA|pingB)\\(BridgeTest\\.java:\\d+\\)\\R"
+          + "(\tat .*\\R)?\t\\.\\.\\. \\(the (line|2 lines) above repeated \\d{3,} more times\\).*"), trace);
+    }
+    assertEquals("a\nb\nb", Bridge.foldRepeats("a\nb\nb"), "two alike are left as they are");
+    assertEquals("a\nb\n\t... (the line above repeated 2 more times)\nc", Bridge.foldRepeats("a\nb\nb\nb\nc"));
   }
 
   @Test
