@@ -108,6 +108,23 @@ def test(h):
           "sluiced with a --ready-file it cannot write: status 1, named, without saying it listened",
           p.returncode, p.stderr)
 
+    # Under systemd, stderr is the journal's stream (JOURNAL_STREAM names its device and
+    # inode): each line leads with its syslog priority, so that journald files an error as an
+    # error (`journalctl -p err`); elsewhere, nothing is added.
+    journal = os.path.join(h.dir, "journal")
+    missing = ["--listen", "127.0.0.1:0", "--token-file", os.path.join(h.dir, "no-token")]
+    with open(journal, "w+") as f:
+        st = os.fstat(f.fileno())
+        subprocess.run([h.sluiced] + missing, stdout=f, stderr=f, timeout=10,
+                       env=dict(os.environ, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
+        f.seek(0)
+        text = f.read()
+    check(re.match(r"<3>\S+Z sluiced\[\d+\] \[error\] token file '", text),
+          "with stderr the journal's stream, sluiced's lines lead with their syslog priority (<3> an error)", text)
+    p = run([h.sluiced] + missing, env=dict(os.environ, JOURNAL_STREAM="1:2"))
+    check(p.returncode == 1 and re.match(r"\S+Z sluiced\[\d+\] \[error\] token file '", p.stderr),
+          "... and without it (JOURNAL_STREAM naming another file), none", p.stderr)
+
     # sluice submit and sluice stop pointed at a host daemon: named as such, status 4, and
     # the daemon goes on (submit said "serve closed the connection before the unit ended").
     for args in (("submit", d.address, "--work", "x"), ("stop", d.address)):

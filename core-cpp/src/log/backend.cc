@@ -1,9 +1,11 @@
 #include "log/backend.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -50,6 +52,37 @@ class LevelFlag final : public spdlog::custom_flag_formatter {
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<LevelFlag>(); }
 };
 
+// Whether stderr is the systemd journal's stream: systemd sets JOURNAL_STREAM ("DEV:INODE")
+// for a service whose output goes to the journal, naming that stream's file. Read once.
+bool stderr_is_journal() {
+  static const bool journal = [] {
+    const char* value = std::getenv("JOURNAL_STREAM");
+    struct stat st;
+    unsigned long long dev = 0;
+    unsigned long long ino = 0;
+    return value != nullptr && std::sscanf(value, "%llu:%llu", &dev, &ino) == 2 && ::fstat(STDERR_FILENO, &st) == 0 &&
+           dev == static_cast<unsigned long long>(st.st_dev) && ino == static_cast<unsigned long long>(st.st_ino);
+  }();
+  return journal;
+}
+
+// %^ : "<3>", "<4>", "<6>", "<7>" (sd-daemon(3)'s SD_ERR, SD_WARNING, SD_INFO, SD_DEBUG) when
+// stderr is the journal's stream, so that journald files each line at its level (`journalctl
+// -p warning` finds the warnings); nothing otherwise.
+class JournalPriorityFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    if (!stderr_is_journal()) return;
+    switch (from_spdlog(msg.level)) {
+      case LogLevel::kDebug: return append(dest, "<7>");
+      case LogLevel::kInfo: return append(dest, "<6>");
+      case LogLevel::kWarn: return append(dest, "<4>");
+      case LogLevel::kError: return append(dest, "<3>");
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JournalPriorityFlag>(); }
+};
+
 // %~ : "\r\033[K" while the console draws a progress line on this terminal.
 class ClearLineFlag final : public spdlog::custom_flag_formatter {
  public:
@@ -69,7 +102,7 @@ class StderrLineSink final : public spdlog::sinks::base_sink<std::mutex> {
  public:
   explicit StderrLineSink(const std::string& pattern) {
     auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-    formatter->add_flag<LevelFlag>('*').add_flag<ClearLineFlag>('~').set_pattern(pattern);
+    formatter->add_flag<LevelFlag>('*').add_flag<ClearLineFlag>('~').add_flag<JournalPriorityFlag>('^').set_pattern(pattern);
     set_formatter_(std::move(formatter));
   }
 
@@ -87,18 +120,18 @@ class StderrLineSink final : public spdlog::sinks::base_sink<std::mutex> {
 
 // The logger name (%n) carries the filter's prefix or the process's name.
 StderrLineSink& filter_sink() {
-  static StderrLineSink sink("%~[%n] %*: %v");
+  static StderrLineSink sink("%^%~[%n] %*: %v");
   return sink;
 }
 // A process line: "2026-11-21T12:57:12.397Z sluiced[27273] [warn] message".
 constexpr char kProcessLine[] = "%Y-%m-%dT%H:%M:%S.%eZ %n[%P] [%*] %v";
 
 StderrLineSink& process_sink() {
-  static StderrLineSink sink(std::string("%~") + kProcessLine);
+  static StderrLineSink sink(std::string("%^%~") + kProcessLine);
   return sink;
 }
 StderrLineSink& plain_sink() {
-  static StderrLineSink sink("%~%v");
+  static StderrLineSink sink("%^%~%v");
   return sink;
 }
 

@@ -11,7 +11,9 @@
 // the message is followed by four spaces, other control characters (but tab) are written as
 // \xNN, so text a peer chose (a name it offered) cannot forge lines or send terminal
 // escapes. A filter's own lines are written as the filter logged them.
-// Each line starts with "\r\033[K" while the console draws a progress line (log_output.h).
+// Each line starts with "\r\033[K" while the console draws a progress line (log_output.h), and
+// with its syslog priority ("<4>" for a warning) when stderr is the systemd journal's stream
+// (JOURNAL_STREAM names it), so that journald files it at its level.
 //
 // The level: the environment variable SLUICE_LOG (debug, info, warn, error; default info),
 // read once; SLUICE_LOG_LEVEL, its older name, is still read when SLUICE_LOG is not set, with
