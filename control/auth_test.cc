@@ -14,6 +14,21 @@
 
 namespace {
 
+// A directory made for the test holding a private (0600) token of the shortest allowed
+// length, 'k' repeated; returns the token file's path.
+std::string private_token_in(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/token";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  EXPECT_NE(f, nullptr) << path;
+  if (f != nullptr) {
+    std::fputs((std::string(sluice::control::kMinTokenBytes, 'k') + "\n").c_str(), f);
+    std::fclose(f);
+  }
+  ::chmod(path.c_str(), 0600);
+  return path;
+}
+
 TEST(TokenFile, MissingFileSaysToCopyTheDaemonsTokenFirst) {
   const std::string path = ::testing::TempDir() + "/sluice-no-such-token";
   try {
@@ -82,13 +97,7 @@ TEST(TokenFile, AShortTokenIsRefused) {
 // their token in its place); a sticky one, as /tmp, is fine.
 TEST(TokenFile, ADirectoryOthersMayWriteToIsRefusedUnlessSticky) {
   const std::string dir = ::testing::TempDir() + "/sluice-open-dir-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  const std::string path = dir + "/token";
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  std::fputs((std::string(sluice::control::kMinTokenBytes, 'k') + "\n").c_str(), f);
-  std::fclose(f);
-  ::chmod(path.c_str(), 0600);
+  const std::string path = private_token_in(dir);
   ::chmod(dir.c_str(), 0777);
   try {
     sluice::control::read_token_file(path);
@@ -113,13 +122,7 @@ TEST(TokenFile, AFileOrDirectoryAnotherUserOwnsIsRefused) {
   ASSERT_EQ(::geteuid(), 0u) << "needs root, to give a file to another user (make test runs as root)";
   constexpr uid_t kOther = 65534;  // nobody
   const std::string dir = ::testing::TempDir() + "/sluice-owned-dir-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  const std::string path = dir + "/token";
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  std::fputs((std::string(sluice::control::kMinTokenBytes, 'k') + "\n").c_str(), f);
-  std::fclose(f);
-  ::chmod(path.c_str(), 0600);
+  const std::string path = private_token_in(dir);
   ::chmod(dir.c_str(), 0755);
   // What reading it says: the refusal, or the token.
   const auto refusal = [&] {
