@@ -134,7 +134,7 @@ TEST(TokenFile, AFileOrDirectoryAnotherUserOwnsIsRefused) {
   };
   ASSERT_EQ(::chown(path.c_str(), kOther, static_cast<gid_t>(-1)), 0);
   std::string message = refusal();
-  EXPECT_NE(message.find("token file '" + path + "' belongs to nobody, not to root (who runs this) or root"),
+  EXPECT_NE(message.find("token file '" + path + "' belongs to nobody, not to root (who runs this): its owner could replace it"),
             std::string::npos) << message;
   EXPECT_NE(message.find("chown root " + path), std::string::npos) << message;
 
@@ -146,6 +146,38 @@ TEST(TokenFile, AFileOrDirectoryAnotherUserOwnsIsRefused) {
   ASSERT_EQ(::chown(dir.c_str(), 0, static_cast<gid_t>(-1)), 0);
   EXPECT_EQ(refusal(), std::string(sluice::control::kMinTokenBytes, 'k'));
   std::filesystem::remove_all(dir);
+}
+
+// Symlinks on the way count too: a link of this user's that leads into a directory another
+// user owns, and a link another user owns (they may point it elsewhere), are refused.
+TEST(TokenFile, ASymlinkIntoAnotherUsersDirectoryOrOfAnotherUserIsRefused) {
+  ASSERT_EQ(::geteuid(), 0u) << "needs root, to give a file to another user (make test runs as root)";
+  constexpr uid_t kOther = 65534;  // nobody
+  const std::string base = ::testing::TempDir() + "/sluice-linked-" + std::to_string(::getpid());
+  const std::string theirs = base + "/theirs";
+  const std::string target = private_token_in(theirs);
+  ASSERT_EQ(::chown(theirs.c_str(), kOther, static_cast<gid_t>(-1)), 0);
+  const std::string mine = base + "/mine";
+  std::filesystem::create_directories(mine);
+  const std::string link = mine + "/token";
+  std::filesystem::create_symlink(target, link);
+  const auto refusal = [](const std::string& path) {
+    try {
+      return sluice::control::read_token_file(path);
+    } catch (const sluice::Error& e) {
+      return std::string(e.what());
+    }
+  };
+  std::string message = refusal(link);
+  const std::string real = std::filesystem::canonical(theirs).string();
+  EXPECT_NE(message.find("is in a directory that belongs to nobody ('" + real + "')"), std::string::npos) << message;
+
+  ASSERT_EQ(::chown(theirs.c_str(), 0, static_cast<gid_t>(-1)), 0);
+  EXPECT_EQ(refusal(link), std::string(sluice::control::kMinTokenBytes, 'k')) << "all of it root's or this user's";
+  ASSERT_EQ(::lchown(link.c_str(), kOther, static_cast<gid_t>(-1)), 0);
+  message = refusal(link);
+  EXPECT_NE(message.find("is a symbolic link that belongs to nobody ('" + link + "')"), std::string::npos) << message;
+  std::filesystem::remove_all(base);
 }
 
 }  // namespace
