@@ -16,6 +16,7 @@
 #include "console/exit_codes.h"
 #include "sluice/error.h"
 #include "text/shortened.h"
+#include "tls/trusted_file.h"
 #include "topology/suggest.h"
 
 namespace sluice::console {
@@ -173,21 +174,17 @@ std::string failure_text(const Failure& f) {
 
 namespace {
 
-// Opens --metrics FILE for writing (`how`: O_TRUNC or O_APPEND), creating it 0644. A symlink
-// there is followed only when it is this user's or root's: one that another user planted
-// (in a shared directory) would have the console overwrite a file of this user's choosing
-// through it (an outside review did). Throws for such a link; -1 with errno otherwise.
+// Opens --metrics FILE for writing (`how`: O_TRUNC or O_APPEND), creating it 0644: not through
+// a symbolic link another user owns, at FILE or on the way to it (tls/trusted_file.h), which
+// would have the console overwrite a file of their choosing (an outside review did). Throws
+// for such a link; -1 with errno otherwise.
 int open_metrics(const std::string& path, int how) {
-  struct stat st;
-  int nofollow = O_NOFOLLOW;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    if (st.st_uid != ::geteuid() && st.st_uid != 0) {
-      throw Error("cannot write metrics to '" + path + "': it is a symbolic link that belongs to another user (uid " +
-                  std::to_string(st.st_uid) + "), not followed; remove it, or write the metrics elsewhere");
-    }
-    nofollow = 0;  // this user's own link: it points where they meant
+  try {
+    tls::check_output_path(path, "--metrics");
+  } catch (const Error& e) {
+    throw Error(std::string("cannot write metrics: ") + e.what());
   }
-  return ::open(path.c_str(), O_WRONLY | O_CREAT | how | nofollow | O_CLOEXEC, 0644);
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | how | O_CLOEXEC, 0644);
 }
 
 }  // namespace

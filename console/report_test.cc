@@ -154,10 +154,17 @@ TEST(MetricsJson, ASymlinkAnotherUserPlantedIsNotFollowed) {
       }
       ADD_FAILURE() << "a link of another user's was followed";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("is a symbolic link that belongs to another user (uid 65534), not followed"),
+      EXPECT_NE(std::string(e.what()).find("--metrics '" + link + "' is a symbolic link that belongs to nobody ('" +
+                                           link + "'), not to root (who runs this), not followed"),
                 std::string::npos) << e.what();
     }
   }
+  // A link of theirs to a directory, on the way to FILE, leads them where they choose too.
+  const std::string linked_dir = (dir / "their-dir").string();
+  std::filesystem::create_symlink(dir, linked_dir);
+  ASSERT_EQ(::lchown(linked_dir.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  EXPECT_THROW(check_metrics_writable(linked_dir + "/important.txt"), Error);
+  EXPECT_THROW(write_metrics_json(RunReport{}, linked_dir + "/important.txt"), Error);
   std::ifstream in(target);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "keep me\n");
   ASSERT_EQ(::lchown(link.c_str(), 0, static_cast<gid_t>(-1)), 0);

@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/error.h"
+#include "tls/trusted_file.h"
+
 namespace sluice::console {
 
 namespace {
@@ -27,6 +30,14 @@ ResultsFile::ResultsFile(std::string path) : path_(std::move(path)) {
   if (path_.empty()) return;
   if (path_ == "-") {
     file_ = stdout;
+    return;
+  }
+  // Not through a symbolic link another user owns (at FILE or on the way to it), which would
+  // have results written over a file of their choosing (an outside review did).
+  try {
+    tls::check_output_path(path_, "--results");
+  } catch (const Error& e) {
+    error_ = e.what();
     return;
   }
   struct stat st{};

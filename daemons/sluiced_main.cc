@@ -48,6 +48,7 @@
 #include "daemons/host_daemon.h"
 #include "daemons/log.h"
 #include "os/replace_file.h"
+#include "tls/trusted_file.h"
 #include "http/listen_address.h"
 #include "sluice/error.h"
 #include "sluice/version.h"
@@ -175,6 +176,7 @@ int main(int argc, char** argv) {
     const std::string ready_line = daemon.bound_address() + "\n";
     if (!ready_file.empty()) {
       try {
+        sluice::tls::check_output_path(ready_file, "ready file");
         sluice::os::replace_file(ready_file, ready_line, 0644);
       } catch (const std::exception& e) {
         throw sluice::Error(std::string("--ready-file: ") + e.what());

@@ -218,7 +218,7 @@ def test(h):
     os.chmod(open_ca, 0o666)
     p = subprocess.run([h.sluiced, "--listen", "127.0.0.1:0", "--cert", daemon_cert[0], "--key", daemon_cert[1],
                         "--ca", open_ca], capture_output=True, text=True, timeout=10)
-    check(p.returncode != 0 and f"CA certificate (--ca) '{open_ca}' may be written by other users (mode 666)" in p.stderr
+    check(p.returncode != 0 and f"CA certificate (--ca) '{open_ca}' may be written by other users ('{open_ca}', mode 666)" in p.stderr
           and f"chmod o-w {open_ca}" in p.stderr, "sluiced refuses a CA file that others may write to", p.stderr)
     x = h.start("x", args=Pki.options(expired, ca))
     check(f"certificate '{expired[0]}' (--cert) expired on" in x.text(), "sluiced warns that its certificate expired",

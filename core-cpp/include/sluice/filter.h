@@ -45,7 +45,14 @@ namespace detail {
 // inline read and write, their classes' layout) is part of these symbols' names: a filter
 // library built against other headers then fails to load, with a message that says to
 // rebuild it, instead of calling into the runtime the wrong way.
+// So is libstdc++'s std::string: a library built with -D_GLIBCXX_USE_CXX11_ABI=0 (the old,
+// copy-on-write string) would hand the runtime strings it reads wrongly, so its symbols get
+// another name, which this runtime (built with the new string) does not define.
+#if defined(_GLIBCXX_USE_CXX11_ABI) && !_GLIBCXX_USE_CXX11_ABI
+#define SLUICE_FILTER_ABI filter_abi_5_old_string
+#else
 #define SLUICE_FILTER_ABI filter_abi_5  // runtime use: the namespace below, and the JNI bridge's
+#endif
 inline namespace SLUICE_FILTER_ABI {
 // Adds a class to the registry of the shared library being loaded (or of the program
 // itself, for filters linked into it). Used by SLUICE_FILTER; returns true.

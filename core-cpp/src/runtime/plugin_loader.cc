@@ -142,6 +142,9 @@ void load(const std::string& library, const std::string& path) {
     const bool undefined = undefined_at != std::string::npos;
     std::string hint =
         !undefined ? not_a_library_hint(library)
+        : reason.find("_old_string", undefined_at) != std::string::npos
+            ? "; it was built with -D_GLIBCXX_USE_CXX11_ABI=0 (libstdc++'s old std::string), which this sluice "
+              "cannot share strings with: rebuild it without that definition"
         : reason.find("register_filter", undefined_at) != std::string::npos
             ? "; it was built against the headers of another sluice version (sluice/filter.h): rebuild it "
               "against this one (" SLUICE_VERSION ")"

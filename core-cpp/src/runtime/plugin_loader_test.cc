@@ -102,6 +102,15 @@ TEST(PluginLoader, ALibraryBuiltAgainstOtherHeadersSaysToRebuildIt) {
                              "rebuild it against this one"}));
 }
 
+// A library built with libstdc++'s old std::string passed validate and then failed in
+// process with "basic_string::_S_create" (an outside review): it is refused at load, saying why.
+TEST(PluginLoader, ALibraryBuiltWithTheOldStdStringSaysToRebuildWithoutIt) {
+  const std::string message = load_error(SLUICE_OLD_STRING_ABI_LIB, "BuiltWithTheOldString");
+  EXPECT_TRUE(Says(message, {"cannot load filter library '" SLUICE_OLD_STRING_ABI_LIB "'",
+                             "it was built with -D_GLIBCXX_USE_CXX11_ABI=0 (libstdc++'s old std::string)",
+                             "rebuild it without that definition"}));
+}
+
 TEST(PluginLoader, TheExamplesLibraryRegistersItsFilters) {
   const FilterFactory factory = find_filter_factory(SLUICE_EXAMPLES_LIB, "WordCount");
   ASSERT_NE(factory, nullptr);

@@ -1,9 +1,18 @@
-// Who may change the files that decide whom a daemon or console trusts: a token, a private
-// key, a CA certificate. Checked the way OpenSSH's StrictModes checks authorized_keys: the
-// file and every directory above it must belong to this process's user or to root, and none
-// may be writable by all users (a world-writable directory with the sticky bit, /tmp, is
-// fine: others cannot replace what is in it; a group-writable one is its owner's choice). Otherwise another local user could put their
-// own token or CA in place and, at the next start, run code as this user.
+// Paths another local user could redirect.
+//
+// check_trusted_file: who may change the files that decide whom a daemon or console trusts (a
+// token, a private key, a CA certificate). Checked the way OpenSSH's StrictModes checks
+// authorized_keys: the file and every directory above it, as named and where its symbolic
+// links really lead, and each such link, must belong to this process's user or to root, and
+// none may be writable by other users: not by all (a world-writable directory with the sticky
+// bit, /tmp, is fine: others cannot replace what is in it), nor by a group with anyone else in
+// it (a user's private group is fine). Otherwise another local user could put their own token
+// or CA in place and, at the next start, run code as this user.
+//
+// check_output_path: a file sluice writes at a path the user gave (--metrics, --results,
+// --ready-file) must not be reached through a symbolic link another user owns, at the file
+// itself or at a directory on the way: through one planted in a shared directory, the console
+// would write over a file of that user's choosing. Links of this user's or root's are followed.
 #ifndef SLUICE_TLS_TRUSTED_FILE_H_
 #define SLUICE_TLS_TRUSTED_FILE_H_
 
@@ -11,11 +20,15 @@
 
 namespace sluice::tls {
 
-// Throws sluice::Error naming `what` ("token file", "private key '--key'", ...), the file or
-// directory at fault, its owner or mode, and the command that fixes it. A path that does not
-// exist passes (the caller reports that in its own words). `secret`: the file must also not
-// be readable by other users (mode & 007).
+// Throws sluice::Error naming `what` ("token file", "private key (--key)", ...), the file,
+// directory or link at fault, its owner or mode, and the command that fixes it. A path that
+// does not exist passes (the caller reports that in its own words). `secret`: the file must
+// also not be readable by other users (mode & 007; its group may read it, on purpose).
 void check_trusted_file(const std::string& path, const std::string& what, bool secret);
+
+// Throws sluice::Error "<what> '<path>' is (reached through) a symbolic link that belongs to
+// <user> ('<link>'), not followed; ..." for such a link; a path that does not exist yet passes.
+void check_output_path(const std::string& path, const std::string& what);
 
 }  // namespace sluice::tls
 
