@@ -107,6 +107,39 @@ TEST_F(ResultsFileTest, AFifoIsWrittenInPlace) {
   EXPECT_EQ(listing(), "fifo ");
 }
 
+// A symlink another user planted at FILE, or at a directory on the way (a shared directory):
+// `sluice submit --results FILE` wrote the unit's results over the file it led to (an outside
+// review overwrote its victim's ~/.bashrc). Refused before anything is sent; this user's own
+// link is followed, as before.
+TEST_F(ResultsFileTest, ASymlinkAnotherUserOwnsIsNotFollowed) {
+  ASSERT_EQ(::geteuid(), 0u) << "needs root, to give a link to another user (make test runs as root)";
+  const std::string target = path("bashrc");
+  put(target, "precious");
+  const std::string link = path("out.raw");
+  fs::create_symlink(target, link);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  const std::string dir_link = path("their-dir");
+  fs::create_symlink(dir_, dir_link);
+  ASSERT_EQ(::lchown(dir_link.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  for (const std::string& file : {link, dir_link + "/bashrc"}) {
+    ResultsFile results(file);
+    EXPECT_FALSE(results.ok()) << file;
+    EXPECT_NE(results.error().find("belongs to nobody"), std::string::npos) << results.error();
+    EXPECT_NE(results.error().find("not followed"), std::string::npos) << results.error();
+    EXPECT_TRUE(results.write("overwritten"));  // counted, written nowhere
+    EXPECT_FALSE(results.commit());
+  }
+  EXPECT_EQ(contents(target), "precious");
+  ASSERT_EQ(::lchown(link.c_str(), 0, static_cast<gid_t>(-1)), 0);
+  {
+    ResultsFile results(link);
+    ASSERT_TRUE(results.ok()) << results.error();
+    ASSERT_TRUE(results.write("mine"));
+    EXPECT_TRUE(results.commit());
+  }
+  EXPECT_EQ(contents(target), "mine") << "this user's own link is followed";
+}
+
 TEST_F(ResultsFileTest, AMissingDirectoryIsAnErrorBeforeAnythingIsSent) {
   ResultsFile results(path("no-such-dir/results"));
   EXPECT_FALSE(results.ok());
