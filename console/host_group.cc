@@ -236,6 +236,7 @@ void HostGroup::handle(const HostEvent& e, Envelope::BodyCase want, std::uint64_
       stats_.store(e.host, m.progress().streams());
       stats_.store_activity(e.host, c.name(), m.progress().copies());
       stats_.store_in_flight(e.host, c.name(), m.progress().in_flight());
+      if (m.progress().final()) stats_.mark_final(e.host);  // its answer to abort: nothing follows
       return;
     case Envelope::kUnitDone:
       stats_.store(e.host, m.unit_done().streams());

@@ -477,7 +477,11 @@ int AppDaemon::run() {
         // shorter than a progress report's 500 ms has sent none), so that the summary counts
         // its share, then out at once (sluiced signals the group if this does not end).
         dlog::info("aborted by the console: " + m.abort().reason());
-        if (engine_) send(progress_report());
+        if (engine_) {
+          Envelope last = progress_report();
+          last.mutable_progress()->set_final(true);
+          send(last);
+        }
         quit(1);
       }
       case Envelope::kShutdown: {
