@@ -119,7 +119,9 @@ TEST(ForeignThread, AStreamUsedFromAThreadTheFilterStartedIsRefusedAndNamed) {
 TEST_F(CrashDeathTest, AnUncaughtRefusalOnAThreadTheFilterStartedNamesTheCopy) {
   EXPECT_EXIT(run(foreign_writer("catch: false")), ::testing::KilledBySignal(SIGABRT),
               "used its output 'out' \\(w.out -> sink.in\\) from a thread that is not the copy's own(.|\n)*"
-              "sluice: filter 'w' copy 0 on host local crashed with SIGABRT in process \\(unit of work 0\\)\n");
+              "sluice: filter 'w' copy 0 on host local crashed with SIGABRT in process \\(unit of work 0\\) "
+              "\\(std::terminate: an exception nothing caught: filter 'w' copy 0 used its output 'out' "
+              "\\(w.out -> sink.in\\) from a thread that is not the copy's own");
 }
 
 // A copy's task stack is as large as a thread's (8 MiB): a filter with a 2 MiB frame runs as

@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <string>
 #include <cstring>
 #include <mutex>
 
@@ -187,6 +191,36 @@ bool at_stack_pointer(int sig, const siginfo_t* info, const void* context) {
   return fault + kNear >= sp && fault <= sp + kNear;
 }
 
+// What std::terminate was given, for the SIGABRT line that follows it: written by
+// on_terminate (ordinary code, before it aborts), read by the signal handler. Across hosts it is
+// the only place the reason reaches the console (the default terminate handler's words go to
+// the host's log alone).
+char terminate_note[480];
+std::atomic<bool> terminate_noted{false};
+std::terminate_handler previous_terminate = nullptr;
+
+void on_terminate() {
+  std::string what;
+  if (const std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = std::string("an exception nothing caught: ") + x.what();
+    } catch (...) {
+      what = "an exception nothing caught, of a type not derived from std::exception";
+    }
+  } else {
+    what = "called with no exception (a std::thread destroyed while joinable, say)";
+  }
+  for (char& c : what) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';  // one line
+  }
+  std::snprintf(terminate_note, sizeof terminate_note, "%s", what.c_str());
+  terminate_noted.store(true, std::memory_order_release);
+  if (previous_terminate != nullptr) previous_terminate();  // libstdc++'s: says it on stderr, aborts
+  std::abort();
+}
+
 void on_crash(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const pid_t self = thread_id();
@@ -279,6 +313,7 @@ bool install_handlers() {
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     ::sigemptyset(&action.sa_mask);
     for (int sig : kSignals) ::sigaction(sig, &action, nullptr);
+    previous_terminate = std::set_terminate(on_terminate);
     installed.store(true, std::memory_order_release);
   });
   return installed.load(std::memory_order_acquire);
@@ -299,7 +334,12 @@ std::size_t format_line(char* out, std::size_t size, int sig, const CopyRecord* 
   }
   if (stack_overflow) n.add(" (stack overflow: recursion too deep, or a local array larger than the stack)");
   what[n.length()] = '\0';
-  return format_event_line(out, size, what, record);
+  const std::size_t length = format_event_line(out, size, what, record);
+  if (sig != SIGABRT || !terminate_noted.load(std::memory_order_acquire) || length == 0) return length;
+  // After the line, in place of its newline: why std::terminate aborted.
+  LineWriter w(out + length - 1, size - (length - 1));
+  w.add(" (std::terminate: ").add(terminate_note).add(")").end_line();
+  return length - 1 + w.length();
 }
 
 std::size_t format_event_line(char* out, std::size_t size, const char* what, const CopyRecord* record) {

@@ -141,5 +141,21 @@ TEST(CrashHandlersDeathTest, AreInstalledOnceWhereThereAreNone) {
       ::testing::KilledBySignal(SIGBUS), "^sluice: crashed with SIGBUS outside any filter \\(thread '[^']+', tid [0-9]+\\)\n$");
 }
 
+// An exception nothing caught (a filter's own thread that misused a stream, say) ends in
+// std::terminate and SIGABRT: the line says why, which across hosts is the only place the
+// console learns it (an outside review saw "crashed with SIGABRT" alone).
+TEST(CrashHandlersDeathTest, AnExceptionNothingCaughtIsNamedOnTheAbortLine) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        no_core_dump();
+        if (!install_handlers()) std::exit(4);
+        std::thread([] { throw std::runtime_error("used its output from a thread\nthat is not the copy's"); }).join();
+      },
+      ::testing::KilledBySignal(SIGABRT),
+      "sluice: crashed with SIGABRT outside any filter \\(thread '[^']+', tid [0-9]+\\) \\(std::terminate: an "
+      "exception nothing caught: used its output from a thread that is not the copy's\\)\n");
+}
+
 }  // namespace
 }  // namespace sluice::crash
