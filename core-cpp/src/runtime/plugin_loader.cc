@@ -198,7 +198,15 @@ FoundFilter find_filter(const std::string& library, const std::string& class_nam
   for (const Registration& r : reg.registrations) {
     if (library.empty() ? !r.in_program : r.object != path) continue;
     names.insert(r.class_name);
-    if (r.class_name == class_name && (found == nullptr || r.object == program_path())) found = &r;
+    if (r.class_name != class_name) continue;
+    if (found != nullptr && found->object == r.object) {
+      // Two SLUICE_FILTERs of one name in one library (each in a .cc file of its own, or in a
+      // header): which class runs would depend on the order of its static initialisers.
+      throw Error("filter library '" + r.object + "' registers filter class '" + class_name +
+                  "' twice (SLUICE_FILTER(" + class_name + ") in two places, or in a header that two of its .cc "
+                  "files include): give one of the classes another name, and register each in one .cc file");
+    }
+    if (found == nullptr || r.object == program_path()) found = &r;
   }
   if (found != nullptr) {
     if (reg.unoptimized.count(found->object) != 0 && reg.warned.insert(found->object).second) {

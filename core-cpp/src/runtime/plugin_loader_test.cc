@@ -111,6 +111,13 @@ TEST(PluginLoader, ALibraryBuiltWithTheOldStdStringSaysToRebuildWithoutIt) {
                              "rebuild it without that definition"}));
 }
 
+// Two SLUICE_FILTER(Twice) in one library: the first registered ran, silently (an outside
+// review); the name is refused, saying what to do.
+TEST(PluginLoader, AClassNameRegisteredTwiceInOneLibraryIsRefused) {
+  EXPECT_TRUE(Says(load_error(SLUICE_DUPLICATE_LIB, "Twice"),
+                   {"registers filter class 'Twice' twice", "give one of the classes another name"}));
+}
+
 TEST(PluginLoader, TheExamplesLibraryRegistersItsFilters) {
   const FilterFactory factory = find_filter_factory(SLUICE_EXAMPLES_LIB, "WordCount");
   ASSERT_NE(factory, nullptr);
