@@ -93,7 +93,8 @@ class Buffer {
   std::size_t size() const noexcept { return size_; }
   std::size_t capacity() const noexcept { return capacity_; }
 
-  // Sets the used size. REQUIRES: n <= capacity(); throws sluice::Error otherwise.
+  // Sets the used size. REQUIRES: n <= capacity() (and, for n > 0, valid()); throws
+  // sluice::Error otherwise.
   // Bytes are not cleared: growing exposes whatever the block held.
   void resize(std::size_t n) {
     if (n > capacity_) throw_too_big(n);

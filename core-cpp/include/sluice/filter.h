@@ -16,6 +16,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <type_traits>
 
 #include "sluice/context.h"
 
@@ -82,7 +83,18 @@ __attribute__((weak)) bool note_unoptimized(FilterFactory factory);
 
 // Internal to the macros. The build note says whether the code that includes this header
 // (the filter library) is optimized: __OPTIMIZE__ is what GCC and Clang define under -O1+.
-#define SLUICE_FACTORY_(Class) []() -> std::unique_ptr<::sluice::Filter> { return std::make_unique<Class>(); }
+// The asserts say what SLUICE_FILTER needs before the template errors of make_unique would.
+#define SLUICE_FACTORY_(Class)                                                                          \
+  []() -> std::unique_ptr<::sluice::Filter> {                                                          \
+    static_assert(std::is_base_of_v<::sluice::Filter, Class>,                                           \
+                  "SLUICE_FILTER(" #Class "): the class must derive (publicly) from sluice::Filter");    \
+    static_assert(!std::is_abstract_v<Class>,                                                           \
+                  "SLUICE_FILTER(" #Class "): the class is abstract: does it override "                 \
+                  "void process(sluice::Context&) with exactly that signature?");                       \
+    static_assert(std::is_default_constructible_v<Class>,                                               \
+                  "SLUICE_FILTER(" #Class "): the class needs a public constructor without arguments"); \
+    return std::make_unique<Class>();                                                                   \
+  }
 #if defined(__OPTIMIZE__)
 #define SLUICE_NOTE_BUILD_(Class) true
 #else

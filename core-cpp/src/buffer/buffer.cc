@@ -7,6 +7,11 @@
 namespace sluice {
 
 void Buffer::throw_too_big(std::size_t n) const {
+  if (slot_ == nullptr) {
+    // Capacity 0 because there is no block at all: the buffer was moved (written) or reset.
+    throw Error("Buffer::resize(" + std::to_string(n) + ") of an invalid (moved-from or reset) buffer; allocate() a "
+                "new one, or resize before write() takes it");
+  }
   // The pool is named after its stream ("a.out -> b.in"): the buffer_size to raise.
   const std::string stream = slot_ != nullptr && slot_->pool != nullptr ? slot_->pool->name() : "";
   throw Error("Buffer::resize(" + std::to_string(n) + ") exceeds the buffer's capacity of " +

@@ -324,6 +324,23 @@ TEST(Buffer, ResizeWithinCapacityAndPastIt) {
   EXPECT_EQ(b.size(), 3u) << "a failed resize changed the size";
 }
 
+// resize() of a moved-from buffer said to raise the stream's buffer_size (its capacity reads
+// 0); the mistake is using the buffer after it went (an outside review).
+TEST(Buffer, ResizeOfAMovedFromBufferSaysItIsInvalid) {
+  RunSignal signal;
+  BufferPool pool("p", 64, 1, signal);
+  Buffer b = pool.acquire(nullptr);
+  Buffer taken = std::move(b);
+  try {
+    b.resize(10);  // NOLINT(bugprone-use-after-move): the mistake under test
+    FAIL() << "resize of a moved-from buffer did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Buffer::resize(10) of an invalid (moved-from or reset) buffer"),
+              std::string::npos) << e.what();
+  }
+  b.resize(0);  // nothing asked of it: allowed, as before
+}
+
 TEST(Buffer, DefaultConstructedIsInvalid) {
   Buffer b;
   EXPECT_FALSE(b.valid());
