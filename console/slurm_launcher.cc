@@ -614,6 +614,8 @@ void SlurmLauncher::stop(bool failed) {
   } else if (failed && wrote_logs_) {
     // No daemon ran: only salloc's answer is there (its last lines were printed already).
     std::cerr << "sluice: slurm: Slurm's answer is in " << run_dir_ << "/salloc-" << run_id_ << ".log\n";
+  } else if (own_run_dir_ && fs::is_empty(run_dir_, ec)) {
+    fs::remove(run_dir_, ec);  // refused before anything was written there (too few nodes)
   }
 }
 

@@ -364,6 +364,18 @@ streams:
           and not os.path.exists(run_dir), "--nodes 1 for two logical hosts: status 2, nothing asked of Slurm",
           status, err)
 
+    # Inside an allocation of fewer nodes than logical hosts: refused, status 4, and the run
+    # directory it made under ~/.cache is not left behind empty (an outside review found one).
+    home = os.path.join(h.dir, "home")
+    os.makedirs(home)
+    cmd = [h.console, "run", chain, "--no-progress", "--launcher", "slurm"]
+    r = subprocess.run(cmd, env=dict(c.env, HOME=home, SLURM_JOB_ID="99", SLURM_JOB_NODELIST="n1"),
+                       capture_output=True, text=True, timeout=60)
+    runs_dir = os.path.join(home, ".cache", "sluice", "runs")
+    left = os.listdir(runs_dir) if os.path.isdir(runs_dir) else []
+    check(r.returncode == 4 and "Slurm job 99 has 1 node(s), the topology has 2 logical hosts" in r.stderr and not left,
+          "an allocation smaller than the topology: status 4, no empty run directory left", r.stderr, left)
+
     # Slurm refuses the request: said before anything starts, status 4.
     status, out, err, run_dir = runs.run("run", chain, "--no-progress", "--partition", "nosuch")
     check(status == 4 and "salloc exited with status 1 without an allocation of 2 node(s)" in err
