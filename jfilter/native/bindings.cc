@@ -99,7 +99,14 @@ std::int32_t binding_id(JNIEnv* env, const Buffer& buffer) {
 }
 
 jobject shared_buffer_object(JNIEnv* env, jobject peer, const Buffer& buffer) {
-  jobject memory = new_memory(env, detail::BufferAccess::slot(buffer));
+  // The block's own ByteBuffer (made once per block, as an unshared one's), which this holder's
+  // fresh Buffer sees read-only: no ByteBuffer, share of the memory or Cleaner per read. Its
+  // holders may bind it at once from several threads: bind() keeps one id.
+  detail::Slot* slot = detail::BufferAccess::slot(buffer);
+  void* binding = slot->binding.load(std::memory_order_acquire);
+  const std::int32_t id = binding != nullptr ? id_of(binding) : bind(env, slot);
+  jobject memory = env->CallStaticObjectMethod(types().bindings, types().bindings_get, static_cast<jint>(id));
+  check_pending(env);
   jobject object = env->NewObject(types().buffer, types().buffer_new, peer, memory, JNI_TRUE);
   env->DeleteLocalRef(memory);
   check_pending(env);

@@ -26,7 +26,8 @@ namespace sluice::jni {
 SLUICE_JNI_SHARED std::int32_t binding_id(JNIEnv* env, const Buffer& buffer);
 
 // A fresh read-only org.sluice.Buffer of `peer` (an org.sluice.Peer) over `buffer`'s block (a
-// local reference). Throws JavaPending if Java failed.
+// local reference), through the block's binding (made now if it has none). Throws JavaPending
+// if Java failed.
 SLUICE_JNI_SHARED jobject shared_buffer_object(JNIEnv* env, jobject peer, const Buffer& buffer);
 
 // Installs the pool's binding deleter. Called once, when the bridge library loads.

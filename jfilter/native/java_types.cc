@@ -76,6 +76,7 @@ void load(JNIEnv* env) {
   t.buffer_handle = java.field(t.buffer, "handle", "J");
   t.bindings_put = java.static_method(t.bindings, "put", "(ILjava/nio/ByteBuffer;)V");
   t.bindings_keep = java.static_method(t.bindings, "keep", "(Ljava/nio/ByteBuffer;J)V");
+  t.bindings_get = java.static_method(t.bindings, "get", "(I)Ljava/nio/ByteBuffer;");
   t.bridge_check = java.static_method(t.bridge, "check", "(Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/String;)Ljava/lang/String;");
   t.bridge_create = java.static_method(t.bridge, "create",
                                   "(Ljava/lang/String;[Ljava/lang/String;Ljava/lang/String;)Lorg/sluice/Filter;");

@@ -18,7 +18,7 @@ struct JavaTypes {
   jmethodID peer_new, peer_expire;
   jmethodID buffer_new;
   jfieldID buffer_handle;
-  jmethodID bindings_put, bindings_keep;
+  jmethodID bindings_put, bindings_keep, bindings_get;
   jmethodID bridge_check, bridge_create, bridge_stack_trace;
   jmethodID throwable_to_string;
   jclass thread;                   // java.lang.Thread (exit_watch.h)
