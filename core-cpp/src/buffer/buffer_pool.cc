@@ -82,17 +82,20 @@ bool BufferPool::free_memory_if_all_back() noexcept {
   allocate_lane_.memory = nullptr;
   memory_.reset();
   // The slot records go too (at 256 B, two thirds of what a retired pool kept: a long-lived
-  // serve kept ~100 KiB per failed unit across hosts), unless a language binding hangs on
-  // one (the Java bridge's stale-handle checks read it until the pool goes). A releaser
-  // leaves its slot alone once it has pushed it back, and the takes above saw every push;
-  // the rings and the waiter stay, as a releaser still touches them after its push.
-  const bool bound = std::any_of(slots_.begin(), slots_.end(), [](const detail::Slot& slot) {
-    return slot.binding.load(std::memory_order_acquire) != nullptr;
-  });
-  if (!bound) {
-    std::vector<detail::Slot>().swap(slots_);
-    allocate_lane_.slots = nullptr;
+  // serve kept ~100 KiB per failed unit across hosts), and with them what a language binding
+  // hung on a block (the Java bridge's ids, whose views it then lets go of as the ids are
+  // reused): every block is back, so no Java object reaches a block through its record any
+  // more, and an embedded serve with a Java filter kept ~30-90 KiB per failed unit until
+  // stop() otherwise. A releaser leaves its slot alone once it has pushed it back, and the
+  // takes above saw every push; the rings and the waiter stay, as a releaser still touches
+  // them after its push.
+  if (const BindingDeleter deleter = binding_deleter.load(std::memory_order_acquire)) {
+    for (detail::Slot& slot : slots_) {
+      if (void* binding = slot.binding.exchange(nullptr, std::memory_order_acq_rel)) deleter(binding);
+    }
   }
+  std::vector<detail::Slot>().swap(slots_);
+  allocate_lane_.slots = nullptr;
   return true;
 }
 

@@ -88,7 +88,8 @@ class BufferPool {
   // Leaves the run's signal, which goes with the graph.
   void outlive_run() noexcept { not_empty_.leave_signal(); }
   // Frees the blocks' memory if every block is back: no Buffer can reach it then; and the
-  // slot records, unless a language binding hangs on one (count() is 0 then). The rings
+  // slot records, with what a language binding hung on them (the binding deleter is called
+  // for each; count() is 0 then). The rings
   // and the waiter stay, as the last releaser may still be inside release(). True when the
   // memory is gone (now or before).
   bool free_memory_if_all_back() noexcept;

@@ -7,7 +7,7 @@
 // go at once (a long-lived `sluice serve` meets many failed units), but its pools cannot, as
 // a buffer the client holds points into one. So the graph hands its pools here when it is
 // destroyed (Graph::hand_pools_to): a pool's block memory is freed once every block is back,
-// and its slot records with it (unless a language binding hangs on one); the rest of its
+// and its slot records with it (and a language binding's records of them); the rest of its
 // bookkeeping (its rings: 16 B a block, and its return lanes) when the refuge goes. That
 // last part is not freed earlier because a client thread may still be inside release()
 // after putting the last block back, with nothing to tell when it has left.
