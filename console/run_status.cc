@@ -169,6 +169,7 @@ void RunStatus::unit_queued(std::uint64_t index, const std::string& work) {
   unit_ended_.push_back(false);
   while (units_.size() > kUnitsListed && unit_ended_.front()) {
     earlier_finished_ += units_.front().finished ? 1 : 0;
+    earlier_failed_ += !units_.front().finished && units_.front().state != "not run" ? 1 : 0;
     units_.pop_front();
     unit_ended_.pop_front();
     ++first_unit_;
@@ -283,6 +284,7 @@ StatusSnapshot RunStatus::snapshot() const {
   s.units.assign(units_.begin(), units_.end());
   s.earlier_units = first_unit_;
   s.earlier_finished = earlier_finished_;
+  s.earlier_failed = earlier_failed_;
   for (std::size_t i = 0; i < s.units.size(); ++i) {
     UnitRecord& u = s.units[i];
     if (current_unit_ && *current_unit_ == u.index) {

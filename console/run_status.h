@@ -81,6 +81,7 @@ struct StatusSnapshot {
   std::vector<UnitRecord> units;     // every unit of work, in order (sluice serve: the latest)
   std::uint64_t earlier_units = 0;   // sluice serve: units no longer listed in `units`
   std::uint64_t earlier_finished = 0;  // how many of those finished
+  std::uint64_t earlier_failed = 0;    // ... and failed
   std::optional<std::uint64_t> current_unit;
   std::optional<Failure> failure;
   // sluice serve: deployments that broke between units, and the latest one's cause.
@@ -160,6 +161,7 @@ class RunStatus {
   std::uint64_t first_unit_ = 0;
   bool open_ended_ = false;  // units come as they are submitted (sluice serve)
   std::uint64_t earlier_finished_ = 0;
+  std::uint64_t earlier_failed_ = 0;
   std::optional<std::uint64_t> current_unit_;
   Clock::time_point unit_start_;
   std::optional<Failure> failure_;

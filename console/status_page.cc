@@ -123,7 +123,8 @@ function draw(s){
   const done=s.units.filter(u=>u.state==="finished");const shown=new Set(done.slice(-10).map(u=>u.index));
   for(const u of s.units)if(u.state==="running"||u.state==="failed")shown.add(u.index);
   const pending=s.units.filter(u=>u.state==="pending").length;const notrun=s.units.filter(u=>u.state==="not run").length;
-  document.getElementById("unitcount").textContent=(s.earlier_finished+done.length)+" of "+(s.earlier_units+s.units.length)+" finished, "+pending+" pending"+(notrun?", "+notrun+" not run (the run failed before them)":"");
+  const failed=(s.earlier_failed||0)+s.units.filter(u=>u.state==="failed").length;
+  document.getElementById("unitcount").textContent=(s.earlier_finished+done.length)+" of "+(s.earlier_units+s.units.length)+" finished, "+(failed?failed+" failed, ":"")+pending+" pending"+(notrun?", "+notrun+" not run (the run failed before them)":"");
   for(const u of s.units)if(shown.has(u.index))row(ub,[u.index,u.work,u.state,u.seconds.toFixed(3)],{"data-unit":u.index,"data-state":u.state});
   const hb=document.querySelector("#hosts tbody");hb.innerHTML="";
   for(const h of s.hosts)row(hb,[h.name,h.address,h.copies,h.buffers_written,(h.bytes_written/1e6).toFixed(1),h.report_age_seconds<0?"-":h.report_age_seconds.toFixed(1)+" s ago"],{"data-host":h.name});

@@ -35,6 +35,7 @@ std::string status_json(const StatusSnapshot& s) {
   }
   doc["earlier_units"] = s.earlier_units;  // sluice serve: units no longer listed, and how many finished
   doc["earlier_finished"] = s.earlier_finished;
+  doc["earlier_failed"] = s.earlier_failed;
   if (s.current_unit) doc["current_unit"] = *s.current_unit;
   doc["streams"] = nlohmann::json::array();
   for (const StatusSnapshot::Stream& st : s.streams) {
@@ -113,11 +114,17 @@ std::string status_metrics(const StatusSnapshot& s) {
   m.sample("sluice_deployments_lost_total", run, s.deployments_lost);
 
   std::uint64_t finished = s.earlier_finished;
-  for (const UnitRecord& u : s.units) finished += u.finished ? 1 : 0;
+  std::uint64_t failed = s.earlier_failed;
+  for (const UnitRecord& u : s.units) {
+    finished += u.finished ? 1 : 0;
+    failed += u.state == "failed" ? 1 : 0;
+  }
   m.family("sluice_units", "gauge", "Units of work in the run.");
   m.sample("sluice_units", run, s.earlier_units + s.units.size());
   m.family("sluice_units_finished", "gauge", "Units of work finished.");
   m.sample("sluice_units_finished", run, finished);
+  m.family("sluice_units_failed", "gauge", "Units of work that failed (sluice serve goes on after them).");
+  m.sample("sluice_units_failed", run, failed);
   m.family("sluice_unit_seconds", "gauge",
            "How long each unit of work ran (so far, while it runs; sluice serve: the latest units).");
   for (const UnitRecord& u : s.units) {
