@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "console/exit_codes.h"
+#include "os/replace_file.h"
 #include "sluice/error.h"
 #include "text/shortened.h"
 #include "tls/trusted_file.h"
@@ -174,17 +176,19 @@ std::string failure_text(const Failure& f) {
 
 namespace {
 
-// Opens --metrics FILE for writing (`how`: O_TRUNC or O_APPEND), creating it 0644: not through
-// a symbolic link another user owns, at FILE or on the way to it (tls/trusted_file.h), which
-// would have the console overwrite a file of their choosing (an outside review did). Throws
-// for such a link; -1 with errno otherwise.
-int open_metrics(const std::string& path, int how) {
-  try {
-    tls::check_output_path(path, "--metrics");
-  } catch (const Error& e) {
-    throw Error(std::string("cannot write metrics: ") + e.what());
-  }
-  return ::open(path.c_str(), O_WRONLY | O_CREAT | how | O_CLOEXEC, 0644);
+// Where --metrics FILE is written, checked first: not through a symbolic link another user
+// owns (at FILE or on the way), nor into their FIFO or file (tls/trusted_file.h), which would
+// have the console overwrite a file of their choosing or hand them the payloads (an outside
+// review did both). A regular file (or none yet) is replaced: written beside where the path
+// really leads and renamed over it, so nothing swapped in at the name meanwhile is written
+// through. Returns that place, or "" for a FIFO or device, written in place.
+std::string metrics_target(const std::string& path) {
+  tls::check_output_path(path, "--metrics");
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return path;  // none yet (or a link of ours to none)
+  if (!S_ISREG(st.st_mode)) return "";
+  char real[PATH_MAX];
+  return ::realpath(path.c_str(), real) != nullptr ? std::string(real) : path;
 }
 
 }  // namespace
@@ -220,39 +224,53 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
   // Payloads and messages are bytes a peer chose: what is not UTF-8 becomes U+FFFD (JSON must
   // be UTF-8; the default handler threw, and the file stayed empty).
   const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  // write(2) and close(2) themselves, so that a full disk is told (a stream's buffer took the
-  // text, and its flush at destruction failed in silence).
-  const int fd = open_metrics(path, O_TRUNC);
-  if (fd < 0) {
-    throw Error("cannot write metrics to '" + path + "': " + std::strerror(errno) +
-                "; check the directory exists and is writable");
-  }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = n < 0 ? errno : EIO;
-      ::close(fd);
-      throw Error("cannot write metrics to '" + path + "': " + std::strerror(error));
+  try {
+    if (const std::string target = metrics_target(path); !target.empty()) {
+      os::replace_file(target, text, 0644);  // says a full disk, as a short write
+      return;
     }
-    done += static_cast<std::size_t>(n);
+    // A FIFO or device of this user's (or root's: /dev/full, /dev/stdout): written in place.
+    const int fd = tls::open_output_in_place(path, "--metrics");
+    if (fd < 0) throw Error(std::string("cannot open it: ") + std::strerror(errno));
+    std::string why;
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        why = std::strerror(n < 0 ? errno : EIO);
+        break;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
+    if (!why.empty()) throw Error(why);
+  } catch (const Error& e) {
+    throw Error("cannot write metrics to '" + path + "': " + e.what());
   }
-  if (::close(fd) != 0) throw Error("cannot write metrics to '" + path + "': " + std::strerror(errno));
 }
 
 void check_metrics_writable(const std::string& path) {
-  // A file made only to try is removed at once: a run that stops on a bad topology leaves
-  // no empty metrics file.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  const bool made = fd >= 0;
-  if (!made && errno == EEXIST) fd = open_metrics(path, O_APPEND);
-  if (fd < 0) {
-    throw Error("cannot write --metrics '" + path + "': " + std::strerror(errno) +
-                "; check the directory exists and is writable");
+  try {
+    const std::string target = metrics_target(path);
+    if (target.empty()) {
+      struct stat st;
+      if (::stat(path.c_str(), &st) == 0 && st.st_uid != ::geteuid() && st.st_uid != 0) {
+        // Opening another user's FIFO to try it would wait for them; open_output_in_place
+        // refuses it when the run ends: say so now.
+        (void)tls::open_output_in_place(path, "--metrics");
+      }
+      return;
+    }
+    // The directory takes a temporary file: what the write at the end needs. Removed at once,
+    // so a run that stops on a bad topology leaves nothing behind.
+    std::string probe = target + ".tmp.XXXXXX";
+    const int fd = ::mkstemp(probe.data());
+    if (fd < 0) throw Error(std::strerror(errno));
+    ::close(fd);
+    ::unlink(probe.c_str());
+  } catch (const Error& e) {
+    throw Error("cannot write --metrics '" + path + "': " + e.what() + "; check the directory exists and is writable");
   }
-  ::close(fd);
-  if (made) ::unlink(path.c_str());
 }
 
 int print_report(const RunReport& report, const std::string& metrics_path, const std::string& stuck_note) {

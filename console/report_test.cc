@@ -1,5 +1,6 @@
 #include "console/report.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -154,8 +155,8 @@ TEST(MetricsJson, ASymlinkAnotherUserPlantedIsNotFollowed) {
       }
       ADD_FAILURE() << "a link of another user's was followed";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("--metrics '" + link + "' is a symbolic link that belongs to nobody ('" +
-                                           link + "'), not to root (who runs this), not followed"),
+      EXPECT_NE(std::string(e.what()).find("--metrics '" + link + "' is reached through a symbolic link that belongs "
+                                           "to nobody ('" + link + "'), not to root (who runs this), not followed"),
                 std::string::npos) << e.what();
     }
   }
@@ -171,6 +172,33 @@ TEST(MetricsJson, ASymlinkAnotherUserPlantedIsNotFollowed) {
   write_metrics_json(RunReport{}, link);
   std::ifstream again(target);
   EXPECT_EQ(again.get(), '{') << "this user's own link is followed";
+  std::filesystem::remove_all(dir);
+}
+
+// Another user's file or FIFO planted at --metrics FILE: their file is replaced by one of
+// this user's (they read the payloads through it before), their FIFO is refused before the run
+// (writing into it waited for them, then handed them the JSON).
+TEST(MetricsJson, AFileOrFifoAnotherUserPlantedIsNotWrittenThrough) {
+  ASSERT_EQ(::geteuid(), 0u) << "needs root, to give files to another user (make test runs as root)";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("metrics-planted-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string planted = (dir / "m.json").string();
+  { std::ofstream(planted) << "theirs"; }
+  ASSERT_EQ(::chown(planted.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  ASSERT_EQ(::chmod(planted.c_str(), 0666), 0);
+  write_metrics_json(RunReport{}, planted);
+  struct stat st{};
+  ASSERT_EQ(::stat(planted.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::geteuid()) << "a file of this user's replaced theirs";
+  const std::string fifo = (dir / "m2.json").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0622), 0);
+  ASSERT_EQ(::chown(fifo.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  try {
+    check_metrics_writable(fifo);
+    ADD_FAILURE() << "another user's FIFO was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a FIFO that belongs to nobody"), std::string::npos) << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 

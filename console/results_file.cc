@@ -1,5 +1,7 @@
 #include "console/results_file.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,35 +34,47 @@ ResultsFile::ResultsFile(std::string path) : path_(std::move(path)) {
     file_ = stdout;
     return;
   }
-  // Not through a symbolic link another user owns (at FILE or on the way to it), which would
-  // have results written over a file of their choosing (an outside review did).
   try {
+    // Not through a symbolic link another user owns (at FILE or on the way to it), which
+    // would have results written over a file of their choosing (an outside review did).
     tls::check_output_path(path_, "--results");
-  } catch (const Error& e) {
-    error_ = e.what();
-    return;
-  }
-  struct stat st{};
-  const bool exists = ::lstat(path_.c_str(), &st) == 0;
-  if (!exists || S_ISREG(st.st_mode)) {
-    std::string name = path_ + ".XXXXXX.partial";
-    std::vector<char> buf(name.begin(), name.end());
-    buf.push_back('\0');
-    const int fd = ::mkstemps(buf.data(), static_cast<int>(std::strlen(".partial")));
-    if (fd >= 0) {
-      // An existing file keeps its permissions; a new one gets what fopen would give it.
-      ::fchmod(fd, exists ? (st.st_mode & 07777) : new_file_mode());
-      file_ = ::fdopen(fd, "wb");
-      if (file_ != nullptr) {
-        temporary_ = buf.data();
+    struct stat st{};
+    const bool exists = ::stat(path_.c_str(), &st) == 0;  // through this user's own links
+    if (!exists || S_ISREG(st.st_mode)) {
+      // Beside where the path really leads (this user's own link is followed), renamed over it
+      // at commit(): the rename replaces whatever then has the name, never writes through it.
+      char real[PATH_MAX];
+      target_ = exists && ::realpath(path_.c_str(), real) != nullptr ? std::string(real) : path_;
+      std::string name = target_ + ".XXXXXX.partial";
+      std::vector<char> buf(name.begin(), name.end());
+      buf.push_back('\0');
+      const int fd = ::mkstemps(buf.data(), static_cast<int>(std::strlen(".partial")));
+      if (fd >= 0) {
+        // An existing file of this user's keeps its permissions; a new one (or one another
+        // user owned) gets what fopen would give it.
+        ::fchmod(fd, exists && st.st_uid == ::geteuid() ? (st.st_mode & 07777) : new_file_mode());
+        file_ = ::fdopen(fd, "wb");
+        if (file_ != nullptr) {
+          temporary_ = buf.data();
+          return;
+        }
+        ::close(fd);
+        ::unlink(buf.data());
+      }
+      if (!exists) {
+        // No temporary file there: create the file itself, exclusively (no link is followed).
+        const int created = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, new_file_mode());
+        if (created < 0 || (file_ = ::fdopen(created, "wb")) == nullptr) error_ = std::strerror(errno);
         return;
       }
-      ::close(fd);
-      ::unlink(buf.data());
     }
+    // A FIFO, a device, or a regular file whose directory takes no temporary file: in place,
+    // if it is this user's (or root's).
+    const int fd = tls::open_output_in_place(path_, "--results");
+    if (fd < 0 || (file_ = ::fdopen(fd, "wb")) == nullptr) error_ = std::strerror(errno);
+  } catch (const Error& e) {
+    error_ = e.what();
   }
-  file_ = std::fopen(path_.c_str(), "wb");
-  if (file_ == nullptr) error_ = std::strerror(errno);
 }
 
 ResultsFile::~ResultsFile() {
@@ -96,7 +110,7 @@ bool ResultsFile::commit() {
     return false;
   }
   if (!temporary_.empty()) {
-    if (::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    if (::rename(temporary_.c_str(), target_.c_str()) != 0) {
       error_ = std::strerror(errno);
       discard();
       return false;

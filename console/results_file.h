@@ -4,9 +4,11 @@
 // A regular file is written under a temporary name beside it (FILE.XXXXXX.partial, made with
 // mkstemps) and renamed over FILE only when the unit ends, finished or failed: a submit that
 // never reached serve, was interrupted or lost its connection leaves an existing FILE as it
-// was and no partial file behind. A path that is not a regular file (a FIFO, /dev/stdout, a
-// symbolic link) or whose directory cannot take a temporary file is written in place, as
-// before.
+// was and no partial file behind. This user's own symbolic link is followed (the file it
+// leads to is replaced); one another user owns, at FILE or on the way, is refused. A path
+// that is not a regular file (a FIFO, /dev/stdout) or whose directory cannot take a
+// temporary file is written in place, if it is this user's or root's
+// (tls::open_output_in_place).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,7 @@ class ResultsFile {
   void discard();
 
   std::string path_;
+  std::string target_;  // where the temporary file is renamed to: the path, or where its link leads
   std::string temporary_;  // empty: written in place (or stdout, or nowhere)
   FILE* file_ = nullptr;
   std::string error_;

@@ -140,6 +140,36 @@ TEST_F(ResultsFileTest, ASymlinkAnotherUserOwnsIsNotFollowed) {
   EXPECT_EQ(contents(target), "mine") << "this user's own link is followed";
 }
 
+// What another user planted at FILE in a shared directory: their FIFO is not written (they
+// would read the results), and their file is replaced by one of this user's, with the mode a
+// new file gets, not theirs (a setuid 4777 mode was copied onto the partial file).
+TEST_F(ResultsFileTest, AFifoOrFileAnotherUserPlantedIsNotWrittenThrough) {
+  ASSERT_EQ(::geteuid(), 0u) << "needs root, to give files to another user (make test runs as root)";
+  const std::string fifo = path("r2.raw");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0622), 0);
+  ASSERT_EQ(::chown(fifo.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  {
+    ResultsFile results(fifo);
+    EXPECT_FALSE(results.ok());
+    EXPECT_NE(results.error().find("is a FIFO that belongs to nobody"), std::string::npos) << results.error();
+  }
+  const std::string planted = path("r1.raw");
+  put(planted, "theirs");
+  ASSERT_EQ(::chown(planted.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+  ASSERT_EQ(::chmod(planted.c_str(), 04777), 0);
+  {
+    ResultsFile results(planted);
+    ASSERT_TRUE(results.ok()) << results.error();
+    ASSERT_TRUE(results.write("mine"));
+    ASSERT_TRUE(results.commit()) << results.error();
+  }
+  struct stat st{};
+  ASSERT_EQ(::stat(planted.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::geteuid()) << "this user's file now";
+  EXPECT_EQ(st.st_mode & 07000, 0u) << "not the planted file's setuid mode";
+  EXPECT_EQ(contents(planted), "mine");
+}
+
 TEST_F(ResultsFileTest, AMissingDirectoryIsAnErrorBeforeAnythingIsSent) {
   ResultsFile results(path("no-such-dir/results"));
   EXPECT_FALSE(results.ok());

@@ -1,11 +1,15 @@
 #include "tls/trusted_file.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 
 #include "sluice/error.h"
@@ -15,6 +19,8 @@ namespace sluice::tls {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr int kMaxLinks = 40;  // as the kernel's own limit on symlinks in one lookup
 
 std::string mode_text(mode_t mode) {
   char buf[8];
@@ -27,70 +33,60 @@ std::string user_name(uid_t uid) {
   return "uid " + std::to_string(uid);
 }
 
-// Owned by this process's user or by root.
-bool owned_by_us(const struct stat& st) { return st.st_uid == ::geteuid() || st.st_uid == 0; }
-
-// The file's group holds nobody but its owner: the owner's own group (Debian's user private
-// groups), with no other members listed.
-bool private_group(const struct stat& st) {
-  const group* gr = ::getgrgid(st.st_gid);
-  const passwd* pw = ::getpwuid(st.st_uid);
-  if (gr == nullptr || pw == nullptr || pw->pw_gid != st.st_gid) return false;
-  for (char** member = gr->gr_mem; *member != nullptr; ++member) {
-    if (pw->pw_name != std::string(*member)) return false;
-  }
-  return true;
-}
-
-// Someone else may write to it: all users, or a group with others in it. A directory with the
-// sticky bit is safe from them (they cannot rename or remove what is not theirs).
-const char* written_by_others(const struct stat& st) {
-  if (S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0) return nullptr;
-  if ((st.st_mode & S_IWOTH) != 0) return "other users";
-  if ((st.st_mode & S_IWGRP) != 0 && !private_group(st)) return "its group";
-  return nullptr;
-}
-
 std::string group_name(gid_t gid) {
   if (const group* gr = ::getgrgid(gid)) return gr->gr_name;
   return "gid " + std::to_string(gid);
 }
 
-// Says who may write to `p` and how to stop it.
-[[noreturn]] void throw_written(const std::string& lead, const fs::path& p, const struct stat& st, const char* who) {
-  const bool all = std::string(who) == "other users";
-  throw Error(lead + " ('" + p.string() + "', mode " + mode_text(st.st_mode) +
-              (all ? std::string("") : ", group " + group_name(st.st_gid)) + "): they could replace the file; " +
-              "make it theirs no more with: chmod " + (all ? "o-w " : "g-w ") + p.string());
+// Owned by this process's user or by root.
+bool owned_by_us(const struct stat& st) { return st.st_uid == ::geteuid() || st.st_uid == 0; }
+
+// Nobody but the owner is in the file's group: no member listed, and no other user has it as
+// their primary group (Debian's user private groups; a shared `users` group is not one).
+bool private_group(const struct stat& st) {
+  const group* gr = ::getgrgid(st.st_gid);
+  if (gr == nullptr) return false;
+  const std::string owner = user_name(st.st_uid);
+  for (char** member = gr->gr_mem; *member != nullptr; ++member) {
+    if (owner != *member) return false;
+  }
+  ::setpwent();
+  bool alone = true;
+  while (const passwd* pw = ::getpwent()) {
+    if (pw->pw_gid == st.st_gid && pw->pw_uid != st.st_uid) {
+      alone = false;
+      break;
+    }
+  }
+  ::endpwent();
+  return alone;
 }
 
-// `named` (a symlink itself, if it is one) and every directory above it, each seen with lstat.
-// `links_only`: only a symlink another user owns is refused (where sluice writes); else every
-// entry on the way must be ours or root's and none writable by others (what sluice trusts).
-void check_path(const std::string& path, const std::string& what, const fs::path& named, const std::string& me,
-                bool links_only) {
-  for (fs::path p = named;; p = p.parent_path()) {
-    struct stat st;
-    if (::lstat(p.c_str(), &st) == 0) {
-      const bool file = p == named;
-      const bool link = S_ISLNK(st.st_mode);
-      if (!owned_by_us(st) && (link || !links_only)) {
-        throw Error(what + " '" + path + "' is " +
-                    (link ? std::string(file ? "a symbolic link" : "reached through a symbolic link")
-                          : "in a directory") +
-                    " that belongs to " + user_name(st.st_uid) + " ('" + p.string() + "'), not to " + me +
-                    (links_only ? std::string(", not followed: its owner chooses where it leads; remove it, or "
-                                              "give a path without it")
-                                : ": its owner could replace the file; keep it in a directory of your own"));
-      }
-      if (!links_only && !file && S_ISDIR(st.st_mode)) {
-        if (const char* who = written_by_others(st)) {
-          throw_written(what + " '" + path + "' is in a directory " + who + " may write to", p, st, who);
-        }
-      }
-    }
-    if (!p.has_parent_path() || p.parent_path() == p) return;
-  }
+// An access control list with entries beyond the mode bits (when it has them, the group bits
+// are its mask): another user or group may be granted writing there.
+bool has_acl(const std::string& path) {
+  return ::lgetxattr(path.c_str(), "system.posix_acl_access", nullptr, 0) > 0;
+}
+
+// Someone else may write to it: all users, a group with others in it, or an access control
+// list. A directory with the sticky bit is safe from them (they cannot rename or remove what
+// is not theirs).
+const char* written_by_others(const std::string& path, const struct stat& st) {
+  if (S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0) return nullptr;
+  if ((st.st_mode & S_IWOTH) != 0) return "other users";
+  if ((st.st_mode & S_IWGRP) != 0 && has_acl(path)) return "users its access control list names";
+  if ((st.st_mode & S_IWGRP) != 0 && !private_group(st)) return "its group";
+  return nullptr;
+}
+
+// Says who may write to `p` and how to stop it.
+[[noreturn]] void throw_written(const std::string& lead, const std::string& p, const struct stat& st, const char* who) {
+  const std::string w(who);
+  const bool all = w == "other users";
+  throw Error(lead + " ('" + p + "', mode " + mode_text(st.st_mode) +
+              (all ? std::string("") : ", group " + group_name(st.st_gid)) + "): they could replace the file; " +
+              "make it theirs no more with: " +
+              (w == "users its access control list names" ? "setfacl -b " : all ? "chmod o-w " : "chmod g-w ") + p);
 }
 
 // Who may own them, as the messages say it.
@@ -98,36 +94,115 @@ std::string who_may_own() {
   return ::geteuid() == 0 ? "root (who runs this)" : user_name(::geteuid()) + " (who runs this) or root";
 }
 
+// Follows `path` one component at a time from the root, as the kernel does, and checks every
+// entry the lookup passes through: each symbolic link (on the path as named, in a link's
+// target, or in the middle of a chain of links) must be ours or root's; with `links_only`
+// false, so must each directory it goes through, none of them writable by others, and the
+// file itself (not checked here: the caller stats it).
+void walk(const std::string& path, const std::string& what, bool links_only) {
+  std::error_code ec;
+  const fs::path start = fs::absolute(path, ec);
+  if (ec) return;
+  std::deque<std::string> todo;
+  for (const fs::path& part : start.relative_path()) todo.push_back(part.string());
+  fs::path at = "/";
+  int links = 0;
+  while (!todo.empty()) {
+    const std::string name = todo.front();
+    todo.pop_front();
+    if (name.empty() || name == ".") continue;
+    if (name == "..") {
+      at = at.parent_path();
+      continue;
+    }
+    // `at` is a directory the lookup goes through: checked when it was reached.
+    const fs::path next = at / name;
+    struct stat st;
+    if (::lstat(next.c_str(), &st) != 0) return;  // not there (yet): nothing past it to check
+    if (!owned_by_us(st) && (S_ISLNK(st.st_mode) || !links_only)) {
+      const bool file = todo.empty() && !S_ISLNK(st.st_mode);
+      throw Error(what + " '" + path + "' is " +
+                  (S_ISLNK(st.st_mode) ? std::string("reached through a symbolic link")
+                   : file              ? std::string("a file")
+                                       : std::string("in a directory")) +
+                  " that belongs to " + user_name(st.st_uid) + " ('" + next.string() + "'), not to " + who_may_own() +
+                  (links_only ? std::string(", not followed: its owner chooses where it leads; remove it, or give a "
+                                            "path without it")
+                              : ": its owner could replace the file; keep it in a directory of your own"));
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (++links > kMaxLinks) return;  // a loop: the open fails and says so
+      std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
+      const ssize_t n = ::readlink(next.c_str(), target.data(), target.size());
+      if (n < 0) return;
+      target.resize(static_cast<std::size_t>(n));
+      const fs::path to(target);
+      std::deque<std::string> parts;
+      for (const fs::path& part : to.relative_path()) parts.push_back(part.string());
+      todo.insert(todo.begin(), parts.begin(), parts.end());
+      if (to.is_absolute()) at = "/";
+      continue;
+    }
+    if (!links_only && S_ISDIR(st.st_mode) && !todo.empty()) {
+      if (const char* who = written_by_others(next.string(), st)) {
+        throw_written(what + " '" + path + "' is in a directory " + who + " may write to", next.string(), st, who);
+      }
+    }
+    at = next;
+  }
+}
+
 }  // namespace
 
 void check_trusted_file(const std::string& path, const std::string& what, bool secret) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return;
-  const std::string me = who_may_own();
   if (!owned_by_us(st)) {
-    throw Error(what + " '" + path + "' belongs to " + user_name(st.st_uid) + ", not to " + me +
+    throw Error(what + " '" + path + "' belongs to " + user_name(st.st_uid) + ", not to " + who_may_own() +
                 ": its owner could replace it; make it yours with: chown " + user_name(::geteuid()) + " " + path);
   }
   if (secret && (st.st_mode & 007) != 0) {
     throw Error(what + " '" + path + "' is accessible by other users (mode " + mode_text(st.st_mode) +
                 "); make it private with: chmod 600 " + path);
   }
-  if (const char* who = written_by_others(st); who != nullptr && !secret) {
+  if (const char* who = written_by_others(path, st); who != nullptr && !secret) {
     throw_written(what + " '" + path + "' may be written by " + std::string(who), path, st, who);
   }
-  // Whoever may rename an entry of a directory on the way, or repoint a symlink on it, could
-  // swap the file: the path as named, and where it really leads.
-  std::error_code ec;
-  const fs::path named = fs::absolute(path, ec);
-  if (!ec) check_path(path, what, named, me, /*links_only=*/false);
-  const fs::path real = fs::canonical(path, ec);
-  if (!ec && real != named) check_path(path, what, real, me, /*links_only=*/false);
+  // Whoever may rename an entry of a directory the lookup goes through, or repoint a link on
+  // the way, could swap the file.
+  walk(path, what, /*links_only=*/false);
 }
 
-void check_output_path(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  const fs::path named = fs::absolute(path, ec);
-  if (!ec) check_path(path, what, named, who_may_own(), /*links_only=*/true);
+void check_output_path(const std::string& path, const std::string& what) { walk(path, what, /*links_only=*/true); }
+
+int open_output_in_place(const std::string& path, const std::string& what) {
+  check_output_path(path, what);
+  // The entry the lookup ends at: this user's or root's, before and after opening it.
+  const auto refuse_foreign = [&](const struct stat& st) {
+    if (owned_by_us(st)) return;
+    throw Error(what + " '" + path + "' is a " + (S_ISFIFO(st.st_mode) ? "FIFO" : "file") + " that belongs to " +
+                user_name(st.st_uid) + ", not to " + who_may_own() + ": not written (its owner would read what " +
+                "is written there); remove it, or give another path");
+  };
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) refuse_foreign(st);
+  // A link of ours at the last step was checked by the walk: follow it (it is where the user
+  // meant); anything else is opened as it is, not through a link swapped in since.
+  struct stat link;
+  const bool ours_linked = ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (ours_linked ? 0 : O_NOFOLLOW));
+  if (fd < 0) return fd;
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  if (!owned_by_us(st)) {
+    ::close(fd);
+    refuse_foreign(st);
+  }
+  return fd;
 }
 
 }  // namespace sluice::tls

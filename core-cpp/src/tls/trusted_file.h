@@ -26,9 +26,16 @@ namespace sluice::tls {
 // also not be readable by other users (mode & 007; its group may read it, on purpose).
 void check_trusted_file(const std::string& path, const std::string& what, bool secret);
 
-// Throws sluice::Error "<what> '<path>' is (reached through) a symbolic link that belongs to
+// Throws sluice::Error "<what> '<path>' is reached through a symbolic link that belongs to
 // <user> ('<link>'), not followed; ..." for such a link; a path that does not exist yet passes.
 void check_output_path(const std::string& path, const std::string& what);
+
+// Where an output at `path` that is not a regular file (a FIFO, a device: written in place,
+// not replaced) is opened for writing: after check_output_path, the entry itself must be this
+// user's or root's (another user's FIFO would read what is written; their file would take it),
+// and it is opened without following a link at the last step, then checked again on the
+// descriptor (a swap between the two). Returns the descriptor; throws sluice::Error as above.
+int open_output_in_place(const std::string& path, const std::string& what);
 
 }  // namespace sluice::tls
 
