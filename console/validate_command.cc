@@ -15,7 +15,7 @@
 namespace sluice::console {
 
 std::string describe_plan(const topo::Topology& t) {
-  std::string out = "topology '" + t.name + "' (" + t.file + "): " +
+  std::string out = "topology '" + text::printable(t.name, false) + "' (" + text::printable(t.file, false) + "): " +
                     (t.hosts.empty() ? std::string("embedded, one process")
                                      : std::to_string(t.hosts.size()) + (t.hosts.size() == 1 ? " host" : " hosts")) + "\n";
   out += "filters:\n";

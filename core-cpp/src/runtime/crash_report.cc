@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "runtime/write_all.h"
+#include "text/shortened.h"
 
 namespace sluice::crash {
 
@@ -197,7 +198,6 @@ bool at_stack_pointer(int sig, const siginfo_t* info, const void* context) {
 // the host's log alone).
 char terminate_note[480];
 std::atomic<bool> terminate_noted{false};
-std::terminate_handler previous_terminate = nullptr;
 
 void on_terminate() {
   std::string what;
@@ -212,12 +212,16 @@ void on_terminate() {
   } else {
     what = "called with no exception (a std::thread destroyed while joinable, say)";
   }
+  // One line, nothing a terminal acts on (the text is a filter's), cut whole.
   for (char& c : what) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';  // one line
+    if (c == '\n' || c == '\r') c = ' ';
   }
+  what = text::printable(what, false);
+  what.resize(text::utf8_cut(what, sizeof terminate_note - 1));
   std::snprintf(terminate_note, sizeof terminate_note, "%s", what.c_str());
   terminate_noted.store(true, std::memory_order_release);
-  if (previous_terminate != nullptr) previous_terminate();  // libstdc++'s: says it on stderr, aborts
+  // Not libstdc++'s handler: it writes what() raw ("terminate called after throwing ..."), an
+  // escape sequence and forged lines included; the line this abort brings says it instead.
   std::abort();
 }
 
@@ -313,7 +317,7 @@ bool install_handlers() {
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     ::sigemptyset(&action.sa_mask);
     for (int sig : kSignals) ::sigaction(sig, &action, nullptr);
-    previous_terminate = std::set_terminate(on_terminate);
+    std::set_terminate(on_terminate);
     installed.store(true, std::memory_order_release);
   });
   return installed.load(std::memory_order_acquire);

@@ -108,7 +108,8 @@ void set_output(const Output& output);
 // Installs the handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT unless one of them
 // already has a handler (SIG_DFL and SIG_IGN do not count), and a std::terminate handler that
 // notes why it was called (an exception's what()) for the SIGABRT line, " (std::terminate:
-// an exception nothing caught: ...)", before it calls the one it replaced. The first call decides; later
+// an exception nothing caught: ...)", escaped as text::printable does, in place of the
+// default handler's raw "terminate called after throwing ...". The first call decides; later
 // calls return what it did. Returns whether sluice's handlers are installed.
 bool install_handlers();
 bool handlers_installed();

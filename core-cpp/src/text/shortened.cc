@@ -34,10 +34,21 @@ std::size_t utf8_sequence(std::string_view text, std::size_t at) {
   return 0;
 }
 
+// A well-formed sequence a terminal still acts on: a C1 control (U+0080-U+009F: U+009B is
+// an 8-bit CSI) or a bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069), which
+// reorders what follows it on the line.
+bool acting_sequence(std::string_view s) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  if (s.size() == 2) return b(0) == 0xc2 && b(1) <= 0x9f;
+  if (s.size() == 3 && b(0) == 0xe2 && b(1) == 0x80) return b(2) >= 0xaa && b(2) <= 0xae;
+  if (s.size() == 3 && b(0) == 0xe2 && b(1) == 0x81) return b(2) >= 0xa6 && b(2) <= 0xa9;
+  return false;
+}
+
 }  // namespace
 
-// Control characters (and DEL) as \xNN: a payload's ESC must not reach a terminal, a log
-// or a Prometheus label as itself. Tab stays. So are bytes outside well-formed UTF-8 (a
+// Control characters (and DEL, C1 controls and bidirectional overrides) as \xNN: a payload's
+// ESC must not reach a terminal, a log or a Prometheus label as itself. Tab stays. So are bytes outside well-formed UTF-8 (a
 // stray 0xc3 from a stranger's TLS identity broke UTF-8 log shippers: an outside review).
 std::string printable(std::string_view text, bool keep_newlines) {
   std::string out;
@@ -45,11 +56,17 @@ std::string printable(std::string_view text, bool keep_newlines) {
   for (std::size_t i = 0; i < text.size();) {
     const auto u = static_cast<unsigned char>(text[i]);
     const std::size_t n = utf8_sequence(text, i);
-    if (n == 0 || (u < 0x20 && u != '\t' && !(keep_newlines && u == '\n')) || u == 0x7f) {
+    if (n == 0 || (u < 0x20 && u != '\t' && !(keep_newlines && u == '\n')) || u == 0x7f ||
+        acting_sequence(text.substr(i, n))) {
+      // The byte, or each byte of an acting sequence.
       char escaped[5];
       std::snprintf(escaped, sizeof escaped, "\\x%02x", u);
       out += escaped;
       ++i;
+      for (std::size_t k = 1; n > 1 && k < n; ++k, ++i) {
+        std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(text[i]));
+        out += escaped;
+      }
     } else {
       out.append(text.substr(i, n));
       i += n;

@@ -23,7 +23,8 @@ std::size_t utf8_cut(std::string_view text, std::size_t max);
 
 // `text` whole, with control characters written as \xNN but tab and, when `keep_newlines`,
 // newline (a Java stack trace's lines), and each byte outside well-formed UTF-8 as \xNN too,
-// for a message whose text a filter or a stranger chose.
+// and so the bytes of a C1 control (U+0080-U+009F) or a bidirectional override or isolate
+// (U+202A-U+202E, U+2066-U+2069), for a message whose text a filter or a stranger chose.
 std::string printable(std::string_view text, bool keep_newlines);
 
 // `text` with each byte that is not part of a well-formed UTF-8 sequence (a stray 0xff, a

@@ -42,6 +42,15 @@ TEST(Printable, EscapesBytesThatAreNotUtf8) {
   EXPECT_EQ(shortened("id\xc3", 64), "id\\xc3");
 }
 
+// Well-formed, and still acted on by terminals: a C1 control (U+009B is an 8-bit CSI) and a
+// bidirectional override (U+202E reverses what follows on the line), escaped byte by byte (an
+// outside review put both into a crash line); their neighbours stay.
+TEST(Printable, EscapesC1ControlsAndBidirectionalOverrides) {
+  EXPECT_EQ(printable("a\xc2\x9b" "31mb", false), "a\\xc2\\x9b31mb");
+  EXPECT_EQ(printable("x\xe2\x80\xaey \xe2\x81\xa6z", false), "x\\xe2\\x80\\xaey \\xe2\\x81\\xa6z");
+  EXPECT_EQ(printable("\xc2\xa0\xe2\x80\x94", false), "\xc2\xa0\xe2\x80\x94") << "no-break space, em dash";
+}
+
 TEST(ValidUtf8, KeepsWellFormedTextAndReplacesEveryStrayByte) {
   EXPECT_EQ(valid_utf8("plain, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80"),
             "plain, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80");
