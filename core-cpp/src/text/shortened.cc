@@ -16,7 +16,9 @@ namespace {
 
 // The length of the well-formed UTF-8 sequence at text[at] (Unicode's table 3-7), or 0.
 std::size_t utf8_sequence(std::string_view text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return at + i < text.size() ? static_cast<unsigned char>(text[at + i]) : 0; };
+  const auto byte = [&](std::size_t i) -> unsigned {
+    return at + i < text.size() ? static_cast<unsigned char>(text[at + i]) : 0u;
+  };
   const auto tail = [&](std::size_t i, unsigned lo, unsigned hi) { return byte(i) >= lo && byte(i) <= hi; };
   const unsigned lead = byte(0);
   if (lead < 0x80) return 1;
