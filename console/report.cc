@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "console/exit_codes.h"
 #include "os/replace_file.h"
+#include "runtime/write_all.h"
 #include "sluice/error.h"
 #include "text/shortened.h"
 #include "tls/trusted_file.h"
@@ -174,25 +174,6 @@ std::string failure_text(const Failure& f) {
   return text::printable(f.stage + ": " + f.message, true);
 }
 
-namespace {
-
-// Where --metrics FILE is written, checked first: not through a symbolic link another user
-// owns (at FILE or on the way), nor into their FIFO or file (tls/trusted_file.h), which would
-// have the console overwrite a file of their choosing or hand them the payloads (an outside
-// review did both). A regular file (or none yet) is replaced: written beside where the path
-// really leads and renamed over it, so nothing swapped in at the name meanwhile is written
-// through. Returns that place, or "" for a FIFO or device, written in place.
-std::string metrics_target(const std::string& path) {
-  tls::check_output_path(path, "--metrics");
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return path;  // none yet (or a link of ours to none)
-  if (!S_ISREG(st.st_mode)) return "";
-  char real[PATH_MAX];
-  return ::realpath(path.c_str(), real) != nullptr ? std::string(real) : path;
-}
-
-}  // namespace
-
 void write_metrics_json(const RunReport& report, const std::string& path) {
   nlohmann::json doc;
   doc["topology"] = {{"name", report.topology_name}, {"file", report.topology_file}};
@@ -224,24 +205,18 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
   // Payloads and messages are bytes a peer chose: what is not UTF-8 becomes U+FFFD (JSON must
   // be UTF-8; the default handler threw, and the file stayed empty).
   const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // Not through a symbolic link another user owns, nor into their FIFO or file
+  // (tls/trusted_file.h): through them the console overwrote a file of their choosing, or
+  // handed them the payloads (an outside review did both).
   try {
-    if (const std::string target = metrics_target(path); !target.empty()) {
+    if (const std::string target = tls::replace_target(path, "--metrics"); !target.empty()) {
       os::replace_file(target, text, 0644);  // says a full disk, as a short write
       return;
     }
     // A FIFO or device of this user's (or root's: /dev/full, /dev/stdout): written in place.
     const int fd = tls::open_output_in_place(path, "--metrics");
     if (fd < 0) throw Error(std::string("cannot open it: ") + std::strerror(errno));
-    std::string why;
-    for (std::size_t done = 0; done < text.size();) {
-      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        why = std::strerror(n < 0 ? errno : EIO);
-        break;
-      }
-      done += static_cast<std::size_t>(n);
-    }
+    std::string why = write_all(fd, text.data(), text.size()) ? "" : std::strerror(errno);
     if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
     if (!why.empty()) throw Error(why);
   } catch (const Error& e) {
@@ -251,14 +226,10 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
 
 void check_metrics_writable(const std::string& path) {
   try {
-    const std::string target = metrics_target(path);
+    const std::string target = tls::replace_target(path, "--metrics");
     if (target.empty()) {
-      struct stat st;
-      if (::stat(path.c_str(), &st) == 0 && st.st_uid != ::geteuid() && st.st_uid != 0) {
-        // Opening another user's FIFO to try it would wait for them; open_output_in_place
-        // refuses it when the run ends: say so now.
-        (void)tls::open_output_in_place(path, "--metrics");
-      }
+      // A FIFO or device: not opened to try (another user's FIFO would wait for them).
+      tls::check_output_in_place(path, "--metrics");
       return;
     }
     // The directory takes a temporary file: what the write at the end needs. Removed at once,

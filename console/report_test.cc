@@ -27,6 +27,13 @@ StreamStats stream(std::uint64_t buffers, std::uint64_t bytes, std::uint64_t pbl
   return s;
 }
 
+// A directory of its own for one test, under the system's temporary directory.
+std::filesystem::path scratch_dir(const std::string& prefix) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 TEST(ProgressLine, ShowsRatesSinceThePreviousSample) {
   // 2M buffers and 200 MB in 2 s; producers blocked 0.5 s of 2 s, consumers 2 s of 2x2 s.
   std::string line = progress_line("unit 1/3 [x]", {stream(3000000, 300000000, 600000000, 2000000000)},
@@ -139,8 +146,7 @@ TEST(MetricsJson, AFullDiskIsAClearError) {
 // user's own link is followed, as before.
 TEST(MetricsJson, ASymlinkAnotherUserPlantedIsNotFollowed) {
   ASSERT_EQ(::geteuid(), 0u) << "needs root, to give a link to another user (make test runs as root)";
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("metrics-link-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = scratch_dir("metrics-link-");
   const std::string target = (dir / "important.txt").string();
   { std::ofstream(target) << "keep me\n"; }
   const std::string link = (dir / "m.json").string();
@@ -180,8 +186,7 @@ TEST(MetricsJson, ASymlinkAnotherUserPlantedIsNotFollowed) {
 // (writing into it waited for them, then handed them the JSON).
 TEST(MetricsJson, AFileOrFifoAnotherUserPlantedIsNotWrittenThrough) {
   ASSERT_EQ(::geteuid(), 0u) << "needs root, to give files to another user (make test runs as root)";
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("metrics-planted-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = scratch_dir("metrics-planted-");
   const std::string planted = (dir / "m.json").string();
   { std::ofstream(planted) << "theirs"; }
   ASSERT_EQ(::chown(planted.c_str(), 65534, static_cast<gid_t>(-1)), 0);
@@ -203,8 +208,7 @@ TEST(MetricsJson, AFileOrFifoAnotherUserPlantedIsNotWrittenThrough) {
 }
 
 TEST(MetricsJson, CheckedBeforeTheRunWithoutLeavingAFileBehind) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("metrics-check-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = scratch_dir("metrics-check-");
   const std::string fresh = (dir / "m.json").string();
   EXPECT_NO_THROW(check_metrics_writable(fresh));
   EXPECT_FALSE(std::filesystem::exists(fresh)) << "the check left a file that was not there";

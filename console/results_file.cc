@@ -1,7 +1,6 @@
 #include "console/results_file.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,14 +36,11 @@ ResultsFile::ResultsFile(std::string path) : path_(std::move(path)) {
   try {
     // Not through a symbolic link another user owns (at FILE or on the way to it), which
     // would have results written over a file of their choosing (an outside review did).
-    tls::check_output_path(path_, "--results");
+    target_ = tls::replace_target(path_, "--results");
     struct stat st{};
     const bool exists = ::stat(path_.c_str(), &st) == 0;  // through this user's own links
-    if (!exists || S_ISREG(st.st_mode)) {
-      // Beside where the path really leads (this user's own link is followed), renamed over it
-      // at commit(): the rename replaces whatever then has the name, never writes through it.
-      char real[PATH_MAX];
-      target_ = exists && ::realpath(path_.c_str(), real) != nullptr ? std::string(real) : path_;
+    if (!target_.empty()) {
+      // Beside where the path really leads, renamed over it at commit().
       std::string name = target_ + ".XXXXXX.partial";
       std::vector<char> buf(name.begin(), name.end());
       buf.push_back('\0');

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/write_all.h"
 #include "sluice/error.h"
 
 namespace sluice::os {
@@ -22,15 +23,7 @@ void replace_file(const std::string& path, std::string_view content, mode_t mode
   std::string why;
   errno = 0;
   if (::fchmod(fd, mode) != 0) why = std::strerror(errno);
-  for (std::size_t done = 0; why.empty() && done < content.size();) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      why = n < 0 ? std::strerror(errno) : "a short write";
-      break;
-    }
-    done += static_cast<std::size_t>(n);
-  }
+  if (why.empty() && !write_all(fd, content.data(), content.size())) why = std::strerror(errno);
   if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
   if (why.empty() && std::rename(tmp.c_str(), path.c_str()) != 0) why = std::strerror(errno);
   if (!why.empty()) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -175,21 +176,41 @@ void check_trusted_file(const std::string& path, const std::string& what, bool s
 
 void check_output_path(const std::string& path, const std::string& what) { walk(path, what, /*links_only=*/true); }
 
-int open_output_in_place(const std::string& path, const std::string& what) {
+std::string replace_target(const std::string& path, const std::string& what) {
   check_output_path(path, what);
-  // The entry the lookup ends at: this user's or root's, before and after opening it.
-  const auto refuse_foreign = [&](const struct stat& st) {
-    if (owned_by_us(st)) return;
-    throw Error(what + " '" + path + "' is a " + (S_ISFIFO(st.st_mode) ? "FIFO" : "file") + " that belongs to " +
-                user_name(st.st_uid) + ", not to " + who_may_own() + ": not written (its owner would read what " +
-                "is written there); remove it, or give another path");
-  };
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0) refuse_foreign(st);
+  if (::stat(path.c_str(), &st) != 0) return path;  // nothing yet (or a link of ours to nothing)
+  if (!S_ISREG(st.st_mode)) return "";
+  char real[PATH_MAX];
+  return ::realpath(path.c_str(), real) != nullptr ? std::string(real) : path;
+}
+
+namespace {
+
+// The entry an output's lookup ends at is this user's or root's: another user's FIFO would
+// read what is written there, their file would take it.
+void refuse_foreign(const std::string& path, const std::string& what, const struct stat& st) {
+  if (owned_by_us(st)) return;
+  throw Error(what + " '" + path + "' is a " + (S_ISFIFO(st.st_mode) ? "FIFO" : "file") + " that belongs to " +
+              user_name(st.st_uid) + ", not to " + who_may_own() + ": not written (its owner would read what " +
+              "is written there); remove it, or give another path");
+}
+
+}  // namespace
+
+void check_output_in_place(const std::string& path, const std::string& what) {
+  check_output_path(path, what);
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) refuse_foreign(path, what, st);
+}
+
+int open_output_in_place(const std::string& path, const std::string& what) {
+  check_output_in_place(path, what);
   // A link of ours at the last step was checked by the walk: follow it (it is where the user
-  // meant); anything else is opened as it is, not through a link swapped in since.
-  struct stat link;
-  const bool ours_linked = ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
+  // meant); anything else is opened as it is, not through a link swapped in since. The
+  // descriptor is checked again: the entry may have been swapped between the two.
+  struct stat st;
+  const bool ours_linked = ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (ours_linked ? 0 : O_NOFOLLOW));
   if (fd < 0) return fd;
   if (::fstat(fd, &st) != 0) {
@@ -200,7 +221,7 @@ int open_output_in_place(const std::string& path, const std::string& what) {
   }
   if (!owned_by_us(st)) {
     ::close(fd);
-    refuse_foreign(st);
+    refuse_foreign(path, what, st);
   }
   return fd;
 }

@@ -30,6 +30,18 @@ void check_trusted_file(const std::string& path, const std::string& what, bool s
 // <user> ('<link>'), not followed; ..." for such a link; a path that does not exist yet passes.
 void check_output_path(const std::string& path, const std::string& what);
 
+// Where an output at `path` is written as a whole new file, after check_output_path: the
+// place a temporary file beside it is renamed over (the path itself, or where this user's own
+// link there leads), when the path names a regular file or nothing yet; "" when it names a
+// FIFO or a device, which open_output_in_place opens instead. The rename replaces whatever has
+// the name by then, never writing through something swapped in meanwhile.
+std::string replace_target(const std::string& path, const std::string& what);
+
+// check_output_path, and the entry the lookup ends at (if any) is this user's or root's: what
+// open_output_in_place checks before it opens, for a caller that must not open yet (another
+// user's FIFO would wait for them).
+void check_output_in_place(const std::string& path, const std::string& what);
+
 // Where an output at `path` that is not a regular file (a FIFO, a device: written in place,
 // not replaced) is opened for writing: after check_output_path, the entry itself must be this
 // user's or root's (another user's FIFO would read what is written; their file would take it),
