@@ -16,7 +16,7 @@ namespace sluice {
 std::string UnitReport::str() const {
   std::ostringstream out;
   // The payload as sluice run and serve show it: its first 200 bytes (it may be 16 MiB).
-  out << "unit " << index << " [" << text::shortened(work, 200) << "] ";
+  out << "unit " << index << " " << text::bracketed(work, 200) << " ";
   if (finished) {
     out << "finished in " << std::fixed << std::setprecision(3) << seconds << " s";
   } else {

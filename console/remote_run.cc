@@ -41,6 +41,7 @@
 #include "console/ui_server.h"
 #include "control/auth.h"
 #include "log/log_output.h"
+#include "text/shortened.h"
 #include "sluice/error.h"
 
 namespace sluice::console {
@@ -181,7 +182,7 @@ int RemoteRun::run() {
   for (std::size_t i = 0; ok && i < t_.work.size(); ++i) {
     UnitRecord unit{i, t_.work[i], 0, false, ""};
     hosts_.set_unit(i);
-    unit_label_ = "unit " + std::to_string(i + 1) + "/" + std::to_string(t_.work.size()) + " [" + unit.work + "]";
+    unit_label_ = "unit " + std::to_string(i + 1) + "/" + std::to_string(t_.work.size()) + " " + text::bracketed(unit.work, 200);
     const auto unit_start = Clock::now();
     Envelope m;
     m.mutable_start_unit()->set_index(i);

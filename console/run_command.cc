@@ -28,6 +28,7 @@
 #include "runtime/graph.h"
 #include "stream/input_port.h"
 #include "log/log_output.h"
+#include "text/shortened.h"
 
 namespace sluice::console {
 
@@ -281,7 +282,7 @@ int run_command(const RunOptions& options) {
     for (std::size_t i = 0; i < topology.work.size() && !report.failure; ++i) {
       UnitRecord unit{i, topology.work[i], 0, false, ""};
       progress.set_unit("unit " + std::to_string(i + 1) + "/" + std::to_string(topology.work.size()) +
-                        " [" + unit.work + "]");
+                        " " + text::bracketed(unit.work, 200));
       const auto unit_start = Clock::now();
       stalls.set_active(true);
       status.unit_started(i);

@@ -25,7 +25,7 @@ namespace {
 
 // "unit 3 [count=5] finished in 0.012 s", "unit 4 [x] failed after 0.003 s: filter 'stage' ..."
 // A unit's payload in a log line: its start only (a payload may be megabytes).
-std::string payload_text(const std::string& work) { return "[" + text::shortened(work, 200) + "]"; }
+std::string payload_text(const std::string& work) { return text::bracketed(work, 200); }
 
 std::string unit_line(const UnitReport& r) {
   std::string line = "unit " + std::to_string(r.index) + " " + payload_text(r.work) + " ";

@@ -213,7 +213,7 @@ int submit_command(const SubmitOptions& given) {
         if (!m.result_chunk().more()) ++buffers;
       } else if (m.has_accepted()) {
         index = m.accepted().index();
-        std::cerr << "sluice: " << who << " accepted unit " << *index << " [" << text::shortened(options.work, 200) << "]"
+        std::cerr << "sluice: " << who << " accepted unit " << *index << " " << text::bracketed(options.work, 200)
                   << (m.accepted().ahead() == 0 ? "" : ", behind " + std::to_string(m.accepted().ahead()) + " unit(s)")
                   << "\n";
       } else if (m.has_unit_ended()) {

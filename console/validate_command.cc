@@ -48,7 +48,7 @@ std::string describe_plan(const topo::Topology& t) {
   out += "buffer memory: " + topo::format_size(total) + " (and queues: " + topo::format_size_rounded(lanes) + ")\n";
   out += "units of work: " + std::to_string(t.work.size());
   // Cut to 200 bytes, control characters escaped, as the summary and the live view show them.
-  for (const std::string& w : t.work) out += " [" + text::shortened(w, 200) + "]";
+  for (const std::string& w : t.work) out += " " + text::bracketed(w, 200);
   out += "\n";
   return out;
 }

@@ -268,6 +268,16 @@ def serve_submit_stop(h, topology):
     check(p.returncode == 0 and "finished" in err, "a payload that is not UTF-8 is submitted and its unit finishes",
           p.returncode, err)
     verify(results, u1 + 2, 4, 32, "the unit whose payload is not UTF-8")
+    # A payload's own ']' and '\' cannot close its brackets early or pass for an escape, in
+    # submit's lines or in serve's.
+    forged = "count=2 size=16 ok] finished in 0.001 s; unit 1 [\\x1b"
+    p = subprocess.run([h.console, "submit", serve.address, "--work", forged, "--token-file", h.token],
+                       capture_output=True, text=True, timeout=SAFETY)
+    shown = "[count=2 size=16 ok\\x5d finished in 0.001 s; unit 1 [\\\\x1b]"
+    check(p.returncode == 0 and shown in p.stderr and "ok] finished" not in p.stderr,
+          "submit shows a payload's ']' and '\\' escaped", p.returncode, p.stderr)
+    wait_until(lambda: shown + " finished in" in serve.text(), 10, "serve's line with the payload escaped")
+    check("ok] finished" not in serve.text(), "serve's line shows them escaped too", serve.text())
     p = subprocess.run([h.console, "submit", serve.address, "--work", "x", "--work-file", big, "--token-file", h.token],
                        capture_output=True, text=True)
     check(p.returncode == 2 and "excludes" in p.stderr, "--work and --work-file together: a usage error (2)", p.stderr)
@@ -316,7 +326,7 @@ def serve_submit_stop(h, topology):
     check(second.wait(SAFETY) == 0, "a second sluice stop also exits 0 once serve stopped")
     check(serve.wait() == 0, "serve exits 0 after sluice stop", serve.text()[-3000:])
     check(not listening(serve.port), "serve's port is closed")
-    check("the application stopped; 6 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
+    check("the application stopped; 7 unit(s) ended" in serve.text(), "serve says how many units ran", serve.text())
 
 
 def two_submitters(h, topology):

@@ -97,4 +97,18 @@ std::string shortened(std::string_view text, std::size_t max) {
   return printable(text.substr(0, utf8_cut(text, max)), false) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
+std::string bracketed(std::string_view text, std::size_t max) {
+  const std::string_view kept = text.substr(0, utf8_cut(text, max));
+  std::string own;  // the payload's own '\\' and ']' made unambiguous before printable's escapes
+  own.reserve(kept.size());
+  for (const char c : kept) {
+    if (c == '\\') own += "\\\\";
+    else if (c == ']') own += "\\x5d";
+    else own += c;
+  }
+  std::string out = "[" + printable(own, false);
+  if (kept.size() < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out + "]";
+}
+
 }  // namespace sluice::text

@@ -17,6 +17,12 @@ namespace sluice::text {
 // cannot drive a terminal or forge a line.
 std::string shortened(std::string_view text, std::size_t max);
 
+// "[" + shortened(text, max) + "]", with the text's own backslashes written as \\ and its own
+// ']' as \x5d: how a unit's payload appears in a log line or on the terminal ("unit 3 [abc]
+// failed"), so that neither a payload "x] failed: ... [" nor a literal "\x1b" in one can pass
+// for the line's own words or for an escape.
+std::string bracketed(std::string_view text, std::size_t max);
+
 // Where to cut `text` to keep at most `max` bytes without ending inside a UTF-8 sequence:
 // `max` itself, or less, backed off to the start of the sequence there.
 std::size_t utf8_cut(std::string_view text, std::size_t max);

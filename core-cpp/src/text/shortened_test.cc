@@ -27,6 +27,17 @@ TEST(Shortened, ControlCharactersAreWrittenAsEscapes) {
   EXPECT_EQ(shortened("\x1b\x1b\x1b", 2), "\\x1b\\x1b... (3 bytes)");
 }
 
+// A payload in a log line's brackets cannot close them early, nor pass off a literal "\x1b"
+// as an escaped ESC (an open item of stop 64): its own ']' and '\' are escaped, control
+// characters as ever, and a long one is cut inside the brackets.
+TEST(Bracketed, APayloadCannotCloseItsBracketsOrForgeAnEscape) {
+  EXPECT_EQ(bracketed("x=0 [y]", 64), "[x=0 [y\\x5d]");
+  EXPECT_EQ(bracketed("ok] failed: forged [z", 64), "[ok\\x5d failed: forged [z]");
+  EXPECT_EQ(bracketed("a\\x1b\x1b", 64), "[a\\\\x1b\\x1b]");
+  EXPECT_EQ(bracketed(std::string(300, ']'), 2), "[\\x5d\\x5d... (300 bytes)]");
+  EXPECT_EQ(bracketed("", 64), "[]");
+}
+
 TEST(Printable, KeepsNewlinesWhenAskedAndEscapesTheRest) {
   EXPECT_EQ(printable("java.lang.Error: \x1b]0;title\x07\n\tat X.y(X.java:1)", true),
             "java.lang.Error: \\x1b]0;title\\x07\n\tat X.y(X.java:1)");
