@@ -175,21 +175,13 @@ void AppDaemon::flush_logs(bool stage_end) {
   if (batch) send(*batch);
 }
 
-// A failure crosses to the console in one control frame (16 MiB at most); a message can be
-// larger (a Java exception's is whatever the filter made it). Its start says what failed:
-// kept up to 1 MiB, then how long it was.
-std::string cut_for_the_wire(const std::string& message) {
-  constexpr std::size_t kMax = std::size_t{1} << 20;
-  if (message.size() <= kMax) return message;
-  return message.substr(0, sluice::text::utf8_cut(message, kMax)) + "\n... (" + std::to_string(message.size()) +
-         " bytes in all: cut to 1 MiB to cross to the console)";
-}
-
 void AppDaemon::send_failure(const sluice::Failure& given, const std::vector<std::string>& stuck) {
   failed_ = true;
   flush_logs();
   sluice::Failure f = given;
-  f.message = cut_for_the_wire(f.message);
+  // A failure crosses to the console in one control frame (16 MiB at most), and a crash's or
+  // a stuck copy's line did not pass through the engine, which cuts the rest.
+  f.message = sluice::cut_failure_message(std::move(f.message));
   Envelope e;
   auto* m = e.mutable_failure();
   m->set_filter(f.filter);
@@ -198,7 +190,7 @@ void AppDaemon::send_failure(const sluice::Failure& given, const std::vector<std
   m->set_unit(f.unit);
   m->set_stage(f.stage);
   m->set_message(f.message);
-  for (const auto& s : stuck) m->add_stuck(cut_for_the_wire(s));
+  for (const auto& s : stuck) m->add_stuck(sluice::cut_failure_message(s));
   fill_metrics(m->mutable_streams());
   dlog::warn("failure: " + f.str());
   send(e);

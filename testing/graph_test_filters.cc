@@ -3,7 +3,8 @@
 //               buffers carry no record), keys (if > 0, key = seq % keys, else seq),
 //               record_address (bool), forever (bool: ignore count), throw_at (seq at which
 //               to throw), throw_in (init|finalize: throw there; init_int: throw the int 42
-//               in init, not a std::exception).
+//               in init, not a std::exception; init_long: throw a message of 1.2 MB, "long: "
+//               and 600,000 two-byte characters).
 //   TestRelay:  forwards, checking and re-stamping hops (a C++ stage between Java ones).
 //               throw_at / throw_copy: copy throw_copy throws after throw_at buffers.
 //               sleep_us: per buffer.
@@ -145,6 +146,11 @@ class TestSource : public sluice::Filter, Counted<TestSource> {
     }
     if (ctx.arg("throw_in", "") == std::string("init")) throw std::runtime_error("boom in init");
     if (ctx.arg("throw_in", "") == std::string("init_int")) throw 42;
+    if (ctx.arg("throw_in", "") == std::string("init_long")) {
+      std::string message = "long: ";
+      for (int i = 0; i < 600000; ++i) message += "\xc3\xa9";  // é
+      throw std::runtime_error(message);
+    }
   }
   void process(sluice::Context& ctx) override {
     auto& out = ctx.output("out");

@@ -74,6 +74,24 @@ TEST_F(GraphFailureTest, AnExceptionThatIsNotAStdExceptionIsNamedByItsType) {
   EXPECT_EQ(out.failure->message, "threw an exception that is not a std::exception: of type int");
 }
 
+// A filter chooses its message: one of 1.2 MB (a payload quoted in it, say) is kept to its
+// first 64 KiB, cut between characters, and says how long it was, so that a log line,
+// serve's `/api/status` and the reply to `sluice submit` stay bounded (an outside review:
+// embedded serve kept a 30 MB message, sent it on every status request and lost the reply).
+TEST_F(GraphFailureTest, AHugeMessageIsKeptToItsStartAndSaysHowLongItWas) {
+  RunOutcome out = run_source_into_sink("throw_in: init_long");
+  ASSERT_TRUE(out.failure);
+  const std::string& m = out.failure->message;
+  const std::string tail = "\n... (1200006 bytes in all: cut to 64 KiB)";
+  ASSERT_GE(m.size(), tail.size());
+  EXPECT_EQ(m.substr(m.size() - tail.size()), tail);
+  const std::string kept = m.substr(0, m.size() - tail.size());
+  EXPECT_EQ(kept.rfind("long: \xc3\xa9", 0), 0u);
+  EXPECT_LE(kept.size(), sluice::kFailureMessageMax);
+  EXPECT_GT(kept.size(), sluice::kFailureMessageMax - 2);
+  EXPECT_EQ(kept.substr(kept.size() - 2), "\xc3\xa9") << "not cut inside a character";
+}
+
 TEST_F(GraphFailureTest, ExceptionInFinalizeOfSecondUnitNamesTheUnit) {
   RunOutcome out = run_source_into_sink("count: 10, throw_in: finalize", "work: [a]\n");
   ASSERT_TRUE(out.failure);

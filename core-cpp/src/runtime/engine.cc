@@ -21,6 +21,7 @@
 #include "runtime/graph.h"
 #include "sched/scheduler.h"
 #include "text/integer.h"
+#include "text/shortened.h"
 #include "topology/suggest.h"
 #include "stream/input_port.h"
 #include "sync/waiter.h"
@@ -34,6 +35,15 @@ std::string Failure::str() const {
   const std::string who = "filter '" + filter + "' copy " + std::to_string(copy) + " on host " + host + " ";
   if (message.rfind(who, 0) == 0) return message;  // a crash line: it says who itself
   return who + "failed in " + stage + " (unit of work " + std::to_string(unit) + "): " + message;
+}
+
+std::string cut_failure_message(std::string message) {
+  // Up to the length of a message cut already: cutting twice (the engine, then the app
+  // daemon) would name the first cut's length as the message's.
+  if (message.size() <= kFailureMessageMax + 64) return message;
+  const std::size_t whole = message.size();
+  message.resize(text::utf8_cut(message, kFailureMessageMax));
+  return message + "\n... (" + std::to_string(whole) + " bytes in all: cut to 64 KiB)";
 }
 
 namespace {
@@ -99,6 +109,7 @@ struct Engine::State {
     {
       std::lock_guard<std::mutex> lock(mu);
       if (failure) return;  // the first failure is the one to report
+      f.message = cut_failure_message(std::move(f.message));
       failure = std::move(f);
       failed = true;
     }

@@ -2,6 +2,7 @@
 #ifndef SLUICE_RUNTIME_FAILURE_H_
 #define SLUICE_RUNTIME_FAILURE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,17 @@ struct Failure {
   // crashed with SIGSEGV in ...", a crash line) or no filter failed.
   std::string str() const;
 };
+
+// The most of a failure's message a run keeps (a filter chooses the message: a Java
+// exception's may hold a 15 MB payload twice). A failure's message is kept this long by the
+// run that records it, embedded or on an app daemon, so that a log line, `/api/status`, the
+// reply to `sluice submit` and the frame to the console stay bounded.
+inline constexpr std::size_t kFailureMessageMax = std::size_t{64} << 10;
+
+// `message` when it has at most kFailureMessageMax bytes (or a few more: one cut already);
+// else its first kFailureMessageMax bytes (never ending inside a UTF-8 sequence) and
+// "\n... (N bytes in all: cut to 64 KiB)".
+std::string cut_failure_message(std::string message);
 
 }  // namespace sluice
 
