@@ -91,7 +91,8 @@ std::string HostDaemon::metrics_text() const {
   m.family("sluiced_app_daemons_ended_total", "counter", "App daemons that ended (and were reaped).");
   m.sample("sluiced_app_daemons_ended_total", {}, apps_.ended());
   m.family("sluiced_log_lines_dropped_total", "counter",
-           "sluiced's own log lines not written: its stderr took nothing for a while (a stuck log reader).");
+           "sluiced's own log lines not written: its stderr took nothing for a while (a stuck log reader) "
+           "or refused them (a full disk).");
   m.sample("sluiced_log_lines_dropped_total", {}, logging::lines_dropped());
   m.family("sluiced_refusals_total", "counter", "Connections and requests turned away, by reason.");
   for (const auto& [reason, count] : server_.refusals()) m.sample("sluiced_refusals_total", {{"reason", reason}}, count);

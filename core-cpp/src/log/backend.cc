@@ -260,7 +260,8 @@ void write_in_background(std::size_t max_queued) {
     auto note = [formatter](std::uint64_t dropped) {
       const std::string n = process_name();
       const std::string text = std::to_string(dropped) + " log line" + (dropped == 1 ? "" : "s") +
-                               " not written: stderr took nothing for a while (a stuck or paused log reader); " +
+                               " not written: stderr took nothing for a while or refused them (a stuck or paused log reader, "
+                               "a full disk); " +
                                n + " went on without waiting";
       const spdlog::details::log_msg msg(spdlog::string_view_t(n.data(), n.size()), spdlog::level::warn,
                                          spdlog::string_view_t(text.data(), text.size()));

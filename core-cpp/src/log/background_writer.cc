@@ -11,15 +11,17 @@ namespace sluice::logging {
 namespace {
 
 // One write(2) for the line where the descriptor takes it whole (a pipe takes up to PIPE_BUF
-// bytes at once); a failed write (EPIPE: the reader went) loses the line, as a direct write does.
-void write_line(int fd, const std::string& line) {
+// bytes at once); a failed write (ENOSPC: a full disk; EPIPE: the reader went) loses the line,
+// as a direct write does. Whether the whole line was written.
+bool write_line(int fd, const std::string& line) {
   std::size_t done = 0;
   while (done < line.size()) {
     const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n <= 0) return false;
     done += static_cast<std::size_t>(n);
   }
+  return true;
 }
 
 }  // namespace
@@ -70,9 +72,16 @@ void BackgroundWriter::run() {
     batch.swap(lines_);
     for (const Entry& entry : batch) {
       lock.unlock();
-      if (entry.dropped_before > 0) write_line(fd_, note_(entry.dropped_before));
-      write_line(fd_, entry.line);
+      const bool noted = entry.dropped_before == 0 || write_line(fd_, note_(entry.dropped_before));
+      const bool written = write_line(fd_, entry.line);
       lock.lock();
+      // A line the descriptor refused (a full disk) is dropped as one that did not fit is:
+      // counted, and said where lines are written again.
+      if (!noted) unnoted_ += entry.dropped_before;
+      if (!written) {
+        ++dropped_;
+        ++unnoted_;
+      }
       // Counted until written: the bound is on all that waits.
       queued_bytes_ -= entry.line.size();
       ++done_count_;
@@ -83,8 +92,9 @@ void BackgroundWriter::run() {
     if (lines_.empty() && unnoted_ > 0) {
       const std::uint64_t unnoted = std::exchange(unnoted_, 0);
       lock.unlock();
-      write_line(fd_, note_(unnoted));
+      const bool noted = write_line(fd_, note_(unnoted));
       lock.lock();
+      if (!noted) unnoted_ += unnoted;  // said with the next line the descriptor takes
     }
   }
 }

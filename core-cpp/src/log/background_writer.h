@@ -6,7 +6,8 @@
 // lines, add() waits for room (a flood is slowed to the log's pace, and every line is kept, as
 // with direct writes); once it has taken nothing for kStuckAfter, a line that does not fit is
 // dropped and counted at once, and once the descriptor takes lines again, `note(n)` is written where they were (with n the
-// lines dropped there). Lines are written one write(2) each, in the order they were
+// lines dropped there). A line the descriptor refuses (a full disk: ENOSPC) is dropped and
+// counted the same way, and said in the note before the next line it takes. Lines are written one write(2) each, in the order they were
 // added, so they do not interleave with the lines of other processes writing to the same
 // descriptor (a daemon and its children share one log; on a pipe, lines up to PIPE_BUF).
 //

@@ -87,6 +87,36 @@ TEST(BackgroundWriter, AReaderThatKeepsReadingGetsEveryLine) {
   EXPECT_EQ(text, expected);
 }
 
+// A descriptor that refuses lines (a full disk) loses them, as a direct write would, but they
+// are counted (sluiced_log_lines_dropped_total) and said in a note before the next line it
+// takes (an outside review: sluiced's log on a full disk lost whole runs, counted 0).
+TEST(BackgroundWriter, LinesAFullDiskRefusedAreCountedAndSaidWhereWritingResumes) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const int log_fd = ::dup(fds[1]);
+  ASSERT_GE(log_fd, 0);
+  const int full = ::open("/dev/full", O_WRONLY);
+  ASSERT_GE(full, 0);
+  auto* writer = new BackgroundWriter(log_fd, 16 << 10, [](std::uint64_t n) { return "dropped " + std::to_string(n) + "\n"; });
+  writer->add("before\n");
+  ASSERT_TRUE(writer->flush(10s));
+  ASSERT_EQ(::dup2(full, log_fd), log_fd);  // the disk fills
+  for (int i = 0; i < 3; ++i) writer->add(numbered(i));
+  ASSERT_TRUE(writer->flush(10s));
+  EXPECT_EQ(writer->dropped(), 3u);
+  ASSERT_EQ(::dup2(fds[1], log_fd), log_fd);  // space again
+  writer->add("after\n");
+  ASSERT_TRUE(writer->flush(10s));
+  ::close(fds[1]);
+  ::close(full);
+  std::string text;
+  char chunk[256];
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  for (ssize_t n; (n = ::read(fds[0], chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  EXPECT_EQ(text, "before\ndropped 3\nafter\n");
+}
+
 // A line longer than the whole queue is written (alone), not dropped.
 TEST(BackgroundWriter, ALineLongerThanTheQueueIsWrittenWhole) {
   int fds[2];
