@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <mutex>
 
 #include "log/backend.h"
@@ -62,6 +65,8 @@ struct HeldOutput {
   std::mutex mu;  // guards the rest
   std::string bytes;
   std::uint64_t dropped = 0;
+  std::uint64_t refused = 0;  // bytes stdout refused (not a gone reader), and why
+  int refused_errno = 0;
   bool at_exit = false;  // the final flush is registered
 };
 constexpr std::size_t kMaxHeld = std::size_t{64} << 20;
@@ -85,7 +90,11 @@ void write_held(HeldOutput& h, bool wait) {
     const ssize_t n = ::write(STDOUT_FILENO, h.bytes.data() + done, chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN && !wait) break;
-    if (n <= 0) {  // stdout is gone (EPIPE with SIGPIPE ignored, EBADF): nowhere to print
+    if (n <= 0) {  // stdout is gone (EPIPE with SIGPIPE ignored, EBADF, ENOSPC): nowhere to print
+      if (n < 0 && errno != EPIPE) {
+        h.refused += h.bytes.size() - done;
+        h.refused_errno = errno;
+      }
       done = h.bytes.size();
       break;
     }
@@ -107,6 +116,38 @@ void write_filter_output(bool wait) {
     (void)!::write(STDERR_FILENO, note.data(), note.size());
     h.dropped = 0;
   }
+}
+
+namespace {
+
+// True when stdout is a pipe or socket whose reader has gone: writes to it fail with EPIPE.
+bool stdout_reader_gone() {
+  struct stat st {};
+  if (::fstat(STDOUT_FILENO, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) return false;
+  pollfd p{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0;
+}
+
+}  // namespace
+
+std::optional<std::string> filter_output_lost() {
+  // An embedded filter's std::cout and printf share stdio's buffer: flush it, then ask.
+  std::cout.flush();
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const int flush_errno = errno;
+  const bool stdio_failed = flush_failed || std::ferror(stdout) != 0 || std::cout.bad();
+  HeldOutput& h = held();
+  std::lock_guard<std::mutex> lock(h.mu);
+  if (h.refused > 0) {
+    return std::to_string(h.refused) + " bytes of the filters' output were not written: stdout refused them (" +
+           std::strerror(h.refused_errno) + ")";
+  }
+  if (stdio_failed && !stdout_reader_gone()) {
+    return std::string("a write to stdout failed, so part of the filters' output is lost") +
+           (flush_failed && flush_errno != 0 ? std::string(" (") + std::strerror(flush_errno) + ")" : "");
+  }
+  return std::nullopt;
 }
 
 void print_filter_log(const std::string& host, const control::FilterLog& log) {

@@ -6,6 +6,7 @@
 #ifndef SLUICE_CONSOLE_FILTER_LOG_H_
 #define SLUICE_CONSOLE_FILTER_LOG_H_
 
+#include <optional>
 #include <string>
 
 #include "control/codec.h"
@@ -29,6 +30,13 @@ void print_filter_log(const std::string& host, const control::FilterLog& log);
 // Writes the filters' output still held: what stdout takes now, or with `wait` all of it
 // (at the end of a run; also at exit). Thread-safe.
 void write_filter_output(bool wait);
+
+// What the run lost of the filters' output because stdout refused it (a full disk, an I/O
+// error, a closed descriptor): the forwarded output write_filter_output could not write, and
+// an embedded filter's writes through stdio (the console flushes stdout and asks it). Nullopt
+// when nothing was lost, or when stdout is a pipe whose reader has gone (`sluice run | head`:
+// the reader chose to stop). Call after write_filter_output(true). Thread-safe.
+std::optional<std::string> filter_output_lost();
 
 }  // namespace sluice::console
 

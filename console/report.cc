@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "console/exit_codes.h"
+#include "console/filter_log.h"
 #include "os/replace_file.h"
 #include "runtime/write_all.h"
 #include "sluice/error.h"
@@ -159,7 +160,7 @@ std::string summary_table(const RunReport& report, bool blocked) {
   out += "units of work: " + std::to_string(finished) + "/" + std::to_string(report.units.size()) +
          " finished in " + fixed(report.wall_seconds, 3) + " s";
   for (const UnitRecord& u : report.units) {
-    if (u.finished) out += "; [" + text::shortened(u.work, 200) + "] " + fixed(u.seconds, 3) + " s";  // as serve and the live view
+    if (u.finished) out += "; " + text::bracketed(u.work, 200) + " " + fixed(u.seconds, 3) + " s";  // as serve and the live view
   }
   out += "\n";
   return out;
@@ -261,6 +262,12 @@ int print_report(const RunReport& report, const std::string& metrics_path, const
       std::cerr << "sluice: " << e.what() << "\n";
       if (report.exit_code == 0) return kExitRunFailed;
     }
+  }
+  // The filters' output is often a run's only result: stdout that refused it (a full disk)
+  // does not end in status 0 (an outside review lost a run's output that way, silently).
+  if (const auto lost = filter_output_lost()) {
+    std::cerr << "sluice: " << *lost << "\n";
+    if (report.exit_code == 0) return kExitRunFailed;
   }
   return report.exit_code;
 }

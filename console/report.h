@@ -96,8 +96,10 @@ void check_metrics_writable(const std::string& path);
 
 // The end of a run: prints the summary table, the failure and the stuck copies ("these
 // copies did not stop after the failure (`stuck_note`): ...") to stderr, and writes the
-// metrics file when `metrics_path` is not empty (a failure to is printed, not thrown).
-// Returns report.exit_code.
+// metrics file when `metrics_path` is not empty (a failure to is printed, not thrown), then
+// says what stdout refused of the filters' output (console/filter_log.h, filter_output_lost).
+// Returns report.exit_code, or kExitRunFailed for a run that went well but whose metrics file
+// or output could not be written.
 int print_report(const RunReport& report, const std::string& metrics_path, const std::string& stuck_note);
 
 // The width of the terminal on stderr, or 80 when it is not known.

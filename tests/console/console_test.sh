@@ -51,6 +51,18 @@ if grep -q "units of work" "$work/err"; then fail "a run with an unwritable --me
 expect_status 1 "--metrics on a full disk" -- "$sluice" run "$src/examples/wordcount.yaml" --metrics /dev/full
 expect_in "$work/err" "sluice: cannot write metrics to '/dev/full': No space left on device" "--metrics on a full disk named"
 
+# --- stdout that refuses the filters' output (a full disk): said, and not status 0; a pipe
+# whose reader stops early (| head) is the reader's choice: status 0 ------------------------
+"$sluice" run "$src/examples/wordcount.yaml" --no-progress > /dev/full 2> "$work/err"
+got=$?
+if [ "$got" -eq 1 ]; then pass; else fail "stdout on a full disk: exit $got, want 1"; sed 's/^/  | /' "$work/err" >&2; fi
+expect_in "$work/err" "sluice: a write to stdout failed, so part of the filters' output is lost" \
+  "stdout on a full disk named"
+expect_in "$work/err" "units of work: 1/1 finished" "the run itself finished"
+"$sluice" run "$src/examples/wordcount.yaml" --no-progress --work a --work b 2> "$work/err" | head -c 10 > /dev/null
+got=${PIPESTATUS[0]}
+if [ "$got" -eq 0 ]; then pass; else fail "stdout to a pipe read no further: exit $got, want 0"; sed 's/^/  | /' "$work/err" >&2; fi
+
 # --- a long payload: the summary shows its start and its size, as submit does -------------
 long_work="$(head -c 120000 /dev/zero | tr '\0' 'w')"
 expect_status 0 "a 120 KB payload runs" -- "$sluice" run "$src/examples/wordcount.yaml" --work "$long_work"

@@ -80,6 +80,14 @@ work: [one, two]
     check("result from b" not in b.text()[mark:] and "result from b" not in err,
           "and neither b's log nor the console's stderr", b.text()[mark:][-2000:])
     check("[talk#0@b]" not in a.text(), "a's log has none of b's lines")
+    # A stdout that refuses that output (a full disk) is said, and the run is not a success:
+    # it used to end in status 0 with the output lost (an outside review).
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([h.console, "run", printing, "--no-progress", "--token-file", h.token],
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(p.returncode == 1 and "units of work: 2/2 finished" in p.stderr
+          and "bytes of the filters' output were not written: stdout refused them (No space left on device)" in p.stderr,
+          "stdout on a full disk: the run says the filters' output is lost and exits 1", p.returncode, p.stderr)
 
     # A Java copy's line (ctx.log() in Java goes through the same logger).
     jar = os.path.join(h.build, "jfilter", "native", "tests", "java_test_filters.jar")
