@@ -4,6 +4,7 @@
 #include "console/subprocess.h"
 #include "control/own_pause.h"
 #include "log/backend.h"
+#include "net/silent_connection.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -22,7 +23,8 @@ constexpr auto kHeartbeatEvery = 500ms;  // console -> each host daemon
 constexpr auto kSilence = 2500ms;        // a host daemon this quiet is gone
 constexpr auto kSettle = 300ms;          // after a first failure, for the root cause to arrive
 // ... when that first failure is a data connection gone silent (3 s), which a frozen app daemon
-// at its other end causes too: its host daemon names it 4 s after its last heartbeat.
+// at its other end causes too: its host daemon names it 4 s after its last heartbeat. (Not
+// for a reset connection: an app daemon killed outright is named by its host daemon at once.)
 constexpr auto kSettleAfterSilence = 1500ms;
 constexpr auto kTeardown = 1500ms;       // waiting for exit reports after abort / shutdown
 // The liveness check runs every 200 ms at most (the heartbeats depend on it): a longer gap
@@ -299,7 +301,10 @@ bool HostGroup::wait_all(Envelope::BodyCase want, std::uint64_t unit, Clock::dur
   const auto deadline = Clock::now() + timeout;
   std::optional<Clock::time_point> settle;
   for (;;) {
-    if (failure_ && !settle) settle = Clock::now() + (failure_->stage == "network" ? kSettleAfterSilence : kSettle);
+    if (failure_ && !settle) {
+      const bool silence = failure_->stage == "network" && net::names_a_silent_connection(failure_->message);
+      settle = Clock::now() + (silence ? kSettleAfterSilence : kSettle);
+    }
     if (settle && Clock::now() >= *settle) return false;
     if (!failure_ && done.size() == active_.size()) return true;
     if (!failure_ && Clock::now() > deadline) {

@@ -156,7 +156,7 @@ void HostDaemon::do_watch_own_pause() {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(pause).count());
       dlog::warn(std::string("sluiced did not run for ") + seconds +
-                 " s (stopped, by SIGSTOP or Ctrl-Z, or starved of CPU): a console gives a host daemon up after 3 s "
+                 " s (stopped, by SIGSTOP or Ctrl-Z, or starved of CPU): a console gives a host daemon up after 2.5 s "
                  "without a word, and an app daemon exits after 4 s without one from sluiced");
     }
     do_watch_own_pause();

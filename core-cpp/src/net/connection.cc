@@ -1,3 +1,4 @@
+#include "net/silent_connection.h"
 #include "net/connection.h"
 
 #include <sys/socket.h>
@@ -266,7 +267,7 @@ void Connection::tick(std::uint64_t now_ns) {
   if (now_ns - last_heard_ns_ >= limit) {
     const std::string other = env_.routes.host_label(host_);
     const std::string self = env_.routes.host_label(env_.routes.self());
-    lost("nothing (no data, credit or heartbeat) arrived from " + other + " on this data connection for " +
+    lost(std::string(kNothingArrived) + other + " on this data connection for " +
          seconds(now_ns - last_heard_ns_) + ", although both ends send a heartbeat every " + seconds(interval) +
          ": the network between " + self + " and " + other +
          " drops the data connection (a firewall rule on the data ports, a broken route, or heavy packet loss, at which "
