@@ -1,5 +1,6 @@
 #include "console/host_stats.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace sluice::console {
@@ -125,6 +126,15 @@ std::vector<StreamStats> HostStats::merged() const {
       auto it = host.find(labels_[i]);
       if (it != host.end()) add_counters(s, it->second);
     }
+    // Each host's report is its own moment (up to 500 ms apart): a consumer's host that
+    // reported after its producers' counts reads its producers have not reported writing yet.
+    // Read never leads written (each copy reads every buffer of a broadcast), so the sum
+    // is held to that instead of going past it mid-run (an outside review saw consumed run
+    // ~200 ahead of buffers in one sample of seven).
+    const std::uint64_t readable =
+        s.buffers * (topology_.streams[i].policy == topo::Policy::kBroadcast
+                         ? static_cast<std::uint64_t>(std::max(s.consumer_copies, 1)) : 1);
+    s.consumed = std::min(s.consumed, readable);
     out.push_back(s);
   }
   return out;

@@ -85,6 +85,37 @@ TEST(StallWatchTest, FreeBuffersHeldByTheirReaderAreBlamedOnIt) {
             std::string::npos);
 }
 
+// Each host reports at its own moment: a consumer's host may report reads its producers'
+// host has not reported writing yet. The merged count never reads more than was written
+// (each consumer copy of a broadcast reads all of it): an outside review saw consumed ~200
+// ahead of buffers mid-run.
+TEST(HostStatsTest, MergedReadsNeverLeadWhatWasWritten) {
+  const topo::Topology topology = topo::parse_topology_text(
+      "filters: {p: {class: P}, c: {class: C, copies: 2}, d: {class: D, copies: 2}}\n"
+      "streams:\n  - {from: p.out, to: c.in}\n  - {from: p.o2, to: d.in, policy: broadcast}\n",
+      "t.yaml", "/tmp");
+  HostStats stats(topology, 2);
+  auto report = [&](int host, std::uint64_t written, std::uint64_t read) {
+    google::protobuf::RepeatedPtrField<control::StreamMetrics> streams;
+    for (const topo::StreamSpec& spec : topology.streams) {
+      control::StreamMetrics* m = streams.Add();
+      m->set_label(spec.label());
+      m->set_buffers(written);
+      m->set_consumed(read);
+    }
+    stats.store(host, streams);
+  };
+  report(0, 100, 0);    // the producers' host, 0.5 s ago
+  report(1, 0, 250);    // the consumers' host, now
+  const std::vector<StreamStats> merged = stats.merged();
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].buffers, 100u);
+  EXPECT_EQ(merged[0].consumed, 100u) << "round robin: each buffer is read once";
+  EXPECT_EQ(merged[1].consumed, 200u) << "broadcast: each of 2 copies reads every buffer";
+  report(1, 0, 60);
+  EXPECT_EQ(stats.merged()[0].consumed, 60u) << "behind is reported as it is";
+}
+
 // Across hosts, after the copies: what each host's data plane said it holds, indented
 // under the host; a host that was still moving said nothing and is left out.
 TEST(StallWatchTest, TheReportEndsWithWhatEachHostsDataPlaneHolds) {
