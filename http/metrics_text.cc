@@ -43,8 +43,14 @@ void append_escaped(std::string& out, std::string_view text, bool quote) {
 std::string format_double(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  // The shortest form that reads back as the same double.
   char text[32];
+  // A whole number is written whole ("130", not "1.3e+02": an exit status, a count), up to
+  // where doubles stop holding every integer (2^53).
+  if (value == std::trunc(value) && std::fabs(value) < 9007199254740992.0) {
+    std::snprintf(text, sizeof text, "%.0f", value == 0 ? 0.0 : value);  // no "-0"
+    return text;
+  }
+  // Else the shortest form that reads back as the same double.
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(text, sizeof text, "%.*g", precision, value);
     if (std::strtod(text, nullptr) == value) break;

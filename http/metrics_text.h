@@ -46,7 +46,8 @@ class MetricsText {
   std::string text_;
 };
 
-// "3.5", "1e-09", "NaN", "+Inf": how the format writes a double (shortest exact form).
+// "3.5", "130", "1e-09", "NaN", "+Inf": how the format writes a double (a whole number below
+// 2^53 whole, else the shortest exact form).
 std::string format_double(double value);
 
 }  // namespace sluice::http

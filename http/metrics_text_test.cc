@@ -36,6 +36,12 @@ TEST(MetricsText, DoublesRoundTripInTheirShortestForm) {
   EXPECT_EQ(format_double(0.1), "0.1");
   EXPECT_EQ(format_double(0), "0");
   EXPECT_EQ(format_double(1e-9), "1e-09");
+  // Whole numbers whole (an exit status was "1.3e+02": an outside review).
+  EXPECT_EQ(format_double(130), "130");
+  EXPECT_EQ(format_double(-1), "-1");
+  EXPECT_EQ(format_double(-0.0), "0");
+  EXPECT_EQ(format_double(1e15), "1000000000000000");
+  EXPECT_EQ(format_double(1e300), "1e+300");
   EXPECT_EQ(format_double(123456789.125), "123456789.125");
   EXPECT_EQ(format_double(std::numeric_limits<double>::infinity()), "+Inf");
   EXPECT_EQ(format_double(-std::numeric_limits<double>::infinity()), "-Inf");
