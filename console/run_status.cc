@@ -187,8 +187,26 @@ void RunStatus::deployment_lost(const Failure& why) {
   deployment_lost_ = why;
 }
 
+const std::vector<double>& UnitDurations::bounds() {
+  static const std::vector<double> kBounds = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000};
+  return kBounds;
+}
+
+void UnitDurations::add(double seconds) {
+  sum += seconds;
+  const std::vector<double>& b = bounds();
+  const auto bucket = std::lower_bound(b.begin(), b.end(), seconds);  // the first bound >= seconds
+  if (bucket == b.end()) {
+    ++over;
+  } else {
+    ++counts[static_cast<std::size_t>(bucket - b.begin())];
+  }
+}
+
 void RunStatus::record_end(const UnitRecord& unit) {
   if (unit.index < first_unit_ || unit.index - first_unit_ >= units_.size()) return;
+  // Counted once: a run's final report records the units unit_ended already did.
+  if (!unit_ended_[unit.index - first_unit_] && unit.finished) durations_.add(unit.seconds);
   UnitRecord& kept = units_[unit.index - first_unit_];
   kept = unit;
   kept.work = text::shortened(unit.work, kPayloadShown);
@@ -285,6 +303,7 @@ StatusSnapshot RunStatus::snapshot() const {
   s.earlier_units = first_unit_;
   s.earlier_finished = earlier_finished_;
   s.earlier_failed = earlier_failed_;
+  s.durations = durations_;
   for (std::size_t i = 0; i < s.units.size(); ++i) {
     UnitRecord& u = s.units[i];
     if (current_unit_ && *current_unit_ == u.index) {

@@ -41,6 +41,16 @@ struct StreamRate {
 // shares divide by the copies (after's) and are capped at 1.
 StreamRate rate_between(const StreamStats& before, const StreamStats& after, double seconds);
 
+// How long the finished units of work took, every one of them (sluice serve keeps listing only
+// the latest 200), in buckets from 1 ms to 1000 s: sluice_unit_duration_seconds.
+struct UnitDurations {
+  static const std::vector<double>& bounds();  // upper bounds, seconds, ascending
+  std::vector<std::uint64_t> counts = std::vector<std::uint64_t>(bounds().size());  // per bucket
+  std::uint64_t over = 0;  // above the last bound
+  double sum = 0;
+  void add(double seconds);
+};
+
 // A run at one moment: everything a view needs, copied out.
 struct StatusSnapshot {
   struct Filter {
@@ -82,6 +92,7 @@ struct StatusSnapshot {
   std::uint64_t earlier_units = 0;   // sluice serve: units no longer listed in `units`
   std::uint64_t earlier_finished = 0;  // how many of those finished
   std::uint64_t earlier_failed = 0;    // ... and failed
+  UnitDurations durations;           // every finished unit's, listed or not
   std::optional<std::uint64_t> current_unit;
   std::optional<Failure> failure;
   // sluice serve: deployments that broke between units, and the latest one's cause.
@@ -162,6 +173,7 @@ class RunStatus {
   bool open_ended_ = false;  // units come as they are submitted (sluice serve)
   std::uint64_t earlier_finished_ = 0;
   std::uint64_t earlier_failed_ = 0;
+  UnitDurations durations_;
   std::optional<std::uint64_t> current_unit_;
   Clock::time_point unit_start_;
   std::optional<Failure> failure_;

@@ -204,12 +204,24 @@ TEST(RunStatus, OpenEndedUnitsAsSluiceServeFeedsThem) {
   EXPECT_EQ(s.units.back().work, "last");
   EXPECT_EQ(s.units.back().state, "pending");
   const std::string metrics = status_metrics(s);
-  EXPECT_NE(metrics.find("sluice_units{topology=\"t\"} " + std::to_string(listed + 51)), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("sluice_units_finished{topology=\"t\"} " + std::to_string(listed + 49)), std::string::npos);
+  EXPECT_NE(metrics.find("# TYPE sluice_units_total counter\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("sluice_units_total{topology=\"t\"} " + std::to_string(listed + 51)), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("sluice_units_finished_total{topology=\"t\"} " + std::to_string(listed + 49)), std::string::npos);
+  // Every finished unit's duration is in the histogram, listed or not (10 ms each: the
+  // bucket up to 10 ms), and no unit has a series of its own (an outside review: a series
+  // per unit, its payload a label, grew Prometheus's database for as long as serve ran).
+  EXPECT_NE(metrics.find("sluice_unit_duration_seconds_bucket{topology=\"t\",le=\"0.003\"} 0\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("sluice_unit_duration_seconds_bucket{topology=\"t\",le=\"0.01\"} " +
+                         std::to_string(listed + 49) + "\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("sluice_unit_duration_seconds_count{topology=\"t\"} " + std::to_string(listed + 49) + "\n"),
+            std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("unit=\""), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("work=\""), std::string::npos) << metrics;
   // The failed unit 0 is no longer listed, and still counted (an outside review: a failure
   // counter had to be worked out from the others).
   EXPECT_EQ(s.earlier_failed, 1u);
-  EXPECT_NE(metrics.find("sluice_units_failed{topology=\"t\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("sluice_units_failed_total{topology=\"t\"} 1\n"), std::string::npos) << metrics;
   RunReport end;
   end.exit_code = 0;
   status.finish(end);
@@ -325,8 +337,7 @@ TEST(RunStatus, BytesThatAreNotUtf8StayOutOfTheJsonAndTheMetrics) {
   EXPECT_NE(status_json(s).find(R"("x\\xff")"), std::string::npos) << status_json(s);
   EXPECT_EQ(status_json(s).find('\xff'), std::string::npos);
   const std::string metrics = status_metrics(s);
-  EXPECT_NE(metrics.find(R"(work="x\\xff")"), std::string::npos) << metrics;
-  EXPECT_EQ(metrics.find('\xff'), std::string::npos);
+  EXPECT_EQ(metrics.find('\xff'), std::string::npos) << "no payload is a label any more";
 }
 
 TEST(UiResponse, ServesThreePathsAndNothingElse) {

@@ -119,18 +119,22 @@ std::string status_metrics(const StatusSnapshot& s) {
     finished += u.finished ? 1 : 0;
     failed += u.state == "failed" ? 1 : 0;
   }
-  m.family("sluice_units", "gauge", "Units of work in the run.");
-  m.sample("sluice_units", run, s.earlier_units + s.units.size());
-  m.family("sluice_units_finished", "gauge", "Units of work finished.");
-  m.sample("sluice_units_finished", run, finished);
-  m.family("sluice_units_failed", "gauge", "Units of work that failed (sluice serve goes on after them).");
-  m.sample("sluice_units_failed", run, failed);
-  m.family("sluice_unit_seconds", "gauge",
-           "How long each unit of work ran (so far, while it runs; sluice serve: the latest units).");
+  // Counters, so that rate() and increase() work on them; a unit's detail (its payload, its
+  // state) is in /api/status, not in a series of its own per unit.
+  m.family("sluice_units_total", "counter", "Units of work in the run (sluice serve: submitted so far).");
+  m.sample("sluice_units_total", run, s.earlier_units + s.units.size());
+  m.family("sluice_units_finished_total", "counter", "Units of work finished.");
+  m.sample("sluice_units_finished_total", run, finished);
+  m.family("sluice_units_failed_total", "counter", "Units of work that failed (sluice serve goes on after them).");
+  m.sample("sluice_units_failed_total", run, failed);
+  m.histogram("sluice_unit_duration_seconds", "How long each finished unit of work took.", run,
+              UnitDurations::bounds(), s.durations.counts, s.durations.over, s.durations.sum);
+  double running = 0;
   for (const UnitRecord& u : s.units) {
-    m.sample("sluice_unit_seconds", {{"unit", std::to_string(u.index)}, {"work", u.work}, {"state", u.state}},
-             u.seconds);
+    if (s.current_unit && u.index == *s.current_unit) running = u.seconds;
   }
+  m.family("sluice_unit_running_seconds", "gauge", "How long the unit of work running now has run (0 when none runs).");
+  m.sample("sluice_unit_running_seconds", run, running);
 
   // Per stream. Labels: stream ("a.out -> b.in"), from, to.
   auto stream_family = [&](const char* name, const char* type, const char* help, auto value) {

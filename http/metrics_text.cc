@@ -90,6 +90,29 @@ void MetricsText::start_sample(std::string_view name, const Labels& labels) {
   text_ += ' ';
 }
 
+void MetricsText::histogram(std::string_view name, std::string_view help, const Labels& labels,
+                            const std::vector<double>& bounds, const std::vector<std::uint64_t>& counts,
+                            std::uint64_t over, double sum) {
+  assert(valid_name(name, false) && counts.size() == bounds.size());
+  text_ += "# HELP ";
+  text_ += name;
+  text_ += ' ';
+  append_escaped(text_, help, false);
+  text_ += "\n# TYPE ";
+  text_ += name;
+  text_ += " histogram\n";
+  const std::string bucket = std::string(name) + "_bucket";
+  std::uint64_t below = 0;
+  for (std::size_t i = 0; i <= bounds.size(); ++i) {
+    below += i < bounds.size() ? counts[i] : over;
+    Labels with_le = labels;
+    with_le.emplace_back("le", i < bounds.size() ? format_double(bounds[i]) : "+Inf");
+    sample(bucket, with_le, below);
+  }
+  sample(std::string(name) + "_sum", labels, sum);
+  sample(std::string(name) + "_count", labels, below);
+}
+
 void MetricsText::sample(std::string_view name, const Labels& labels, std::uint64_t value) {
   start_sample(name, labels);
   text_ += std::to_string(value);

@@ -26,7 +26,8 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 
 class MetricsText {
  public:
-  // "# HELP name help" and "# TYPE name type". type: counter, gauge, untyped.
+  // "# HELP name help" and "# TYPE name type". type: counter, gauge, untyped (a histogram:
+  // histogram()).
   void family(std::string_view name, std::string_view type, std::string_view help);
   // "name{l1="v1",...} value". Integers are written exactly; doubles round-trip.
   void sample(std::string_view name, const Labels& labels, std::uint64_t value);
@@ -34,6 +35,14 @@ class MetricsText {
   void sample(std::string_view name, const Labels& labels, int value) {
     sample(name, labels, static_cast<double>(value));
   }
+
+  // A whole histogram family: "# HELP"/"# TYPE name histogram", then name_bucket{le="B"} for
+  // each of `bounds` (ascending) and "+Inf", cumulative, then name_sum and name_count.
+  // `counts[i]` is how many observations fell in (bounds[i-1], bounds[i]]; `over` those above
+  // the last bound. REQUIRES: counts.size() == bounds.size().
+  void histogram(std::string_view name, std::string_view help, const Labels& labels,
+                 const std::vector<double>& bounds, const std::vector<std::uint64_t>& counts, std::uint64_t over,
+                 double sum);
 
   const std::string& str() const { return text_; }
 

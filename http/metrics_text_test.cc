@@ -32,6 +32,20 @@ TEST(MetricsText, EscapesLabelValuesAndHelp) {
             "x{message=\"say \\\"hi\\\"\\\\\\nbye\",k=\"\"} 1\n");
 }
 
+// A histogram's buckets are cumulative and end with +Inf, whose count is _count.
+TEST(MetricsText, WritesAHistogramWithCumulativeBuckets) {
+  MetricsText m;
+  m.histogram("x_seconds", "How long.", {{"topology", "t"}}, {0.1, 1}, {2, 0}, 3, 12.5);
+  EXPECT_EQ(m.str(),
+            "# HELP x_seconds How long.\n"
+            "# TYPE x_seconds histogram\n"
+            "x_seconds_bucket{topology=\"t\",le=\"0.1\"} 2\n"
+            "x_seconds_bucket{topology=\"t\",le=\"1\"} 2\n"
+            "x_seconds_bucket{topology=\"t\",le=\"+Inf\"} 5\n"
+            "x_seconds_sum{topology=\"t\"} 12.5\n"
+            "x_seconds_count{topology=\"t\"} 5\n");
+}
+
 TEST(MetricsText, DoublesRoundTripInTheirShortestForm) {
   EXPECT_EQ(format_double(0.1), "0.1");
   EXPECT_EQ(format_double(0), "0");

@@ -297,7 +297,7 @@ def main():
                 check(got == [float(st[key])], "%s{stream=%s} = %s, the summary says %s" % (metric, st["stream"], got, st[key]))
         check(m["sluice_run_ended"][0][1] == 1, "sluice_run_ended is 1")
         check(m["sluice_run_exit_code"][0][1] == summary["exit_code"] == 130, "exit code 130 in both")
-        check(m["sluice_units_finished"][0][1] == sum(u["finished"] for u in summary["units"]), "units finished")
+        check(m["sluice_units_finished_total"][0][1] == sum(u["finished"] for u in summary["units"]), "units finished")
         code, body = get(base + "/api/status")
         s = json.loads(body)
         check(s["ended"] and s["streams"][0]["buffers"] == summary["streams"][0]["buffers"], "/api/status's final state")

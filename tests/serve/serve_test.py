@@ -783,8 +783,10 @@ def watched(h, topology):
     check(s["ended"] and s["status"] == "ok" and s["exit_code"] == 0, "ended, ok, exit 0 (a unit failed, serving did not)",
           s["status"], s["exit_code"])
     m = metrics(url)
-    check(m["sluice_units"][0][1] == 5 and m["sluice_units_finished"][0][1] == 3, "5 units, 3 finished",
-          m["sluice_units"], m["sluice_units_finished"])
+    check(m["sluice_units_total"][0][1] == 5 and m["sluice_units_finished_total"][0][1] == 3, "5 units, 3 finished",
+          m["sluice_units_total"], m["sluice_units_finished_total"])
+    check(m["sluice_unit_duration_seconds_count"][0][1] == 3, "the 3 finished units' durations in the histogram",
+          m["sluice_unit_duration_seconds_count"])
     check(stream_counter(m, "sluice_stream_buffers_total", "stage.out -> client") == [float(before + 60)],
           "the final counter", m["sluice_stream_buffers_total"])
     check(serve.proc.poll() is None, "serve lingers")
