@@ -234,6 +234,7 @@ TEST_F(HttpServerTest, AForeignHostHeaderGets403OnLoopback) {
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: [::1]x.evil.example\r\n\r\n")), 403);
   // Two Host headers: which one a check read and which one a proxy used could differ.
   EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n")), 400);
+  EXPECT_EQ(status_of(exchange("GET /hello HTTP/1.1\r\nHost:\r\n\r\n")), 400);  // empty: no authority named
 }
 
 TEST_F(HttpServerTest, AThrowingHandlerGets500AndTheServerGoesOn) {
