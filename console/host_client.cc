@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include "text/address.h"
@@ -109,26 +110,29 @@ std::optional<std::string> open_control(const std::string& address, const Creden
                                         Clock::time_point deadline, std::unique_ptr<control::TlsChannel>* channel,
                                         control::AuthResult* answer) {
   // A server whose caps on connections authenticating at once are full (a burst of
-  // clients from this address, say) closes a new connection in its TLS handshake, with no
-  // alert: tried again, after 50 ms doubling to 400 ms, for up to kBusyRetries (2 s).
-  const auto retry_until = std::min(deadline, Clock::now() + kBusyRetries);
+  // clients from this address, say) closes a new connection in its TLS handshake, or one
+  // it took before the hello, with no word: tried again until `deadline`, after 50 ms
+  // doubling to 400 ms, each pause drawn between half and all of that so that a burst of
+  // clients refused together does not come back together (an outside review: 50 `sluice
+  // submit` at once lost one in a hundred after 2 s of tries in step).
   control::AuthResult ignored;
+  std::minstd_rand jitter(static_cast<unsigned>(std::random_device{}()));
   for (auto pause = std::chrono::milliseconds(50);; pause = std::min(pause * 2, std::chrono::milliseconds(400))) {
     std::string why;
     const int fd = connect_tcp(address, deadline, &why);
     if (fd < 0) return why + (why.find("refused") != std::string::npos ? names.not_listening : "");
     auto opening = std::make_unique<control::TlsChannel>(fd, credentials.tls);
     const std::string host = text::parse_host_port(address, text::AddressRules{}, nullptr)->host;  // connect_tcp parsed it
+    bool busy = false;
     std::optional<std::string> failed = control::open_client(*opening, host, client, credentials, names, deadline,
-                                                             answer != nullptr ? answer : &ignored);
+                                                             answer != nullptr ? answer : &ignored, &busy);
     if (!failed) {
       *channel = std::move(opening);
       return std::nullopt;
     }
-    const std::optional<tls::TlsFailure>& f = opening->failure();
-    const bool busy = f && f->eof && !f->established;
-    if (!busy || Clock::now() + pause >= retry_until) return failed;
-    std::this_thread::sleep_for(pause);
+    const auto wait = std::chrono::milliseconds(pause.count() / 2 + static_cast<long>(jitter() % (pause.count() / 2 + 1)));
+    if (!busy || Clock::now() + wait >= deadline) return failed;
+    std::this_thread::sleep_for(wait);
   }
 }
 

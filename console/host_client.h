@@ -99,11 +99,10 @@ int connect_tcp(const std::string& address, std::chrono::steady_clock::time_poin
 
 // Opens a control connection to `address` ("host:port") before `deadline`: TCP
 // (connect_tcp), then TLS and the hello as `client` (control/client_opening.h). A server
-// that closes the connection in its TLS handshake without a word (its caps on connections
-// authenticating at once are full: control/tls_server.h) is tried again for up to
-// kBusyRetries. Returns why it failed, or nullopt with `*channel` the open channel and
-// `*answer` (unless null) the server's auth_result.
-inline constexpr std::chrono::seconds kBusyRetries{2};
+// that closes the connection without a word before it answered the hello (its caps on
+// connections authenticating at once are full: control/tls_server.h) is tried again until
+// `deadline`, with jittered pauses. Returns why it failed, or nullopt with `*channel` the
+// open channel and `*answer` (unless null) the server's auth_result.
 std::optional<std::string> open_control(const std::string& address, const Credentials& credentials,
                                         const std::string& client, const control::ServerNames& names,
                                         std::chrono::steady_clock::time_point deadline,

@@ -17,8 +17,15 @@ std::string channel_error(const TlsChannel& channel, const Credentials& credenti
 
 std::optional<std::string> open_client(TlsChannel& channel, const std::string& host, const std::string& client,
                                        const Credentials& credentials, const ServerNames& names,
-                                       Clock::time_point deadline, AuthResult* answer) {
-  if (!channel.handshake(host, deadline)) return channel_error(channel, credentials, nullptr, names.kind);
+                                       Clock::time_point deadline, AuthResult* answer, bool* closed_unanswered) {
+  bool ignored = false;
+  bool& closed_early = closed_unanswered != nullptr ? *closed_unanswered : ignored;
+  closed_early = false;
+  if (!channel.handshake(host, deadline)) {
+    const std::optional<tls::TlsFailure>& f = channel.failure();
+    closed_early = f && f->eof && !f->established;
+    return channel_error(channel, credentials, nullptr, names.kind);
+  }
   // TLS has authenticated both sides; the hello opens the session (and, in certificate
   // mode, is where the server's refusal of our certificate shows: TLS 1.3 sends it after
   // the client has finished its handshake).
@@ -26,7 +33,10 @@ std::optional<std::string> open_client(TlsChannel& channel, const std::string& h
   hello.mutable_hello()->set_protocol_version(kProtocolVersion);
   hello.mutable_hello()->set_client(client);
   const std::string closed = std::string(names.server) + " closed the connection after the TLS handshake";
-  if (!channel.send(hello)) return closed;
+  if (!channel.send(hello)) {
+    closed_early = true;
+    return closed;
+  }
   const std::string which = std::string("; is it ") + names.kind + " of this version?";
   Envelope m;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -34,7 +44,9 @@ std::optional<std::string> open_client(TlsChannel& channel, const std::string& h
   switch (channel.receive(&m, left)) {
     case TlsChannel::Status::kMessage: break;
     case TlsChannel::Status::kTimeout: return "no answer to the hello within the timeout" + which;
-    case TlsChannel::Status::kClosed: return closed + "; its log says why";
+    case TlsChannel::Status::kClosed:
+      closed_early = true;
+      return closed + "; its log says why";
     case TlsChannel::Status::kError: return channel_error(channel, credentials);
   }
   if (!m.has_auth_result()) return std::string("unexpected ") + kind(m) + " instead of the answer to the hello" + which;

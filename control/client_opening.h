@@ -45,10 +45,14 @@ struct ServerNames {
 // and reads the answer, all before `deadline`. Returns why it failed ("refused: protocol
 // version mismatch: ...", "no answer to the hello within the timeout; is it a sluiced of
 // this version?", a TLS failure explained), or nullopt when the server opened the session;
-// `*answer` is then its auth_result. `channel` was made with `credentials.tls`.
+// `*answer` is then its auth_result. `channel` was made with `credentials.tls`. When
+// `closed_unanswered` is given, it says whether the failure was the server closing the
+// connection without a word before it answered the hello (what a server whose caps on
+// connections authenticating at once are full does: worth trying again).
 std::optional<std::string> open_client(TlsChannel& channel, const std::string& host, const std::string& client,
                                        const Credentials& credentials, const ServerNames& names,
-                                       std::chrono::steady_clock::time_point deadline, AuthResult* answer);
+                                       std::chrono::steady_clock::time_point deadline, AuthResult* answer,
+                                       bool* closed_unanswered = nullptr);
 
 // The channel's last error, as a sentence: a TLS failure explained (`*explained` true:
 // "the TLS handshake failed because the tokens differ; ..."), else as the channel says it.

@@ -6,11 +6,12 @@
 // adds its signal sets, timers and what its sessions do.
 //
 // The accept loop holds up under a flood: connections that have not authenticated are
-// capped in total and per source address. When a cap is full, room is made by closing the
-// oldest of them that has sent nothing (from the same address, when its share is what is
-// full), else the oldest in its handshake for over 100 ms (kStalledAfter: a console or
-// client finishes its own in a few milliseconds); only when every one is younger is the new
-// connection closed. So neither idle sockets nor stalled handshakes from any local user keep
+// capped in total and per source address. When a cap is full, room is made by closing,
+// among those older than 100 ms (kStalledAfter: a console or client finishes its handshake
+// in a few milliseconds, and sends its first bytes at once), the oldest that has sent nothing
+// (from the same address, when its share is what is full), else the oldest still in its
+// handshake; only when every one is younger is the new connection closed (its client tries
+// again: console/host_client.h, open_control). So neither idle sockets nor stalled handshakes from any local user keep
 // consoles out (they all come from 127.0.0.1 on loopback): that takes renewing more than 80
 // stalled handshakes a second from that address, a flood. (It was 1 s, and 9 a second did.) When the process runs out of descriptors or
 // memory (EMFILE, ENFILE, ENOBUFS, ENOMEM; any accept error that is not one connection's

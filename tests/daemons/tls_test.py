@@ -107,7 +107,7 @@ def test(h):
     h.cleanups.append(old.close)
     status, _, err, _ = h.run("validate", topo, "--hosts", f"a=127.0.0.1:{old.port}")
     check(status == 4 and f"host a (127.0.0.1:{old.port}): the daemon closed the connection during the TLS "
-          "handshake (for 2 s of tries): it is busy" in err and "or does not speak TLS (an older sluiced?)" in err,
+          "handshake (tried again for 5 s): it is busy" in err and "or does not speak TLS (an older sluiced?)" in err,
           "a port that closes: clear refusal", err)
     http = PlainServer(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
     h.cleanups.append(http.close)

@@ -133,7 +133,7 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
     }
   }
   if (kind != "a sluiced" && (f.eof || (r == 0 && !f.established))) {
-    return "the service at that address closed the connection during the TLS handshake (for 2 s of tries): it "
+    return "the service at that address closed the connection during the TLS handshake (tried again for 5 s): it "
            "is busy with too many connections authenticating at once (try again), or it is not " + kind +
            " of this version (check the address: " + kind + " prints the address it serves at); its log says which";
   }
@@ -142,7 +142,7 @@ std::string explain_client_failure(const TlsFailure& f, const TlsOptions& option
            " of this version; check the address (" + kind + " prints the address it serves at)";
   }
   if (f.eof || (r == 0 && !f.established)) {
-    return "the daemon closed the connection during the TLS handshake (for 2 s of tries): it is busy with too "
+    return "the daemon closed the connection during the TLS handshake (tried again for 5 s): it is busy with too "
            "many connections authenticating at once (try again), or does not speak TLS (an older sluiced?); its "
            "log says which";
   }
