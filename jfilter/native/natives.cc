@@ -26,6 +26,7 @@
 #include "org_sluice_Logger.h"
 #include "org_sluice_OutputStream.h"
 #include "sluice/sluice.h"
+#include "stream/output_port.h"
 
 using sluice::jni::CopyState;
 using sluice::jni::HandleRegistry;
@@ -174,6 +175,16 @@ JNIEXPORT jint JNICALL Java_org_sluice_OutputStream_nBufferSize(JNIEnv* env, jcl
   return sluice::jni::guarded(env, [&] {
     auto& out = sluice::jni::current_copy().registry.get<sluice::OutputStream>(handle, Kind::kOutput);
     return static_cast<jint>(out.buffer_size());
+  });
+}
+
+// The stream an output writes to ("a.out -> b.in"), for the messages of its refusals; "" for
+// an output that is not the runtime's own port.
+JNIEXPORT jstring JNICALL Java_org_sluice_OutputStream_nStreamLabel(JNIEnv* env, jclass, jlong handle) {
+  return sluice::jni::guarded(env, [&] {
+    auto& out = sluice::jni::current_copy().registry.get<sluice::OutputStream>(handle, Kind::kOutput);
+    const auto* port = dynamic_cast<const sluice::OutputPort*>(&out);
+    return sluice::jni::to_jstring(env, port != nullptr ? port->stream_label() : std::string());
   });
 }
 

@@ -132,7 +132,9 @@ public final class Buffer implements AutoCloseable {
     }
     if (n > capacity) {
       throw new IllegalArgumentException("size(" + n + ") is outside 0.." + capacity
-          + ", the buffer's capacity; raise the stream's buffer_size or split the data");
+          + ", the buffer's capacity; raise "
+          + (allocatedBy != null ? allocatedBy.bufferSizeSetting() : "the stream's buffer_size")
+          + " or split the data");
     }
     size = n;
   }

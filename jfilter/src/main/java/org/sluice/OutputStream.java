@@ -13,6 +13,8 @@ public final class OutputStream {
   private final Peer peer;
   private final String name;
   private final int bufferSize;
+  // The stream ("a.out -> b.in"), named in the refusals' messages as C++ names it.
+  private final String streamLabel;
   long handle; // 0 once its unit of work ended
   // A block the last write() took from the pool for the next allocate() (null: none), so
   // that a loop that allocates and writes crosses into native code once a buffer. Lent to
@@ -26,6 +28,17 @@ public final class OutputStream {
     this.handle = handle;
     this.name = name;
     this.bufferSize = nBufferSize(handle);
+    this.streamLabel = nStreamLabel(handle);
+  }
+
+  /** "output 'out' (a.out -> b.in)": the port and its stream, for messages. */
+  String described() {
+    return "output '" + name + "'" + (streamLabel.isEmpty() ? "" : " (" + streamLabel + ")");
+  }
+
+  /** "the buffer_size of stream a.out -> b.in", or "the stream's buffer_size". */
+  String bufferSizeSetting() {
+    return streamLabel.isEmpty() ? "the stream's buffer_size" : "the buffer_size of stream " + streamLabel;
   }
 
   /**
@@ -104,8 +117,8 @@ public final class OutputStream {
       // Refused before the native side takes the block, as C++ leaves a refused buffer with
       // its caller: the filter may still split the data it holds.
       buffer.handle = h;
-      throw new SluiceException("write of a " + buffer.size + "-byte buffer to output '" + name
-          + "' whose buffer_size is " + bufferSize + " bytes; raise the stream's buffer_size or split the data"
+      throw new SluiceException("write of a " + buffer.size + "-byte buffer to " + described()
+          + " whose buffer_size is " + bufferSize + " bytes; raise " + bufferSizeSetting() + " or split the data"
           + " (the buffer is still yours)");
     }
     long next = nWrite(stream, h, buffer.size, buffer.key, wantSpare);
@@ -145,4 +158,6 @@ public final class OutputStream {
   private static native long nWrite(long handle, long buffer, int size, long key, boolean spare);
 
   private static native int nBufferSize(long handle);
+
+  private static native String nStreamLabel(long handle);
 }

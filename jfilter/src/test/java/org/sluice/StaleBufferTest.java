@@ -114,13 +114,25 @@ class StaleBufferTest {
     public void process(Context ctx) {
       InputStream in = ctx.input("in");
       OutputStream out = ctx.output("out");
+      // Both refusals name the stream, as C++'s do (an outside review: Java's named none).
+      Buffer a = out.allocate();
+      try {
+        a.size(65);
+        problems.add("size(65) of a 64 B block went through");
+      } catch (IllegalArgumentException e) {
+        if (!e.getMessage().contains("raise the buffer_size of stream shrink.out -> sink.in or split")) {
+          problems.add("size refusal: " + e.getMessage());
+        }
+      }
+      a.close();
       for (Buffer b; (b = in.read()) != null; ) {
         int size = b.size();
         try {
           out.write(b);
           problems.add("a " + size + "-byte write to a 64 B stream went through");
         } catch (SluiceException e) {
-          if (!e.getMessage().contains("whose buffer_size is 64 bytes") || !e.getMessage().contains("still yours")) {
+          if (!e.getMessage().contains("to output 'out' (shrink.out -> sink.in) whose buffer_size is 64 bytes; raise "
+              + "the buffer_size of stream shrink.out -> sink.in") || !e.getMessage().contains("still yours")) {
             problems.add("refusal: " + e.getMessage());
           }
           b.size(Math.min(size, 64));  // throws IllegalStateException if the refusal took it
