@@ -4,7 +4,8 @@
 //               record_address (bool), forever (bool: ignore count), throw_at (seq at which
 //               to throw), throw_in (init|finalize: throw there; init_int: throw the int 42
 //               in init, not a std::exception; init_long: throw a message of 1.2 MB, "long: "
-//               and 600,000 two-byte characters).
+//               and 600,000 two-byte characters; init_stol: std::stol("init_stol"), which throws
+//               std::invalid_argument; init_out_of_range: std::string::at past the end).
 //   TestRelay:  forwards, checking and re-stamping hops (a C++ stage between Java ones).
 //               throw_at / throw_copy: copy throw_copy throws after throw_at buffers.
 //               sleep_us: per buffer.
@@ -146,6 +147,8 @@ class TestSource : public sluice::Filter, Counted<TestSource> {
     }
     if (ctx.arg("throw_in", "") == std::string("init")) throw std::runtime_error("boom in init");
     if (ctx.arg("throw_in", "") == std::string("init_int")) throw 42;
+    if (ctx.arg("throw_in", "") == std::string("init_stol")) (void)std::stol(ctx.arg("throw_in", ""));  // std::invalid_argument
+    if (ctx.arg("throw_in", "") == std::string("init_out_of_range")) (void)std::string("ab").at(7);
     if (ctx.arg("throw_in", "") == std::string("init_long")) {
       std::string message = "long: ";
       for (int i = 0; i < 600000; ++i) message += "\xc3\xa9";  // é

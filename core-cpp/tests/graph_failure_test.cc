@@ -92,6 +92,18 @@ TEST_F(GraphFailureTest, AHugeMessageIsKeptToItsStartAndSaysHowLongItWas) {
   EXPECT_EQ(kept.substr(kept.size() - 2), "\xc3\xa9") << "not cut inside a character";
 }
 
+// A library's exception names its type first, as a Java one does: "stol" alone, what
+// std::invalid_argument's what() says, told a user nothing (an outside review). A filter's
+// own std::runtime_error and sluice::Error keep their message alone (the tests above).
+TEST_F(GraphFailureTest, AnExceptionOfALibraryTypeIsNamedByItsTypeAndMessage) {
+  RunOutcome out = run_source_into_sink("throw_in: init_stol");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->message, "std::invalid_argument: stol");
+  out = run_source_into_sink("throw_in: init_out_of_range");
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->message.rfind("std::out_of_range: basic_string::at", 0), 0u) << out.failure->message;
+}
+
 TEST_F(GraphFailureTest, ExceptionInFinalizeOfSecondUnitNamesTheUnit) {
   RunOutcome out = run_source_into_sink("count: 10, throw_in: finalize", "work: [a]\n");
   ASSERT_TRUE(out.failure);

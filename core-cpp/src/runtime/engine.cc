@@ -136,12 +136,28 @@ namespace {
 
 // The type of the exception being handled, demangled ("int", "MyError"), for one that is not
 // a std::exception and so has no what(). Call only inside a catch block.
+std::string demangled(const std::type_info& type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? name.get() : type.name();
+}
+
 std::string current_exception_type() {
   const std::type_info* type = abi::__cxa_current_exception_type();
   if (type == nullptr) return "of unknown type";
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), std::free);
-  return "of type " + std::string(status == 0 && name ? name.get() : type->name());
+  return "of type " + demangled(*type);
+}
+
+// A filter's exception as its failure's message: what() alone for sluice::Error (the
+// runtime's and the Java bridge's, whose messages say what happened) and for a plain
+// std::runtime_error (the filter's own sentence); else the type first, as Java's are named,
+// since a library's what() alone may say little ("stol" from std::invalid_argument: an
+// outside review).
+std::string exception_message(const std::exception& e) {
+  if (dynamic_cast<const Error*>(&e) != nullptr || typeid(e) == typeid(std::runtime_error)) return e.what();
+  const std::string type = demangled(typeid(e));
+  const std::string what = e.what();
+  return what.empty() || what == type ? type : type + ": " + what;
 }
 
 }  // namespace
@@ -165,7 +181,7 @@ void Engine::State::run_unit_on(CopyRunner& copy, Filter& filter, std::uint64_t 
     // Another part failed first (or the run was cancelled); that failure is reported.
     if (!signal.aborted()) report(copy, index, "threw sluice::Aborted although the run was not aborted");
   } catch (const std::exception& e) {
-    report(copy, index, e.what());
+    report(copy, index, exception_message(e));
   } catch (...) {
     report(copy, index, "threw an exception that is not a std::exception: " + current_exception_type());
   }
@@ -277,7 +293,7 @@ void Engine::State::run_copy(CopyRunner& copy) {
     backend->thread_started();
     filter = backend->create(*copy.spec);
   } catch (const std::exception& e) {
-    report(copy, 0, e.what());
+    report(copy, 0, exception_message(e));
   }
   copy.record.stage = "idle";
   finished_command(copy);
