@@ -35,6 +35,8 @@ svg{background:#fff;border:1px solid #ddd;display:block;margin:8px 0}
 table{border-collapse:collapse;margin:6px 0}
 td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
 #failure{display:none;border:2px solid #c00;background:#fee;padding:6px;white-space:pre-wrap}
+#failure.recovered{border-color:#999;background:#f4f4f4}
+.box text.failed{fill:#c00;font-weight:bold}
 #redeploy{display:none;border:2px solid #c80;background:#ffe;padding:6px;white-space:pre-wrap}
 .legend span{display:inline-block;width:24px;height:4px;vertical-align:middle;margin:0 4px 0 10px}
 .legend .red{background:#d33}.legend .blue{background:#36c}.legend .grey{background:#999}
@@ -75,9 +77,13 @@ function draw(s){
   // Units are numbered from 0, as in the table, the logs and sluice submit.
   document.getElementById("unit").textContent=cur?("running unit "+cur.index+" ["+cur.work+"]"):"";
   const f=document.getElementById("failure");
-  if(s.failure){const x=s.failure;f.style.display="block";f.dataset.filter=x.filter;
-    f.textContent=x.filter?("failed: filter "+x.filter+" copy "+x.copy+" on host "+x.host+" in "+x.stage+" (unit "+x.unit+"): "+x.message)
-                          :("failed in unit "+x.unit+": "+x.message);}
+  // sluice serve goes on after a failed unit: once later units finished, the failure is
+  // shown as the latest one, greyed, with how many finished since (it stayed red for ever).
+  const x=s.failure;const since=x?s.units.filter(u=>u.index>x.unit&&u.state==="finished").length:0;
+  if(x){f.style.display="block";f.dataset.filter=x.filter;f.className=since?"recovered":"";f.dataset.since=since;
+    f.textContent=(since?"the latest failure; "+since+(since==1?" unit":" units")+" finished since: ":"")
+      +(x.filter?("failed: filter "+x.filter+" copy "+x.copy+" on host "+x.host+" in "+x.stage+" (unit "+x.unit+"): "+x.message)
+                :("failed in unit "+x.unit+": "+x.message));}
   else f.style.display="none";
   const r=document.getElementById("redeploy");
   if(s.deployment_lost){r.style.display="block";
@@ -113,7 +119,10 @@ function draw(s){
     el("text",{x:p.x+8,y:p.y+29,fill:"#555"},grp,fl.lang+" "+fl.class+" ×"+fl.copies);
     (copies[fl.name]||[]).forEach((c,i)=>{
       const wait=c.waiting_for?(" "+c.waiting_for+" "+c.waiting_seconds.toFixed(1)+"s"):"";
-      el("text",{x:p.x+12,y:p.y+44+i*LINE,"data-copy":c.filter+"#"+c.copy,"data-host":c.host},grp,"#"+c.copy+" @"+c.host+": "+c.stage+" u"+c.unit+wait);
+      // The copy that failed, while its failure is the news, is marked: "failed here".
+      const bad=x&&!since&&x.filter===c.filter&&x.copy===c.copy;
+      el("text",{x:p.x+12,y:p.y+44+i*LINE,"data-copy":c.filter+"#"+c.copy,"data-host":c.host,class:bad?"failed":""},grp,
+         "#"+c.copy+" @"+c.host+": "+c.stage+" u"+c.unit+wait+(bad?" — failed here":""));
     });
   }
   const sb=document.querySelector("#streams tbody");sb.innerHTML="";

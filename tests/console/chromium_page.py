@@ -25,6 +25,7 @@ class Dom(html.parser.HTMLParser):
         super().__init__()
         self.text = text
         self.filters, self.edges, self.copies, self.hosts, self.status = set(), {}, {}, set(), None
+        self.failed_copies, self.failure = set(), None  # copies marked "failed here"; the banner's class and data-since
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -35,6 +36,10 @@ class Dom(html.parser.HTMLParser):
             self.edges[a["data-stream"]] = float(a.get("data-buffers-per-second", "0"))
         if tag == "text" and "data-copy" in a:
             self.copies[a["data-copy"]] = a.get("data-host")
+            if a.get("class") == "failed":
+                self.failed_copies.add(a["data-copy"])
+        if a.get("id") == "failure":
+            self.failure = (a.get("class") or "", a.get("data-since"))
         if tag == "tr" and "data-host" in a:
             self.hosts.add(a["data-host"])
         if "data-status" in a and a["data-status"]:

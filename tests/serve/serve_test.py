@@ -769,8 +769,16 @@ def watched(h, topology):
           "the failure names filter, copy, host, stage, unit and message", f)
     states = {u["index"]: u["state"] for u in s["units"]}
     check(states.get(unit) == "failed" and states.get(failed) == "failed", "the cancelled and failed units", states)
+    status, dom, err = load(url, h.dir)
+    check(status == 0 and dom.failed_copies == {"stage#0"} and dom.failure == ("", "0"),
+          "the page marks the copy that failed, under a red banner", dom.failed_copies, dom.failure, err[-2000:])
     before = settled_count(url)
     good_unit(h, serve, 30, 100, "the unit after a failed one (a fresh deployment)")
+    # The failure stays as the latest one, greyed, saying a unit finished since; no copy is
+    # marked (an outside review: the red banner stayed for 262 units that finished after it).
+    status, dom, err = load(url, h.dir)
+    check(status == 0 and dom.failed_copies == set() and dom.failure == ("recovered", "1"),
+          "after a unit that finished, the banner says so and no copy is marked", dom.failed_copies, dom.failure)
     wait_for(lambda: api_status(url)["streams"][1]["buffers"] == before + 60,
              f"the counters to go on from where the failed deployment left them ({before} + 60; "
              f"now {api_status(url)['streams'][1]['buffers']})")
