@@ -290,7 +290,8 @@ filters:
     drain.join(timeout=30)
     log = (seen + b"".join(got)).decode("utf-8", "replace")
     notes = re.findall(r"sluice-appd\(d\)\[\d+\] \[warn\] (\d+) log lines? not written: stderr took nothing for "
-                       r"a while \(a stuck or paused log reader\); sluice-appd\(d\) went on without waiting\n", log)
+                       r"a while or refused them \(a stuck or paused log reader, a full disk\); sluice-appd\(d\) went on "
+                       r"without waiting\n", log)
     # The note counts every line the app daemon did not write: the filters' and its own few.
     logged = 2 * (flood + 50 + 1)
     written = len(re.findall(r"^\[(?:flood|slow)#0@d\] (?:info|warn): ", log, re.M))
