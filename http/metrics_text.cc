@@ -59,8 +59,12 @@ std::string format_double(double value) {
 }
 
 void MetricsText::family(std::string_view name, std::string_view type, std::string_view help) {
-  assert(valid_name(name, false));
   assert(type == "counter" || type == "gauge" || type == "untyped");
+  header(name, type, help);
+}
+
+void MetricsText::header(std::string_view name, std::string_view type, std::string_view help) {
+  assert(valid_name(name, false));
   text_ += "# HELP ";
   text_ += name;
   text_ += ' ';
@@ -93,14 +97,8 @@ void MetricsText::start_sample(std::string_view name, const Labels& labels) {
 void MetricsText::histogram(std::string_view name, std::string_view help, const Labels& labels,
                             const std::vector<double>& bounds, const std::vector<std::uint64_t>& counts,
                             std::uint64_t over, double sum) {
-  assert(valid_name(name, false) && counts.size() == bounds.size());
-  text_ += "# HELP ";
-  text_ += name;
-  text_ += ' ';
-  append_escaped(text_, help, false);
-  text_ += "\n# TYPE ";
-  text_ += name;
-  text_ += " histogram\n";
+  assert(counts.size() == bounds.size());
+  header(name, "histogram", help);
   const std::string bucket = std::string(name) + "_bucket";
   std::uint64_t below = 0;
   for (std::size_t i = 0; i <= bounds.size(); ++i) {

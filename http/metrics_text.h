@@ -50,6 +50,7 @@ class MetricsText {
   static constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";
 
  private:
+  void header(std::string_view name, std::string_view type, std::string_view help);  // # HELP, # TYPE
   void start_sample(std::string_view name, const Labels& labels);
 
   std::string text_;
