@@ -135,9 +135,13 @@ void RemoteRun::check_stall(std::uint64_t unit) {
   const std::vector<StreamStats> now = streams();
   if (now.empty()) return;  // no stream, no buffer to move: copies that only print, say
   const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(now));
-  if (verdict == StallWatch::Verdict::kMoving) return;
+  if (verdict == StallWatch::Verdict::kMoving) {
+    if (status_ != nullptr && stalls_.quiet_seconds() < 1) status_->moving();
+    return;
+  }
   const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity(), now, stats_.in_flight());
   if (verdict == StallWatch::Verdict::kReport) {
+    if (status_ != nullptr) status_->stalled(report);
     redraw_progress(true);
     std::cerr << "sluice: warning: " << report
               << "\n(sluice keeps waiting; --stall-timeout SECONDS makes such a run fail)" << std::endl;

@@ -155,8 +155,8 @@ class ProgressLine {
 // what every copy waits on, or cancels the run with that report (--stall-timeout).
 class StallMonitor {
  public:
-  StallMonitor(Engine& engine, const RunOptions& options)
-      : engine_(engine), watch_(options.stall_after, options.stall_fails) {
+  StallMonitor(Engine& engine, const RunOptions& options, RunStatus& status)
+      : engine_(engine), status_(status), watch_(options.stall_after, options.stall_fails) {
     thread_ = std::thread([this] { loop(); });
   }
   ~StallMonitor() {
@@ -182,9 +182,13 @@ class StallMonitor {
       const std::vector<StreamStats> streams = engine_.stream_stats();
       if (streams.empty()) continue;  // no stream, no buffer to move: copies that only print, say
       const StallWatch::Verdict verdict = watch_.observe(buffers_moved(streams));
-      if (verdict == StallWatch::Verdict::kMoving) continue;
+      if (verdict == StallWatch::Verdict::kMoving) {
+        if (watch_.quiet_seconds() < 1) status_.moving();
+        continue;
+      }
       const std::string report = stall_report(watch_.quiet_seconds(), engine_.activity(), streams);
       if (verdict == StallWatch::Verdict::kReport) {
+        status_.stalled(report);
         // Over a progress line only on a terminal: a log file gets no escape codes.
         std::cerr << (isatty(STDERR_FILENO) ? "\r\033[K" : "") << "sluice: warning: " << report << "\n(sluice keeps waiting; --stall-timeout SECONDS "
                   << "makes such a run fail)" << std::endl;
@@ -195,6 +199,7 @@ class StallMonitor {
   }
 
   Engine& engine_;
+  RunStatus& status_;  // the live view's (--ui): shows the report while the stall lasts
   std::mutex mu_;  // guards everything below
   std::condition_variable wake_;
   StallWatch watch_;
@@ -275,7 +280,7 @@ int run_command(const RunOptions& options) {
   {
     SignalWatcher signals(*engine);
     ProgressLine progress(*engine, show_progress, out);
-    StallMonitor stalls(*engine, options);
+    StallMonitor stalls(*engine, options, status);
     StatusSampler sampler(watched, [&engine](RunStatus& s) { s.sample(engine->stream_stats(), engine->activity()); });
     report.failure = engine->start();
     if (!report.failure) status.started();

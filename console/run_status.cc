@@ -140,9 +140,20 @@ void RunStatus::unit_started(std::uint64_t index) {
   unit_start_ = Clock::now();
 }
 
+void RunStatus::stalled(const std::string& report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stall_ = report;
+}
+
+void RunStatus::moving() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stall_.reset();
+}
+
 void RunStatus::unit_ended(const UnitRecord& unit) {
   std::lock_guard<std::mutex> lock(mu_);
   record_end(unit);
+  stall_.reset();
   if (current_unit_ == unit.index) current_unit_.reset();
   // Every copy is done with it, whatever the last sample said: a short unit across hosts
   // ends before a host's next report. A unit that finished ran on every copy, also when the
@@ -316,6 +327,7 @@ StatusSnapshot RunStatus::snapshot() const {
     }
   }
   s.current_unit = current_unit_;
+  if (!ended_) s.stall = stall_;
   s.failure = failure_;
   s.deployments_lost = deployments_lost_;
   s.deployment_lost = deployment_lost_;

@@ -94,6 +94,7 @@ struct StatusSnapshot {
   std::uint64_t earlier_failed = 0;    // ... and failed
   UnitDurations durations;           // every finished unit's, listed or not
   std::optional<std::uint64_t> current_unit;
+  std::optional<std::string> stall;  // the stall report while no buffer moves (RunStatus::stalled)
   std::optional<Failure> failure;
   // sluice serve: deployments that broke between units, and the latest one's cause.
   std::uint64_t deployments_lost = 0;
@@ -129,6 +130,10 @@ class RunStatus {
   static constexpr std::size_t kPayloadShown = 200;
   // sluice serve: a unit failed, the application goes on: shown as the latest failure.
   void unit_failed(const Failure& failure);
+  // No buffer has moved for a while (console/stall_watch.h): `report` says what each copy
+  // waits on; shown until buffers move again (moving()) or the unit ends.
+  void stalled(const std::string& report);
+  void moving();
   // sluice serve: the deployment broke between units (`why`); the next unit deploys again.
   // Counted, and the latest shown apart from the units' failures.
   void deployment_lost(const Failure& why);
@@ -175,6 +180,7 @@ class RunStatus {
   std::uint64_t earlier_failed_ = 0;
   UnitDurations durations_;
   std::optional<std::uint64_t> current_unit_;
+  std::optional<std::string> stall_;
   Clock::time_point unit_start_;
   std::optional<Failure> failure_;
   std::uint64_t deployments_lost_ = 0;

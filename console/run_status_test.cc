@@ -230,6 +230,29 @@ TEST(RunStatus, OpenEndedUnitsAsSluiceServeFeedsThem) {
   ASSERT_TRUE(s.failure.has_value());  // still shown
 }
 
+// A stall report (the console's, after 10 s without a buffer moving) is in /api/status and
+// /metrics while it lasts, not on the terminal alone (an outside review): gone once buffers
+// move again, or the unit ends.
+TEST(RunStatus, AStallIsShownUntilBuffersMoveAgain) {
+  const topo::Topology t = topo::parse_topology_text(kTopology, "t.yaml", "/base");
+  RunStatus status(t);
+  status.started();
+  status.unit_started(0);
+  EXPECT_FALSE(status.snapshot().stall.has_value());
+  EXPECT_NE(status_metrics(status.snapshot()).find("sluice_run_stalled{topology=\"t\"} 0\n"), std::string::npos);
+  status.stalled("no buffer has moved for 10.1 s; what each copy is doing:\n  b#0 on host local: waiting");
+  StatusSnapshot s = status.snapshot();
+  ASSERT_TRUE(s.stall.has_value());
+  EXPECT_NE(status_json(s).find("\"stall\":\"no buffer has moved for 10.1 s"), std::string::npos) << status_json(s);
+  EXPECT_NE(status_metrics(s).find("sluice_run_stalled{topology=\"t\"} 1\n"), std::string::npos);
+  status.moving();
+  EXPECT_FALSE(status.snapshot().stall.has_value());
+  EXPECT_EQ(status_json(status.snapshot()).find("\"stall\""), std::string::npos);
+  status.stalled("again");
+  status.unit_ended(UnitRecord{0, "", 12.0, true, ""});
+  EXPECT_FALSE(status.snapshot().stall.has_value()) << "the unit ended";
+}
+
 // sluice serve between a deployment that broke and the next: no copy runs, whatever the
 // last samples said (embedded here: hosts' report ages are the remote view's, see
 // console.serve's across_hosts).

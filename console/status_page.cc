@@ -5,7 +5,8 @@
 //   - streams as edges labelled buffers/s and MB/s (and blocked shares), coloured by
 //     backpressure: red when producers are blocked most (the consumer is the bottleneck),
 //     blue when consumers wait most (starved), grey when neither;
-//   - the units of work with state and duration; the failure, if any; for sluice serve, a
+//   - the units of work with state and duration; the failure, if any; the stall report while
+//     no buffer moves; for sluice serve, a
 //     deployment that broke between units (how often, and the latest cause).
 // Elements carry data-* attributes (data-filter, data-stream, data-buffers-per-second)
 // so tests can read the DOM without parsing text.
@@ -36,6 +37,7 @@ table{border-collapse:collapse;margin:6px 0}
 td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
 #failure{display:none;border:2px solid #c00;background:#fee;padding:6px;white-space:pre-wrap}
 #failure.recovered{border-color:#999;background:#f4f4f4}
+#stall{display:none;border:2px solid #c80;background:#fff4e0;padding:6px;white-space:pre-wrap}
 .box text.failed{fill:#c00;font-weight:bold}
 #redeploy{display:none;border:2px solid #c80;background:#ffe;padding:6px;white-space:pre-wrap}
 .legend span{display:inline-block;width:24px;height:4px;vertical-align:middle;margin:0 4px 0 10px}
@@ -49,6 +51,7 @@ const char* const kBody = R"PAGE(</head>
 <div class="legend">edges:<span class="red"></span>producers blocked (consumer slow)
 <span class="blue"></span>consumers starved<span class="grey"></span>neither</div>
 <div id="failure"></div>
+<div id="stall"></div>
 <div id="redeploy"></div>
 <svg id="graph" width="900" height="200"></svg>
 <h2>Streams</h2>
@@ -85,6 +88,9 @@ function draw(s){
       +(x.filter?("failed: filter "+x.filter+" copy "+x.copy+" on host "+x.host+" in "+x.stage+" (unit "+x.unit+"): "+x.message)
                 :("failed in unit "+x.unit+": "+x.message));}
   else f.style.display="none";
+  // The console's stall report, while no buffer moves: what each copy waits on, and where.
+  const sl=document.getElementById("stall");
+  if(s.stall){sl.style.display="block";sl.textContent="stalled: "+s.stall;}else sl.style.display="none";
   const r=document.getElementById("redeploy");
   if(s.deployment_lost){r.style.display="block";
     r.textContent="the deployment broke between units ("+s.deployments_lost+(s.deployments_lost==1?" time":" times")

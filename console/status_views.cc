@@ -91,6 +91,7 @@ std::string status_json(const StatusSnapshot& s) {
     doc["deployment_lost"].erase("unit");
   }
   if (!s.stuck.empty()) doc["stuck_copies"] = s.stuck;
+  if (s.stall) doc["stall"] = *s.stall;
   // The streams' and hosts' counts are lower bounds when this is there, as in --metrics.
   if (!s.partial_counts.empty()) doc["partial_counts_from_hosts"] = s.partial_counts;
   // Payloads and messages are bytes a peer chose: what is not UTF-8 becomes U+FFFD.
@@ -107,6 +108,9 @@ std::string status_metrics(const StatusSnapshot& s) {
   m.sample("sluice_run_ended", run, std::uint64_t{s.ended ? 1u : 0u});
   m.family("sluice_run_exit_code", "gauge", "The console's exit status (meaningful once the run ended).");
   m.sample("sluice_run_exit_code", run, s.exit_code);
+  m.family("sluice_run_stalled", "gauge",
+           "1 while no buffer has moved for the stall report's time (10 s; /api/status's stall says what each copy waits on), else 0.");
+  m.sample("sluice_run_stalled", run, std::uint64_t{s.stall ? 1u : 0u});
   m.family("sluice_run_wall_seconds", "gauge", "Seconds since the run started (the whole run once it ended).");
   m.sample("sluice_run_wall_seconds", run, s.wall_seconds);
   m.family("sluice_deployments_lost_total", "counter",

@@ -326,11 +326,19 @@ expect_in "$work/err" "join#0 on host local: waiting" "stall: join named"
 expect_in "$work/err" "to read from split.o1 -> join.i1" "stall: join waits to read i1"
 expect_in "$work/err" "to write to split.o0 -> join.i0" "stall: split waits to write o0"
 expect_in "$work/err" "(stopped by --stall-timeout)" "stall: says why it stopped"
-# Without --stall-timeout the report comes after 10 s and the run goes on waiting.
-"$sluice" run "$work/stall.yaml" --no-progress > /dev/null 2> "$work/err" &
+# Without --stall-timeout the report comes after 10 s and the run goes on waiting; the live
+# view shows it too (/api/status's stall, /metrics' sluice_run_stalled), not the terminal alone.
+"$sluice" run "$work/stall.yaml" --no-progress --ui 127.0.0.1:0 > /dev/null 2> "$work/err" &
 pid=$!
 for _ in $(seq 1 60); do grep -q "no buffer has moved" "$work/err" && break; sleep 0.5; done
 if kill -0 $pid 2>/dev/null; then pass; else fail "a stall without --stall-timeout ended the run"; fi
+ui=$(grep -o 'http://127.0.0.1:[0-9]*/' "$work/err" | head -1)
+fetch() { python3 -c 'import sys,urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "$1"; }
+fetch "${ui}api/status" > "$work/status.json" || fail "the live view of a stalled run answers"
+if python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if "no buffer has moved for 1" in s.get("stall","") and "join#0 on host local: waiting" in s["stall"] else 1)' "$work/status.json"; then
+  pass; else fail "/api/status carries the stall report"; sed 's/^/  | /' "$work/status.json" >&2; fi
+fetch "${ui}metrics" > "$work/metrics.txt"
+expect_in "$work/metrics.txt" 'sluice_run_stalled{topology="stall"} 1' "/metrics says the run is stalled"
 kill -INT $pid; wait $pid
 expect_in "$work/err" "sluice: warning: no buffer has moved for 10." "stall warning after 10 s"
 expect_in "$work/err" "sluice keeps waiting" "stall warning says the run goes on"
