@@ -258,7 +258,10 @@ void check_metrics_writable(const std::string& path) {
 int print_report(const RunReport& report, const std::string& metrics_path, const std::string& stuck_note) {
   std::cerr << summary_table(report);
   // A filter chose the message (an exception's): no terminal escapes pass, newlines do.
-  if (report.failure) std::cerr << "sluice: run failed: " << text::printable(report.failure->str(), true) << "\n";
+  if (report.failure) {
+    std::cerr << "sluice: run failed: " << text::indented_continuations(text::printable(report.failure->str(), true))
+              << "\n";
+  }
   if (!report.stuck.empty()) {
     std::cerr << "sluice: these copies did not stop after the failure (" << stuck_note << "):";
     for (const std::string& s : report.stuck) std::cerr << " " << s;

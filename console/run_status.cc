@@ -122,7 +122,7 @@ RunStatus::RunStatus(const topo::Topology& topology, const std::map<std::string,
     }
   }
   for (std::size_t i = 0; i < topology.work.size(); ++i) {
-    units_.push_back(UnitRecord{i, text::shortened(topology.work[i], kPayloadShown), 0, false, ""});
+    units_.push_back(UnitRecord{i, text::payload_shown(topology.work[i], kPayloadShown), 0, false, ""});
   }
   unit_ended_.assign(units_.size(), false);
   history_.push_back(Sample{start_, zero});
@@ -176,7 +176,7 @@ void RunStatus::serving() {
 void RunStatus::unit_queued(std::uint64_t index, const std::string& work) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!open_ended_ || index != first_unit_ + units_.size()) return;  // not serving, or not the next one
-  units_.push_back(UnitRecord{index, text::shortened(work, kPayloadShown), 0, false, ""});
+  units_.push_back(UnitRecord{index, text::payload_shown(work, kPayloadShown), 0, false, ""});
   unit_ended_.push_back(false);
   while (units_.size() > kUnitsListed && unit_ended_.front()) {
     earlier_finished_ += units_.front().finished ? 1 : 0;
@@ -220,7 +220,7 @@ void RunStatus::record_end(const UnitRecord& unit) {
   if (!unit_ended_[unit.index - first_unit_] && unit.finished) durations_.add(unit.seconds);
   UnitRecord& kept = units_[unit.index - first_unit_];
   kept = unit;
-  kept.work = text::shortened(unit.work, kPayloadShown);
+  kept.work = text::payload_shown(unit.work, kPayloadShown);
   unit_ended_[unit.index - first_unit_] = true;
 }
 

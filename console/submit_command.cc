@@ -102,7 +102,8 @@ int print_unit(const control::UnitEnded& ended, const std::string& work, const R
   if (ended.finished()) return kExitOk;
   const control::Failure& f = ended.failure();
   const Failure failure{f.filter(), f.copy(), f.host(), ended.index(), f.stage(), f.message(), f.crash()};
-  std::cerr << "sluice: unit " << ended.index() << " failed: " << failure_text(failure) << "\n";
+  std::cerr << "sluice: unit " << ended.index() << " failed: " << text::indented_continuations(failure_text(failure))
+            << "\n";
   return kExitRunFailed;
 }
 

@@ -257,7 +257,7 @@ streams:
     huge = h.topology("huge.yaml", open(fail).read().replace("count: 3000}", "count: 3, pad: 20000000}"))
     status, out, err, secs = h.run("run", huge, "--no-progress", timeout=60)
     check(status == 1 and "filter 'f' copy 0 on host b failed in process (unit of work 0): failing as asked after "
-          "3 buffersxxx" in err and re.search(r"\n\.\.\. \(200000\d\d bytes in all: cut to 64 KiB\)", err) and len(err) < 256 << 10,
+          "3 buffersxxx" in err and re.search(r"\n *\.\.\. \(200000\d\d bytes in all: cut to 64 KiB\)", err) and len(err) < 256 << 10,
           "a failure message of 20 MB across hosts: named, cut to 64 KiB", err[:300], err[-300:])
 
     # A payload that is not UTF-8 (a payload is any bytes): it reaches both hosts, the unit

@@ -65,6 +65,23 @@ TEST_F(LogBackend, EachLineOfAMessageCarriesThePrefix) {
             "[m#0@local] warn: \n[m#0@local] warn: after an empty line\n");
 }
 
+// A filter's line may quote a payload a stranger chose: a CR that would write over the prefix,
+// ESC, BEL, a bidirectional override are escaped, and a 10 MB line is cut at 64 KiB, saying
+// how long it was (an outside review put all of them into serve's and sluiced's logs).
+TEST_F(LogBackend, AFiltersLineIsEscapedAndCut) {
+  Logger::set_level(LogLevel::kInfo);
+  const std::string out = captured_stderr([] {
+    Logger("m#0@local").info("x\x1b[2J\x1b]0;T\x07\xe2\x80\xaeY\rZ\tok");
+    Logger("m#0@local").info(std::string(10000000, 'z'));
+  });
+  const std::string first = "[m#0@local] info: x\\x1b[2J\\x1b]0;T\\x07\\xe2\\x80\\xaeY\\x0dZ\tok\n";
+  ASSERT_GE(out.size(), first.size());
+  EXPECT_EQ(out.substr(0, first.size()), first);
+  const std::string second = out.substr(first.size());
+  EXPECT_LT(second.size(), (std::size_t{64} << 10) + 100);
+  EXPECT_NE(second.find("zzz... (10000000 bytes)\n"), std::string::npos) << second.substr(second.size() - 60);
+}
+
 TEST_F(LogBackend, ProcessLinesHaveUtcTimeNamePidAndLevel) {
   Logger::set_level(LogLevel::kInfo);
   set_process_name("sluiced");

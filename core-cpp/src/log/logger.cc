@@ -6,6 +6,7 @@
 
 #include "log/backend.h"
 #include "log/log_output.h"
+#include "text/shortened.h"
 
 namespace sluice {
 
@@ -13,6 +14,10 @@ namespace {
 
 std::atomic<bool> clear_first{false};
 std::atomic<log_output::Sink*> sink{nullptr};
+
+// The most of one line a filter's log keeps (its sluiced log's, or the console's stderr
+// embedded); forwarding to the console cuts to 4 KiB (daemons/log_forwarder.h).
+constexpr std::size_t kMaxLine = std::size_t{64} << 10;
 
 }  // namespace
 
@@ -34,8 +39,14 @@ void Logger::log(LogLevel level, std::string_view message) const {
     const std::size_t end = message.find('\n');
     std::string_view line = message.substr(0, end);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    logging::filter_line(level, prefix_, line);
-    if (log_output::Sink* s = sink.load(std::memory_order_acquire)) s->line(level, prefix_, line);
+    // A filter's line may quote a payload a stranger chose: its control characters (a CR
+    // that writes over the prefix, ESC, BEL), C1 controls, bidirectional overrides and bytes
+    // outside UTF-8 are written as \xNN, and a line past 64 KiB is cut, saying how long it
+    // was, as a failure's message is (an outside review wrote ESC [2J and a 10 MB line into
+    // serve's and sluiced's logs through ctx.log()).
+    const std::string shown = text::shortened(line, kMaxLine);
+    logging::filter_line(level, prefix_, shown);
+    if (log_output::Sink* s = sink.load(std::memory_order_acquire)) s->line(level, prefix_, shown);
     if (end == std::string_view::npos || end + 1 == message.size()) return;  // a last newline ends it
     message.remove_prefix(end + 1);
   }

@@ -36,13 +36,14 @@ std::size_t utf8_sequence(std::string_view text, std::size_t at) {
   return 0;
 }
 
-// A well-formed sequence a terminal still acts on: a C1 control (U+0080-U+009F: U+009B is
-// an 8-bit CSI) or a bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069), which
-// reorders what follows it on the line.
+// A well-formed sequence a terminal or a viewer still acts on: a C1 control (U+0080-U+009F:
+// U+009B is an 8-bit CSI), a line or paragraph separator (U+2028, U+2029: a new line to
+// editors and log viewers) or a bidirectional override or isolate (U+202A-U+202E,
+// U+2066-U+2069), which reorders what follows it on the line.
 bool acting_sequence(std::string_view s) {
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   if (s.size() == 2) return b(0) == 0xc2 && b(1) <= 0x9f;
-  if (s.size() == 3 && b(0) == 0xe2 && b(1) == 0x80) return b(2) >= 0xaa && b(2) <= 0xae;
+  if (s.size() == 3 && b(0) == 0xe2 && b(1) == 0x80) return b(2) >= 0xa8 && b(2) <= 0xae;  // and U+2028/9
   if (s.size() == 3 && b(0) == 0xe2 && b(1) == 0x81) return b(2) >= 0xa6 && b(2) <= 0xa9;
   return false;
 }
@@ -77,6 +78,16 @@ std::string printable(std::string_view text, bool keep_newlines) {
   return out;
 }
 
+std::string indented_continuations(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '\n' && !(i + 1 < text.size() && text[i + 1] == '\t')) out += "    ";
+  }
+  return out;
+}
+
 std::string valid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -97,7 +108,7 @@ std::string shortened(std::string_view text, std::size_t max) {
   return printable(text.substr(0, utf8_cut(text, max)), false) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
-std::string bracketed(std::string_view text, std::size_t max) {
+std::string payload_shown(std::string_view text, std::size_t max) {
   const std::string_view kept = text.substr(0, utf8_cut(text, max));
   std::string own;  // the payload's own '\\' and ']' made unambiguous before printable's escapes
   own.reserve(kept.size());
@@ -106,9 +117,11 @@ std::string bracketed(std::string_view text, std::size_t max) {
     else if (c == ']') own += "\\x5d";
     else own += c;
   }
-  std::string out = "[" + printable(own, false);
+  std::string out = printable(own, false);
   if (kept.size() < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
-  return out + "]";
+  return out;
 }
+
+std::string bracketed(std::string_view text, std::size_t max) { return "[" + payload_shown(text, max) + "]"; }
 
 }  // namespace sluice::text

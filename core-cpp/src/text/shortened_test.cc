@@ -36,6 +36,8 @@ TEST(Bracketed, APayloadCannotCloseItsBracketsOrForgeAnEscape) {
   EXPECT_EQ(bracketed("a\\x1b\x1b", 64), "[a\\\\x1b\\x1b]");
   EXPECT_EQ(bracketed(std::string(300, ']'), 2), "[\\x5d\\x5d... (300 bytes)]");
   EXPECT_EQ(bracketed("", 64), "[]");
+  // /api/status's units[].work: a literal "\x0a" and a newline differ (an outside review).
+  EXPECT_EQ(payload_shown("a\\x0a\n", 64), "a\\\\x0a\\x0a");
 }
 
 TEST(Printable, KeepsNewlinesWhenAskedAndEscapesTheRest) {
@@ -60,6 +62,16 @@ TEST(Printable, EscapesC1ControlsAndBidirectionalOverrides) {
   EXPECT_EQ(printable("a\xc2\x9b" "31mb", false), "a\\xc2\\x9b31mb");
   EXPECT_EQ(printable("x\xe2\x80\xaey \xe2\x81\xa6z", false), "x\\xe2\\x80\\xaey \\xe2\\x81\\xa6z");
   EXPECT_EQ(printable("\xc2\xa0\xe2\x80\x94", false), "\xc2\xa0\xe2\x80\x94") << "no-break space, em dash";
+  // A line separator is a new line to editors and log viewers (an outside review).
+  EXPECT_EQ(printable("a\xe2\x80\xa8" "b\xe2\x80\xa9", false), "a\\xe2\\x80\\xa8b\\xe2\\x80\\xa9");
+}
+
+// A failure of several lines printed on stderr: its continuations are indented, so that none
+// can pass for a line of sluice's own; a Java stack trace's tab-led lines stay as they are.
+TEST(IndentedContinuations, NoLineOfAMessageStartsALineOfItsOwn) {
+  EXPECT_EQ(indented_continuations("boom\n2026-11-26 sluice [info] forged\n\tat X.y(X.java:1)\n"),
+            "boom\n    2026-11-26 sluice [info] forged\n\tat X.y(X.java:1)\n    ");
+  EXPECT_EQ(indented_continuations("one line"), "one line");
 }
 
 TEST(ValidUtf8, KeepsWellFormedTextAndReplacesEveryStrayByte) {
