@@ -211,9 +211,10 @@ streams:
           re.search(r"split#0 on host a: waiting [0-9.]+ s to write to split\.o0 -> join\.i0", err),
           "stalled across hosts: each copy's wait named with its host", err)
     # split's o0 frame sits in join's full queue on b (depth 1), so a holds no credit for it.
-    check("what the data planes hold:\n  host a:\n    to host 'b': " in err and
+    # (The report is the failure's message: its lines are indented 4 more on stderr.)
+    check(re.search(r"what the data planes hold:\n      host a:\n        to host 'b': ", err) and
           "split.o0 -> join.i0 copy 0 credit 0/1;" in err and
-          re.search(r"  host b:\n    from host 'a': .*\n    landing split\.o0 -> join\.i0: copy 0 holds back 0 "
+          re.search(r"      host b:\n        from host 'a': .*\n        landing split\.o0 -> join\.i0: copy 0 holds back 0 "
                     r"\(credit left: a 0/1\)", err),
           "stalled across hosts: what each data plane holds, by host", err)
     h.no_orphans(a.app_pids() + b.app_pids(), "after a stalled run")
