@@ -136,7 +136,7 @@ void RemoteRun::check_stall(std::uint64_t unit) {
   if (now.empty()) return;  // no stream, no buffer to move: copies that only print, say
   const StallWatch::Verdict verdict = stalls_.observe(buffers_moved(now));
   if (verdict == StallWatch::Verdict::kMoving) {
-    if (status_ != nullptr && stalls_.quiet_seconds() < 1) status_->moving();
+    if (status_ != nullptr && !stalls_.stalled()) status_->moving();
     return;
   }
   const std::string report = stall_report(stalls_.quiet_seconds(), stats_.activity(), now, stats_.in_flight());

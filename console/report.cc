@@ -65,10 +65,12 @@ std::string pad(std::string text, std::size_t width, bool right = false) {
 
 // `text` cut to at most `width` bytes with "..." at the end, at a space, so that no figure
 // is cut short ("blk 100..." read as a whole 100 when it was 100%/35%: an outside review);
-// at the width itself only when no space is near. `text` whole when it fits.
+// at the width itself only when no space is near (never inside a UTF-8 character of a
+// payload). `text` whole when it fits.
 std::string cut_between_words(const std::string& text, std::size_t width) {
-  if (text.size() <= width || width <= 3) return text.size() <= width ? text : text.substr(0, width);
-  std::size_t cut = width - 3;
+  if (text.size() <= width) return text;
+  if (width <= 3) return text.substr(0, text::utf8_cut(text, width));
+  std::size_t cut = text::utf8_cut(text, width - 3);
   const std::size_t space = text.rfind(' ', cut);
   if (space != std::string::npos && space > 0 && space + 24 >= cut) cut = space;
   return text.substr(0, cut) + "...";

@@ -183,7 +183,7 @@ class StallMonitor {
       if (streams.empty()) continue;  // no stream, no buffer to move: copies that only print, say
       const StallWatch::Verdict verdict = watch_.observe(buffers_moved(streams));
       if (verdict == StallWatch::Verdict::kMoving) {
-        if (watch_.quiet_seconds() < 1) status_.moving();
+        if (!watch_.stalled()) status_.moving();
         continue;
       }
       const std::string report = stall_report(watch_.quiet_seconds(), engine_.activity(), streams);

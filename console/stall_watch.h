@@ -34,6 +34,8 @@ class StallWatch {
   // `moved`: buffers written and read so far. kReport or kFail once per stall.
   Verdict observe(std::uint64_t moved);
   double quiet_seconds() const;
+  // True from a kReport or kFail until buffers move again (or the next unit starts).
+  bool stalled() const { return reported_; }
   bool fails() const { return fail_; }
 
  private:

@@ -22,7 +22,9 @@ TEST(StallWatchTest, ReportsOncePerStallAndAgainAfterMovementStopsAgain) {
   EXPECT_EQ(watch.observe(0), StallWatch::Verdict::kReport);
   EXPECT_GE(watch.quiet_seconds(), 0.4);
   EXPECT_EQ(watch.observe(0), StallWatch::Verdict::kMoving);  // once per stall
+  EXPECT_TRUE(watch.stalled());  // the live view keeps showing the report
   EXPECT_EQ(watch.observe(5), StallWatch::Verdict::kMoving);  // it moved
+  EXPECT_FALSE(watch.stalled());
   std::this_thread::sleep_for(420ms);
   EXPECT_EQ(watch.observe(5), StallWatch::Verdict::kReport);  // a new stall
 }
